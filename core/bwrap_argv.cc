@@ -1,0 +1,104 @@
+#include "core/bwrap_argv.h"
+
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+
+namespace np {
+namespace {
+
+absl::Status Unsupported(absl::string_view what) {
+  return MakeError(absl::StatusCode::kInvalidArgument, "isolation-bwrap-unsupported",
+                   absl::StrCat("runtime \"bwrap\" cannot deliver ", what,
+                                "; remove the setting or use runtime \"docker\" or "
+                                "\"podman\""),
+                   {{"setting", what}});
+}
+
+}  // namespace
+
+std::vector<RootEntry> ReadHostRootLayout() {
+  std::vector<RootEntry> layout;
+  for (const char* path : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
+    struct stat st;
+    if (lstat(path, &st) != 0) continue;
+    RootEntry entry{path, ""};
+    if (S_ISLNK(st.st_mode)) {
+      char target[PATH_MAX];
+      ssize_t n = readlink(path, target, sizeof(target) - 1);
+      if (n <= 0) continue;
+      entry.link_target.assign(target, static_cast<size_t>(n));
+    } else if (!S_ISDIR(st.st_mode)) {
+      continue;
+    }
+    layout.push_back(std::move(entry));
+  }
+  return layout;
+}
+
+const std::vector<std::string>& SandboxEtcFiles() {
+  static const auto* files = new std::vector<std::string>{
+      "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd",
+      "/etc/group",       "/etc/nsswitch.conf", "/etc/localtime", "/etc/alternatives",
+      "/etc/ssl/certs",   "/etc/ca-certificates"};
+  return *files;
+}
+
+std::vector<std::string> BwrapBaseEnvironment(absl::string_view term) {
+  std::vector<std::string> env = {absl::StrCat("PATH=", kSandboxPath),
+                                  absl::StrCat("HOME=", kContainerHome)};
+  if (!term.empty()) env.push_back(absl::StrCat("TERM=", term));
+  return env;
+}
+
+absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(
+    const ContainerConfig& config, const std::vector<ValidatedMount>& mounts,
+    const ContainerSpawn& spawn, const std::vector<RootEntry>& root_layout) {
+  if (spawn.program.empty() || spawn.program.front().empty()) {
+    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-wrap-no-command",
+                     "no program to run: give one after --");
+  }
+  if (config.memory.has_value()) return Unsupported("isolation.container.memory");
+  if (config.cpus.has_value()) return Unsupported("isolation.container.cpus");
+  if (config.network == Network::kBridge) return Unsupported("network \"bridge\"");
+  if (config.user.kind != UserSpec::Kind::kCaller) return Unsupported("isolation.container.user");
+  for (const std::string& name : spawn.env_names) {
+    absl::Status valid = ValidateEnvName(name);
+    if (!valid.ok()) return valid;
+  }
+  absl::StatusOr<std::string> workdir = MapWorkingDirectory(config, spawn);
+  if (!workdir.ok()) return workdir.status();
+
+  std::vector<std::string> argv = {
+      "bwrap",        "--unshare-user", "--unshare-pid",       "--unshare-ipc",
+      "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+      "--cap-drop",   "ALL"};
+  if (config.network != Network::kHost) argv.emplace_back("--unshare-net");
+  argv.insert(argv.end(), {"--ro-bind", "/usr", "/usr"});
+  for (const RootEntry& entry : root_layout) {
+    if (entry.link_target.empty()) {
+      argv.insert(argv.end(), {"--ro-bind", entry.path, entry.path});
+    } else {
+      argv.insert(argv.end(), {"--symlink", entry.link_target, entry.path});
+    }
+  }
+  for (const std::string& file : SandboxEtcFiles()) {
+    argv.insert(argv.end(), {"--ro-bind-try", file, file});
+  }
+  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs",
+                           std::string(kContainerHome)});
+  argv.insert(argv.end(), {"--bind", spawn.project_root, ProjectTarget(config, spawn)});
+  for (const ValidatedMount& mount : mounts) {
+    argv.insert(argv.end(), {mount.writable ? "--bind" : "--ro-bind", mount.source, mount.target});
+  }
+  // Last, so the tmpfs root and its mount points become read-only while the
+  // mounts on top of them (/tmp, HOME, the project) keep their own modes.
+  argv.insert(argv.end(), {"--remount-ro", "/", "--chdir", *workdir, "--"});
+  argv.insert(argv.end(), spawn.program.begin(), spawn.program.end());
+  return argv;
+}
+
+}  // namespace np

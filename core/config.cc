@@ -1,0 +1,434 @@
+#include "core/config.h"
+
+#include <algorithm>
+#include <array>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/errors.h"
+#include "core/paths.h"
+
+namespace np {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<absl::string_view, 2> kIsolationKeys = {"tier", "container"};
+constexpr std::array<absl::string_view, 10> kContainerKeys = {
+    "runtime", "image", "network", "user",    "memory",
+    "cpus",    "mounts", "env",    "workdir", "pull"};
+constexpr std::array<absl::string_view, 3> kMountKeys = {"source", "target", "mode"};
+
+// Edit distance, to suggest "tier" for "tire". Keys are short, so the
+// quadratic table is a few dozen cells.
+size_t EditDistance(absl::string_view a, absl::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+template <size_t N>
+absl::Status CheckKnownKeys(const json& object, absl::string_view prefix,
+                            const std::array<absl::string_view, N>& known) {
+  for (const auto& item : object.items()) {
+    const std::string& key = item.key();
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    absl::string_view best;
+    size_t best_distance = 3;
+    for (absl::string_view candidate : known) {
+      size_t d = EditDistance(key, candidate);
+      if (d < best_distance) {
+        best_distance = d;
+        best = candidate;
+      }
+    }
+    std::string dotted = absl::StrCat(prefix, ".", key);
+    std::string message = absl::StrCat("unknown key \"", dotted, "\"");
+    if (!best.empty()) absl::StrAppend(&message, "; did you mean \"", prefix, ".", best, "\"?");
+    absl::StrAppend(&message, " Known keys: ", absl::StrJoin(known, ", "), ".");
+    json details = {{"key", dotted}, {"known", known}};
+    if (!best.empty()) details["suggestion"] = absl::StrCat(prefix, ".", best);
+    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-unknown-key", message,
+                     details);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InvalidValue(absl::string_view code, absl::string_view key, const json& value,
+                          absl::string_view expected) {
+  return MakeError(absl::StatusCode::kInvalidArgument, code,
+                   absl::StrCat(key, " must be ", expected, ", not ",
+                                value.dump(-1, ' ', false, json::error_handler_t::replace)),
+                   {{"key", key}, {"expected", expected}, {"value", value}});
+}
+
+bool AllOf(absl::string_view s, bool (*ok)(char)) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), ok);
+}
+
+bool IsImageChar(char c) {
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+         c == '-' || c == '/' || c == ':' || c == '@';
+}
+
+bool IsUserChar(char c) {
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' ||
+         c == '-';
+}
+
+// "512m", "1g", "1073741824", "1.5g". Docker's size grammar, minus spaces.
+bool IsMemorySize(absl::string_view s) {
+  if (s.empty()) return false;
+  if (absl::string_view("bkmgBKMG").find(s.back()) != absl::string_view::npos) {
+    s.remove_suffix(1);
+  }
+  bool digits = false;
+  bool dot = false;
+  for (char c : s) {
+    if (absl::ascii_isdigit(static_cast<unsigned char>(c))) {
+      digits = true;
+    } else if (c == '.' && !dot) {
+      dot = true;
+    } else {
+      return false;
+    }
+  }
+  return digits && s.front() != '.';
+}
+
+bool IsPositiveDecimal(absl::string_view s) {
+  double value = 0;
+  if (s.empty() || s.front() == '.' || s.front() == '-' || s.front() == '+') return false;
+  for (char c : s) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c)) && c != '.') return false;
+  }
+  return absl::SimpleAtod(s, &value) && value > 0;
+}
+
+// memory and cpus: null, a string or a number; normalised to the string the
+// runtime receives.
+absl::StatusOr<std::optional<std::string>> ParseLimit(const json& value, absl::string_view key,
+                                                      bool (*valid)(absl::string_view),
+                                                      absl::string_view expected) {
+  if (value.is_null()) return std::optional<std::string>();
+  std::string text;
+  if (value.is_string()) {
+    text = value.get<std::string>();
+  } else if (value.is_number_unsigned() || value.is_number_integer()) {
+    text = value.dump();
+  } else if (value.is_number_float()) {
+    text = absl::StrCat(value.get<double>());
+  } else {
+    return InvalidValue("isolation-invalid-value", key, value, expected);
+  }
+  if (!valid(text)) return InvalidValue("isolation-invalid-value", key, value, expected);
+  return std::optional<std::string>(text);
+}
+
+absl::StatusOr<UserSpec> ParseUser(const json& value) {
+  constexpr absl::string_view kKey = "isolation.container.user";
+  constexpr absl::string_view kExpected =
+      "null (the caller's uid:gid), \"image\", or NAME_OR_UID[:GROUP_OR_GID]";
+  UserSpec user;
+  if (value.is_null()) return user;
+  if (!value.is_string()) return InvalidValue("isolation-invalid-value", kKey, value, kExpected);
+  const std::string text = value.get<std::string>();
+  if (text == "image") {
+    user.kind = UserSpec::Kind::kImage;
+    return user;
+  }
+  std::vector<absl::string_view> parts = absl::StrSplit(text, ':');
+  if (parts.size() > 2 || text.front() == '-' ||
+      !std::all_of(parts.begin(), parts.end(),
+                   [](absl::string_view p) { return AllOf(p, IsUserChar); })) {
+    return InvalidValue("isolation-invalid-value", kKey, value, kExpected);
+  }
+  user.kind = UserSpec::Kind::kExplicit;
+  user.value = text;
+  return user;
+}
+
+absl::StatusOr<MountSpec> ParseMount(const json& value, size_t index) {
+  const std::string key = absl::StrCat("isolation.container.mounts[", index, "]");
+  if (!value.is_object()) {
+    return InvalidValue("isolation-invalid-value", key, value,
+                        "an object {source, target, mode}");
+  }
+  absl::Status known = CheckKnownKeys(value, key, kMountKeys);
+  if (!known.ok()) return known;
+  MountSpec mount;
+  auto source = value.find("source");
+  if (source == value.end() || !source->is_string() || source->get<std::string>().empty()) {
+    return InvalidValue("isolation-mount-bad-source", absl::StrCat(key, ".source"),
+                        source == value.end() ? json(nullptr) : *source,
+                        "a non-empty absolute host path");
+  }
+  auto target = value.find("target");
+  if (target == value.end() || !target->is_string() || target->get<std::string>().empty()) {
+    return InvalidValue("isolation-mount-bad-target", absl::StrCat(key, ".target"),
+                        target == value.end() ? json(nullptr) : *target,
+                        "a non-empty absolute path inside the container");
+  }
+  mount.source = source->get<std::string>();
+  mount.target = target->get<std::string>();
+  auto mode = value.find("mode");
+  if (mode != value.end()) {
+    if (*mode == "rw") {
+      mount.writable = true;
+    } else if (*mode != "ro") {
+      return InvalidValue("isolation-mount-bad-mode", absl::StrCat(key, ".mode"), *mode,
+                          "\"ro\" (the default) or \"rw\"");
+    }
+  }
+  return mount;
+}
+
+absl::Status ParseContainer(const json& c, ContainerConfig& out) {
+  absl::Status known = CheckKnownKeys(c, "isolation.container", kContainerKeys);
+  if (!known.ok()) return known;
+  if (auto it = c.find("runtime"); it != c.end()) {
+    if (!it->is_string()) {
+      return InvalidValue("isolation-invalid-runtime", "isolation.container.runtime", *it,
+                          "\"docker\", \"podman\" or \"bwrap\"");
+    }
+    absl::StatusOr<Runtime> runtime = ParseRuntime(it->get<std::string>());
+    if (!runtime.ok()) return runtime.status();
+    out.runtime = *runtime;
+  }
+  if (auto it = c.find("image"); it != c.end()) {
+    if (!it->is_string() || it->get<std::string>().empty()) {
+      return MakeError(absl::StatusCode::kInvalidArgument, "isolation-no-image",
+                       "isolation.container.image must be a non-empty image reference, "
+                       "such as \"node:22-bookworm-slim\"",
+                       {{"key", "isolation.container.image"}, {"value", *it}});
+    }
+    const std::string image = it->get<std::string>();
+    // A reference starting with "-" would be read by the runtime as a flag.
+    if (image.front() == '-' || !AllOf(image, IsImageChar) || image.size() > 512) {
+      return InvalidValue("isolation-invalid-image", "isolation.container.image", *it,
+                          "an image reference of letters, digits and . _ - / : @, not "
+                          "starting with -");
+    }
+    out.image = image;
+  }
+  if (auto it = c.find("network"); it != c.end()) {
+    if (*it == "none") {
+      out.network = Network::kNone;
+    } else if (*it == "bridge") {
+      out.network = Network::kBridge;
+    } else if (*it == "host") {
+      out.network = Network::kHost;
+    } else {
+      return InvalidValue("isolation-invalid-network", "isolation.container.network", *it,
+                          "\"none\", \"bridge\" or \"host\"");
+    }
+  }
+  if (auto it = c.find("user"); it != c.end()) {
+    absl::StatusOr<UserSpec> user = ParseUser(*it);
+    if (!user.ok()) return user.status();
+    out.user = *user;
+  }
+  if (auto it = c.find("memory"); it != c.end()) {
+    auto memory = ParseLimit(*it, "isolation.container.memory", IsMemorySize,
+                             "null or a size such as \"512m\" or 536870912");
+    if (!memory.ok()) return memory.status();
+    out.memory = *memory;
+  }
+  if (auto it = c.find("cpus"); it != c.end()) {
+    auto cpus = ParseLimit(*it, "isolation.container.cpus", IsPositiveDecimal,
+                           "null or a positive number such as 1.5");
+    if (!cpus.ok()) return cpus.status();
+    out.cpus = *cpus;
+  }
+  if (auto it = c.find("mounts"); it != c.end()) {
+    if (!it->is_array()) {
+      return InvalidValue("isolation-invalid-value", "isolation.container.mounts", *it,
+                          "an array of {source, target, mode}");
+    }
+    for (size_t i = 0; i < it->size(); ++i) {
+      absl::StatusOr<MountSpec> mount = ParseMount((*it)[i], i);
+      if (!mount.ok()) return mount.status();
+      out.mounts.push_back(*std::move(mount));
+    }
+  }
+  if (auto it = c.find("env"); it != c.end()) {
+    if (!it->is_array()) {
+      return InvalidValue("isolation-invalid-value", "isolation.container.env", *it,
+                          "an array of variable names");
+    }
+    for (const json& name : *it) {
+      if (!name.is_string()) {
+        return InvalidValue("isolation-bad-env-name", "isolation.container.env[]", name,
+                            "a variable name");
+      }
+      absl::Status valid = ValidateEnvName(name.get<std::string>());
+      if (!valid.ok()) return valid;
+      out.env.push_back(name.get<std::string>());
+    }
+  }
+  if (auto it = c.find("workdir"); it != c.end() && !it->is_null()) {
+    constexpr absl::string_view kExpected = "null or an absolute path other than /";
+    if (!it->is_string()) {
+      return InvalidValue("isolation-invalid-value", "isolation.container.workdir", *it,
+                          kExpected);
+    }
+    const std::string workdir = it->get<std::string>();
+    if (!CheckAbsolutePath(workdir, "x").ok() || HasDotDot(workdir) ||
+        NormalizePath(workdir) == "/" || workdir.find_first_of(",\"\n\r:") != std::string::npos) {
+      return InvalidValue("isolation-invalid-value", "isolation.container.workdir", *it,
+                          "null or an absolute path other than /, without .., commas, "
+                          "colons, quotes or newlines");
+    }
+    out.workdir = NormalizePath(workdir);
+  }
+  if (auto it = c.find("pull"); it != c.end()) {
+    if (*it == "missing") {
+      out.pull_missing = true;
+    } else if (*it != "never") {
+      return InvalidValue("isolation-invalid-value", "isolation.container.pull", *it,
+                          "\"never\" (the default) or \"missing\"");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<Tier>> ParseTierValue(const json& value, absl::string_view key) {
+  if (!value.is_string()) {
+    return InvalidValue("isolation-invalid-tier", key, value,
+                        "\"direct\", \"worktree\" or \"container\"");
+  }
+  absl::StatusOr<Tier> tier = ParseTier(value.get<std::string>());
+  if (!tier.ok()) {
+    return InvalidValue("isolation-invalid-tier", key, value,
+                        "\"direct\", \"worktree\" or \"container\"");
+  }
+  return std::optional<Tier>(*tier);
+}
+
+}  // namespace
+
+absl::string_view NetworkName(Network network) {
+  switch (network) {
+    case Network::kNone:
+      return "none";
+    case Network::kBridge:
+      return "bridge";
+    case Network::kHost:
+      return "host";
+  }
+  return "none";
+}
+
+absl::StatusOr<ProjectConfig> ParseProjectConfig(const json& root) {
+  ProjectConfig config;
+  if (!root.is_object()) {
+    return MakeError(absl::StatusCode::kInvalidArgument, "config-invalid-shape",
+                     "config must be a JSON object", {{"type", root.type_name()}});
+  }
+  if (auto workflow = root.find("workflow"); workflow != root.end()) {
+    if (!workflow->is_object()) {
+      return InvalidValue("isolation-invalid-value", "workflow", *workflow, "an object");
+    }
+    if (auto wt = workflow->find("worktree_isolation"); wt != workflow->end()) {
+      if (!wt->is_boolean()) {
+        return InvalidValue("isolation-invalid-value", "workflow.worktree_isolation", *wt,
+                            "true or false");
+      }
+      config.worktree_isolation = wt->get<bool>();
+    }
+  }
+  auto isolation = root.find("isolation");
+  if (isolation == root.end()) return config;
+  if (!isolation->is_object()) {
+    return InvalidValue("isolation-invalid-value", "isolation", *isolation,
+                        "an object such as {\"tier\": \"container\"}");
+  }
+  absl::Status known = CheckKnownKeys(*isolation, "isolation", kIsolationKeys);
+  if (!known.ok()) return known;
+  if (auto tier = isolation->find("tier"); tier != isolation->end()) {
+    auto parsed = ParseTierValue(*tier, "isolation.tier");
+    if (!parsed.ok()) return parsed.status();
+    config.tier = *parsed;
+  }
+  if (auto container = isolation->find("container"); container != isolation->end()) {
+    if (!container->is_object()) {
+      return InvalidValue("isolation-invalid-value", "isolation.container", *container,
+                          "an object");
+    }
+    absl::Status parsed = ParseContainer(*container, config.container);
+    if (!parsed.ok()) return parsed;
+  }
+  return config;
+}
+
+absl::StatusOr<std::optional<Tier>> ParseOperatorTier(const json& root) {
+  if (!root.is_object()) {
+    return MakeError(absl::StatusCode::kInvalidArgument, "config-invalid-shape",
+                     "the operator config must be a JSON object",
+                     {{"type", root.type_name()}});
+  }
+  auto isolation = root.find("isolation");
+  if (isolation == root.end()) return std::optional<Tier>();
+  if (!isolation->is_object()) {
+    return InvalidValue("isolation-invalid-value", "isolation (operator config)", *isolation,
+                        "an object");
+  }
+  auto tier = isolation->find("tier");
+  if (tier == isolation->end()) return std::optional<Tier>();
+  return ParseTierValue(*tier, "isolation.tier (operator config)");
+}
+
+absl::StatusOr<std::optional<Tier>> ParseEnvTier(absl::string_view value) {
+  if (value.empty()) return std::optional<Tier>();
+  absl::StatusOr<Tier> tier = ParseTier(value);
+  if (!tier.ok()) {
+    return InvalidValue("isolation-invalid-tier", "NP_EXEC_TIER", json(std::string(value)),
+                        "\"direct\", \"worktree\" or \"container\"");
+  }
+  return std::optional<Tier>(*tier);
+}
+
+absl::Status ValidateEnvName(absl::string_view name) {
+  auto bad = [&](absl::string_view why) {
+    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-bad-env-name",
+                     absl::StrCat("cannot forward variable \"", name, "\": ", why),
+                     {{"name", name}});
+  };
+  if (name.empty()) return bad("the name is empty");
+  const unsigned char first = static_cast<unsigned char>(name.front());
+  if (!(absl::ascii_isalpha(first) || first == '_')) {
+    return bad("a name starts with a letter or _ (pass names only, never NAME=value)");
+  }
+  for (char c : name) {
+    if (!(absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_')) {
+      return bad("a name has only letters, digits and _ (pass names only, never NAME=value)");
+    }
+  }
+  if (name == "HOME") return bad("np-exec gives the container its own writable HOME");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> ParseEnvList(absl::string_view list) {
+  std::vector<std::string> names;
+  for (absl::string_view name : absl::StrSplit(list, ',')) {
+    absl::Status valid = ValidateEnvName(name);
+    if (!valid.ok()) return valid;
+    names.emplace_back(name);
+  }
+  return names;
+}
+
+}  // namespace np

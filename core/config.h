@@ -1,0 +1,86 @@
+// The isolation settings of a project's config.json, strictly validated.
+//
+// Only `isolation.*` and `workflow.worktree_isolation` belong to np-exec; every
+// other key belongs to other parts of nubos-pilot and is ignored. Inside
+// `isolation` nothing is coerced: a wrong type or value, or an unknown key (a
+// typo such as `isolation.tire`), is a coded error, because a typo that
+// silently left a project on `direct` is exactly the downgrade ADR-0029
+// forbids. Pure.
+#ifndef NP_EXEC_CORE_CONFIG_H_
+#define NP_EXEC_CORE_CONFIG_H_
+
+#include "absl/strings/string_view.h"
+#include <optional>
+#include <string>
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/tier.h"
+#include "nlohmann/json.hpp"
+
+namespace np {
+
+inline constexpr absl::string_view kDefaultImage = "node:22-bookworm-slim";
+
+enum class Network { kNone, kBridge, kHost };
+absl::string_view NetworkName(Network network);
+
+// An extra mount as written in the config; not yet validated against the host.
+struct MountSpec {
+  std::string source;
+  std::string target;
+  bool writable = false;
+};
+
+// `isolation.container.user`.
+struct UserSpec {
+  enum class Kind { kCaller, kImage, kExplicit };
+  Kind kind = Kind::kCaller;  // null: run as the caller's uid:gid.
+  std::string value;          // Only for kExplicit.
+};
+
+struct ContainerConfig {
+  Runtime runtime = Runtime::kDocker;
+  std::string image = std::string(kDefaultImage);
+  Network network = Network::kNone;
+  UserSpec user;
+  std::optional<std::string> memory;
+  std::optional<std::string> cpus;
+  std::vector<MountSpec> mounts;
+  std::vector<std::string> env;
+  std::optional<std::string> workdir;  // null: the project's own host path.
+  bool pull_missing = false;           // `pull: "missing"`; default "never".
+};
+
+struct ProjectConfig {
+  std::optional<Tier> tier;  // Unset means the default, direct.
+  bool worktree_isolation = false;
+  ContainerConfig container;
+};
+
+// Validates the np-exec part of a parsed config.json (an object). Codes:
+// `isolation-invalid-tier`, `isolation-invalid-network`,
+// `isolation-invalid-runtime`, `isolation-unknown-key`, `isolation-no-image`,
+// `isolation-invalid-image`, `isolation-invalid-value`,
+// `isolation-mount-bad-source`, `isolation-mount-bad-target`,
+// `isolation-mount-bad-mode`, `isolation-bad-env-name`.
+absl::StatusOr<ProjectConfig> ParseProjectConfig(const nlohmann::json& root);
+
+// Reads only `isolation.tier` from the operator's own config file
+// ($XDG_CONFIG_HOME/nubos-pilot/config.json); nullopt when it names none.
+absl::StatusOr<std::optional<Tier>> ParseOperatorTier(const nlohmann::json& root);
+
+// Parses the value of NP_EXEC_TIER. Empty means unset.
+absl::StatusOr<std::optional<Tier>> ParseEnvTier(absl::string_view value);
+
+// Validates one variable name for forwarding (`^[A-Za-z_][A-Za-z0-9_]*$`, and
+// not HOME, which np-exec sets itself). Code: `isolation-bad-env-name`.
+absl::Status ValidateEnvName(absl::string_view name);
+
+// Splits "A,B" as given to --env and validates each name.
+absl::StatusOr<std::vector<std::string>> ParseEnvList(absl::string_view list);
+
+}  // namespace np
+
+#endif  // NP_EXEC_CORE_CONFIG_H_

@@ -1,0 +1,176 @@
+#include "core/config_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+#include "core/paths.h"
+
+namespace np {
+namespace {
+
+absl::Status Unreadable(absl::string_view name, absl::string_view why) {
+  return MakeError(absl::StatusCode::kFailedPrecondition, "config-unreadable",
+                   absl::StrCat("cannot read ", name, ": ", why),
+                   {{"file", name}, {"reason", why}});
+}
+
+// Depth of the deepest array or object, counted outside strings. Cheap, and it
+// keeps a hostile file from reaching the parser's recursion at all.
+int MaxNesting(absl::string_view text) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > deepest) deepest = depth;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+bool IsBlank(absl::string_view text) {
+  for (char c : text) {
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> FindProjectRoot(absl::string_view cwd) {
+  absl::Status valid = CheckAbsolutePath(cwd, "invalid-path");
+  if (!valid.ok()) return valid;
+  std::string dir(cwd);
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  std::string probe;
+  for (;;) {
+    probe = dir == "/" ? std::string("/.nubos-pilot") : absl::StrCat(dir, "/.nubos-pilot");
+    struct stat st;
+    if (stat(probe.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return dir;
+    if (dir == "/") break;
+    size_t slash = dir.rfind('/');
+    dir.resize(slash == 0 ? 1 : slash);
+  }
+  return MakeError(absl::StatusCode::kFailedPrecondition, "not-in-project",
+                   absl::StrCat("no .nubos-pilot/ directory in ", cwd,
+                                " or any parent; run np-exec inside a nubos-pilot "
+                                "project"),
+                   {{"startedFrom", cwd}});
+}
+
+std::string ProjectConfigPath(absl::string_view project_root) {
+  return project_root == "/" ? std::string("/.nubos-pilot/config.json")
+                             : absl::StrCat(project_root, "/.nubos-pilot/config.json");
+}
+
+absl::StatusOr<nlohmann::json> ReadConfigFile(absl::string_view path) {
+  const std::string name = BaseName(path);
+  if (path.find('\0') != absl::string_view::npos) {
+    return MakeError(absl::StatusCode::kInvalidArgument, "invalid-path",
+                     "config path contains a NUL byte", {{"file", name}});
+  }
+  const std::string p(path);
+  // O_NONBLOCK so that a FIFO planted as config.json cannot block every spawn.
+  int fd = open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    struct stat lst;
+    if (err == ENOENT && lstat(p.c_str(), &lst) != 0) {
+      return nlohmann::json::object();  // No file: defaults.
+    }
+    if (err == ENOENT || err == ELOOP) {
+      return Unreadable(name, "it is a symbolic link that leads nowhere");
+    }
+    return Unreadable(name, strerror(err));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    const int err = errno;
+    close(fd);
+    return Unreadable(name, strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    const char* kind = S_ISDIR(st.st_mode) ? "directory" : "other";
+    return MakeError(absl::StatusCode::kFailedPrecondition, "config-not-a-file",
+                     absl::StrCat(name, " is not a regular file (", kind, ")"),
+                     {{"file", name}, {"kind", kind}});
+  }
+  if (static_cast<size_t>(st.st_size) > kMaxConfigBytes) {
+    close(fd);
+    return MakeError(absl::StatusCode::kInvalidArgument, "config-too-large",
+                     absl::StrCat(name, " is ", st.st_size, " bytes; the limit is ",
+                                  kMaxConfigBytes),
+                     {{"file", name}, {"bytes", st.st_size}, {"limit", kMaxConfigBytes}});
+  }
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    ssize_t n = read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      close(fd);
+      return Unreadable(name, strerror(err));
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  close(fd);
+  text.resize(got);
+  return ParseConfigText(text, name);
+}
+
+absl::StatusOr<nlohmann::json> ParseConfigText(absl::string_view text,
+                                               absl::string_view name) {
+  while (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  if (IsBlank(text)) return nlohmann::json::object();
+  if (text.size() > kMaxConfigBytes) {
+    return MakeError(absl::StatusCode::kInvalidArgument, "config-too-large",
+                     absl::StrCat(name, " is larger than ", kMaxConfigBytes, " bytes"),
+                     {{"file", name}, {"limit", kMaxConfigBytes}});
+  }
+  if (MaxNesting(text) > kMaxConfigDepth) {
+    return MakeError(absl::StatusCode::kInvalidArgument, "config-invalid-json",
+                     absl::StrCat(name, " nests deeper than ", kMaxConfigDepth, " levels"),
+                     {{"file", name}, {"limit", kMaxConfigDepth}});
+  }
+  // The one place JSON is parsed with exceptions: the parser's message names
+  // the line and column, which is what a person fixing the file needs.
+  nlohmann::json parsed;
+  try {
+    parsed = nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::exception& e) {
+    return MakeError(absl::StatusCode::kInvalidArgument, "config-invalid-json",
+                     absl::StrCat(name, " is not valid JSON: ", e.what()),
+                     {{"file", name}});
+  }
+  if (!parsed.is_object()) {
+    return MakeError(absl::StatusCode::kInvalidArgument, "config-invalid-shape",
+                     absl::StrCat(name, " must hold a JSON object at the top level, not ",
+                                  parsed.type_name()),
+                     {{"file", name}, {"type", parsed.type_name()}});
+  }
+  return parsed;
+}
+
+}  // namespace np

@@ -1,0 +1,49 @@
+// Finding the project and reading its config file.
+//
+// The project root is the nearest ancestor of the working directory that holds
+// a `.nubos-pilot/` directory (nubos-pilot's findProjectRoot). The config file
+// is read with one open and one read, is capped in size and nesting, and a
+// missing or empty file means "no settings". Reads the filesystem; never spawns
+// and never reads the environment.
+#ifndef NP_EXEC_CORE_CONFIG_FILE_H_
+#define NP_EXEC_CORE_CONFIG_FILE_H_
+
+#include "absl/strings/string_view.h"
+#include <cstddef>
+#include <string>
+
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+
+namespace np {
+
+// Larger config files are refused (`config-too-large`), so a hostile file
+// cannot make every spawn slow or exhaust memory.
+inline constexpr size_t kMaxConfigBytes = 1 << 20;
+// Deeper JSON is refused (`config-invalid-json`) before it reaches the parser.
+inline constexpr int kMaxConfigDepth = 64;
+
+// Walks up from `cwd` (absolute) to the first directory containing a
+// `.nubos-pilot/` directory. Errors: `not-in-project`, `invalid-path`.
+absl::StatusOr<std::string> FindProjectRoot(absl::string_view cwd);
+
+// `<root>/.nubos-pilot/config.json`.
+std::string ProjectConfigPath(absl::string_view project_root);
+
+// Reads a JSON config file. A missing file, an empty or whitespace-only one
+// gives an empty object; a leading UTF-8 BOM is ignored. Errors:
+// `config-unreadable` (including a dangling symlink), `config-not-a-file`
+// (details.kind is "directory" or "other"), `config-too-large`,
+// `config-invalid-json`, `config-invalid-shape` (not an object). Details carry
+// only the file's base name.
+absl::StatusOr<nlohmann::json> ReadConfigFile(absl::string_view path);
+
+// Parses config text (as ReadConfigFile does after reading). `name` is used in
+// error details.
+absl::StatusOr<nlohmann::json> ParseConfigText(absl::string_view text,
+                                               absl::string_view name);
+
+}  // namespace np
+
+#endif  // NP_EXEC_CORE_CONFIG_FILE_H_

@@ -1,0 +1,145 @@
+#include "core/container_argv.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "core/errors.h"
+#include "core/paths.h"
+
+namespace np {
+namespace {
+
+// A CSV field as docker's --mount parser (encoding/csv) reads it.
+std::string CsvField(absl::string_view field) {
+  if (field.find_first_of(",\"") == absl::string_view::npos) return std::string(field);
+  return absl::StrCat("\"", absl::StrReplaceAll(field, {{"\"", "\"\""}}), "\"");
+}
+
+}  // namespace
+
+std::string ProjectTarget(const ContainerConfig& config, const ContainerSpawn& spawn) {
+  return config.workdir.has_value() ? *config.workdir : spawn.project_root;
+}
+
+absl::StatusOr<std::string> MapWorkingDirectory(const ContainerConfig& config,
+                                                const ContainerSpawn& spawn) {
+  if (!IsInside(spawn.cwd, spawn.project_root)) {
+    return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-cwd-outside-project",
+                     absl::StrCat("the working directory ", spawn.cwd,
+                                  " is outside the project ", spawn.project_root),
+                     {{"cwd", spawn.cwd}, {"project", spawn.project_root}});
+  }
+  const std::string target = ProjectTarget(config, spawn);
+  absl::string_view rest = absl::string_view(spawn.cwd).substr(spawn.project_root.size());
+  if (!rest.empty() && rest.front() == '/') rest.remove_prefix(1);
+  if (spawn.project_root == "/") rest = absl::string_view(spawn.cwd).substr(1);
+  return JoinPath(target, rest);
+}
+
+absl::StatusOr<std::string> FormatBindMount(Runtime runtime, absl::string_view source,
+                                            absl::string_view target, bool writable,
+                                            absl::string_view code) {
+  for (absl::string_view path : {source, target}) {
+    const bool unsupported =
+        path.find_first_of(absl::string_view("\n\r\0", 3)) != absl::string_view::npos ||
+        (runtime == Runtime::kPodman && path.find_first_of(",\"") != absl::string_view::npos);
+    if (unsupported) {
+      return MakeError(
+          absl::StatusCode::kInvalidArgument, code,
+          absl::StrCat("the path \"", path, "\" cannot be passed to ", RuntimeName(runtime),
+                       "'s --mount: it contains a ",
+                       runtime == Runtime::kPodman ? "newline, comma or quote"
+                                                   : "newline",
+                       ". Rename the directory"),
+          {{"path", path}, {"runtime", RuntimeName(runtime)}});
+    }
+  }
+  std::string value = absl::StrCat("type=bind,", CsvField(absl::StrCat("source=", source)), ",",
+                                   CsvField(absl::StrCat("target=", target)));
+  if (!writable) absl::StrAppend(&value, ",readonly");
+  return value;
+}
+
+absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
+    const ContainerConfig& config, const std::vector<ValidatedMount>& mounts,
+    const ContainerSpawn& spawn) {
+  if (spawn.program.empty() || spawn.program.front().empty()) {
+    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-wrap-no-command",
+                     "no program to run: give one after --");
+  }
+  if (config.image.empty() || config.image.front() == '-') {
+    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-no-image",
+                     "isolation.container.image is empty or starts with -",
+                     {{"image", config.image}});
+  }
+  for (const std::string& name : spawn.env_names) {
+    absl::Status valid = ValidateEnvName(name);
+    if (!valid.ok()) return valid;
+  }
+  absl::StatusOr<std::string> workdir = MapWorkingDirectory(config, spawn);
+  if (!workdir.ok()) return workdir.status();
+  absl::StatusOr<std::string> project_mount =
+      FormatBindMount(config.runtime, spawn.project_root, ProjectTarget(config, spawn),
+                      /*writable=*/true, "isolation-project-path-unsupported");
+  if (!project_mount.ok()) return project_mount.status();
+
+  std::vector<std::string> argv;
+  argv.reserve(40 + 2 * (mounts.size() + spawn.env_names.size()) + spawn.program.size());
+  argv.emplace_back(RuntimeName(config.runtime));
+  for (const char* flag :
+       {"run", "--rm", "-i", "--init", "--network", "", "--cap-drop", "ALL", "--security-opt",
+        "no-new-privileges", "--read-only", "--tmpfs", "/tmp:rw,nosuid,nodev,size=256m"}) {
+    argv.emplace_back(flag);
+  }
+  argv[6] = std::string(NetworkName(config.network));
+  argv.emplace_back("--tmpfs");
+  argv.push_back(absl::StrCat(kContainerHome, ":rw,nosuid,nodev,size=64m,mode=1777"));
+  // HOME is np-exec's own constant, not a forwarded variable: the one -e with
+  // a value, and it carries nothing from the host.
+  argv.emplace_back("-e");
+  argv.push_back(absl::StrCat("HOME=", kContainerHome));
+  if (spawn.stdin_tty && spawn.stdout_tty) argv.emplace_back("-t");
+  argv.emplace_back(config.pull_missing ? "--pull=missing" : "--pull=never");
+  argv.emplace_back("--name");
+  argv.push_back(spawn.name);
+  argv.emplace_back("--label");
+  argv.push_back(absl::StrCat(kManagedLabel, "=1"));
+  // `wrap` plans for a caller who runs the container itself and outlives
+  // np-exec, so it has no owner to reap it by.
+  if (!spawn.owner.empty()) {
+    argv.emplace_back("--label");
+    argv.push_back(absl::StrCat(kOwnerLabel, "=", spawn.owner));
+  }
+  switch (config.user.kind) {
+    case UserSpec::Kind::kCaller:
+      argv.push_back(absl::StrCat("--user=", spawn.uid, ":", spawn.gid));
+      break;
+    case UserSpec::Kind::kExplicit:
+      argv.push_back(absl::StrCat("--user=", config.user.value));
+      break;
+    case UserSpec::Kind::kImage:
+      break;
+  }
+  if (config.memory.has_value()) argv.push_back(absl::StrCat("--memory=", *config.memory));
+  if (config.cpus.has_value()) argv.push_back(absl::StrCat("--cpus=", *config.cpus));
+  argv.emplace_back("--mount");
+  argv.push_back(*std::move(project_mount));
+  for (const ValidatedMount& mount : mounts) {
+    absl::StatusOr<std::string> value =
+        FormatBindMount(config.runtime, mount.source, mount.target, mount.writable,
+                        "isolation-mount-bad-source");
+    if (!value.ok()) return value.status();
+    argv.emplace_back("--mount");
+    argv.push_back(*std::move(value));
+  }
+  for (const std::string& name : spawn.env_names) {
+    argv.emplace_back("-e");
+    argv.push_back(name);
+  }
+  argv.emplace_back("-w");
+  argv.push_back(*std::move(workdir));
+  argv.push_back(config.image);
+  argv.insert(argv.end(), spawn.program.begin(), spawn.program.end());
+  return argv;
+}
+
+}  // namespace np

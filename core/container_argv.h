@@ -1,0 +1,69 @@
+// The hardened `docker run` / `podman run` argument vector.
+//
+// Built from typed inputs as a vector, never a shell string. Hardening is
+// spelled out rather than left to daemon defaults, which change between
+// versions (ADR-0029): no network, no capabilities, no new privileges, a
+// read-only root with a tmpfs /tmp, the project read-write and nothing else
+// writable, an init process so signals reach the program. Environment
+// variables are forwarded by name only. Pure.
+#ifndef NP_EXEC_CORE_CONTAINER_ARGV_H_
+#define NP_EXEC_CORE_CONTAINER_ARGV_H_
+
+#include "absl/strings/string_view.h"
+#include <cstdint>
+#include <string>
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/config.h"
+#include "core/mounts.h"
+
+namespace np {
+
+// Where the container's writable, throw-away HOME is mounted.
+inline constexpr absl::string_view kContainerHome = "/home/np-exec";
+// Label keys that identify the owning np-exec, so leftovers can be reaped.
+inline constexpr absl::string_view kOwnerLabel = "dev.nubos.np-exec.owner";
+inline constexpr absl::string_view kManagedLabel = "dev.nubos.np-exec";
+
+// Per-spawn facts, read by the launcher and handed in.
+struct ContainerSpawn {
+  std::string project_root;  // Real path on the host.
+  std::string cwd;           // Real path on the host, inside the project.
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  bool stdin_tty = false;
+  bool stdout_tty = false;
+  std::string name;   // Unique container name.
+  std::string owner;  // "<pid>:<start time>" of the owning np-exec; "" for none.
+  std::vector<std::string> env_names;  // Validated; config's and --env's.
+  std::vector<std::string> program;    // The program and its arguments.
+};
+
+// The project's mount target: `workdir` when configured, else its host path.
+std::string ProjectTarget(const ContainerConfig& config, const ContainerSpawn& spawn);
+
+// The working directory inside the container: `cwd` mapped below the project
+// target. Error `isolation-cwd-outside-project` when cwd is not in the project.
+absl::StatusOr<std::string> MapWorkingDirectory(const ContainerConfig& config,
+                                                const ContainerSpawn& spawn);
+
+// One `--mount` value. Docker reads it as a CSV record, so a field holding a
+// comma or quote is quoted; podman splits on commas, so there a comma is
+// refused. A newline or NUL is refused for both. Code: `code`.
+absl::StatusOr<std::string> FormatBindMount(Runtime runtime, absl::string_view source,
+                                            absl::string_view target, bool writable,
+                                            absl::string_view code);
+
+// The full argument vector; element 0 is the runtime's name ("docker" or
+// "podman"), which the launcher resolves to a binary. Codes:
+// `isolation-no-image`, `isolation-bad-env-name`, `isolation-wrap-no-command`,
+// `isolation-cwd-outside-project`, `isolation-project-path-unsupported`.
+absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
+    const ContainerConfig& config, const std::vector<ValidatedMount>& mounts,
+    const ContainerSpawn& spawn);
+
+}  // namespace np
+
+#endif  // NP_EXEC_CORE_CONTAINER_ARGV_H_

@@ -1,0 +1,65 @@
+#include "core/gate.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+
+namespace np {
+
+nlohmann::json ProbeToJson(const ProbeResult& probe) {
+  if (probe.available) {
+    return {{"available", true},
+            {"runtime", RuntimeName(probe.runtime)},
+            {"bin", probe.bin},
+            {"version", probe.version}};
+  }
+  return {{"available", false},
+          {"runtime", RuntimeName(probe.runtime)},
+          {"reason", probe.reason},
+          {"detail", probe.detail}};
+}
+
+absl::Status AssertTierAvailable(const ResolvedTier& resolved, Runtime runtime,
+                                 const ProbeResult* probe) {
+  if (resolved.tier != Tier::kContainer) return absl::OkStatus();
+  const bool well_formed =
+      probe != nullptr && probe->runtime == runtime &&
+      (probe->available ? !probe->bin.empty()
+                        : (probe->reason == kReasonNotInstalled ||
+                           probe->reason == kReasonUnreachable));
+  if (!well_formed) {
+    return MakeError(absl::StatusCode::kInternal, "isolation-probe-required",
+                     absl::StrCat("the container tier needs a probe result for ",
+                                  RuntimeName(runtime),
+                                  " before it can be asserted; none (or a malformed one) "
+                                  "was given"),
+                     {{"runtime", RuntimeName(runtime)}});
+  }
+  if (probe->available) return absl::OkStatus();
+  std::string how_to_accept;
+  switch (resolved.from) {
+    case TierSource::kOperator:
+      how_to_accept = "the operator config ($XDG_CONFIG_HOME/nubos-pilot/config.json) asks "
+                      "for it; change it there to accept direct";
+      break;
+    case TierSource::kEnv:
+      how_to_accept = "NP_EXEC_TIER asks for it; unset it to accept direct";
+      break;
+    default:
+      how_to_accept = "to run without isolation, set \"isolation\": {\"tier\": \"direct\"} "
+                      "in .nubos-pilot/config.json explicitly";
+      break;
+  }
+  return MakeError(
+      absl::StatusCode::kFailedPrecondition, "isolation-container-unavailable",
+      absl::StrCat("the container tier is configured but ", RuntimeName(runtime),
+                   " is not usable (", probe->reason, ": ", probe->detail,
+                   "). np-exec refuses instead of falling back to direct: running the "
+                   "program with your whole account while you believe it is contained is "
+                   "worse than not running it. Start the runtime, or ",
+                   how_to_accept, "."),
+      {{"tier", "container"},
+       {"effective_from", TierSourceName(resolved.from)},
+       {"probe", ProbeToJson(*probe)}});
+}
+
+}  // namespace np

@@ -1,0 +1,29 @@
+#include "core/image_ref.h"
+
+namespace np {
+
+ImagePinning ClassifyImage(absl::string_view image) {
+  if (image.find('@') != absl::string_view::npos) return ImagePinning::kDigest;
+  // The tag follows the last ':' after the last '/', so a registry port
+  // ("host:5000/name") is not mistaken for one.
+  size_t slash = image.rfind('/');
+  size_t colon = image.rfind(':');
+  if (colon == absl::string_view::npos || (slash != absl::string_view::npos && colon < slash)) {
+    return ImagePinning::kMoving;
+  }
+  return image.substr(colon + 1) == "latest" ? ImagePinning::kMoving : ImagePinning::kTag;
+}
+
+absl::string_view ImagePinningName(ImagePinning pinning) {
+  switch (pinning) {
+    case ImagePinning::kDigest:
+      return "digest";
+    case ImagePinning::kTag:
+      return "tag";
+    case ImagePinning::kMoving:
+      return "moving";
+  }
+  return "moving";
+}
+
+}  // namespace np

@@ -1,0 +1,181 @@
+#include "core/mounts.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+#include "core/paths.h"
+
+namespace np {
+namespace {
+
+absl::Status BadSource(absl::string_view code, absl::string_view path, absl::string_view why) {
+  return MakeError(absl::StatusCode::kInvalidArgument, code,
+                   absl::StrCat("mount source \"", path, "\" ", why), {{"source", path}});
+}
+
+// realpath(3) of an existing path; ENOENT is reported through `missing`.
+absl::StatusOr<std::string> RealPathOf(const std::string& path, absl::string_view code,
+                                       bool* missing) {
+  char buffer[PATH_MAX];
+  if (realpath(path.c_str(), buffer) != nullptr) return std::string(buffer);
+  const int err = errno;
+  if (err == ENOENT || err == ENOTDIR) {
+    struct stat st;
+    // The path itself exists as a link whose target does not: following it
+    // later could land anywhere, so it is refused rather than guessed.
+    if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      return BadSource(code, path, "is a symbolic link that leads nowhere");
+    }
+    *missing = true;
+    return std::string();
+  }
+  if (err == ELOOP) return BadSource(code, path, "is a symbolic link loop");
+  return BadSource(code, path, absl::StrCat("cannot be resolved: ", strerror(err)));
+}
+
+}  // namespace
+
+std::vector<std::string> DefaultForbiddenSources() {
+  return {"/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock",
+          "/run/containerd/containerd.sock", "/proc", "/sys", "/dev"};
+}
+
+absl::StatusOr<std::string> ResolveRealPath(absl::string_view path, absl::string_view code) {
+  absl::Status valid = CheckAbsolutePath(path, code);
+  if (!valid.ok()) return valid;
+  if (HasDotDot(path)) {
+    return BadSource(code, path, "has a \"..\" component; give the path without it");
+  }
+  std::string current = NormalizePath(path);
+  std::string rest;
+  for (;;) {
+    bool missing = false;
+    absl::StatusOr<std::string> real = RealPathOf(current, code, &missing);
+    if (!real.ok()) return real.status();
+    if (!missing) return rest.empty() ? *real : JoinPath(*real, rest);
+    // Not there yet: resolve the parent and keep the missing tail as written.
+    size_t slash = current.rfind('/');
+    std::string name = current.substr(slash + 1);
+    rest = rest.empty() ? name : JoinPath(name, rest);
+    current.resize(slash == 0 ? 1 : slash);
+  }
+}
+
+absl::StatusOr<MountPolicy> MakeMountPolicy(absl::string_view project_root,
+                                            const std::vector<std::string>& extra_forbidden) {
+  MountPolicy policy;
+  absl::StatusOr<std::string> project = ResolveRealPath(project_root, "invalid-path");
+  if (!project.ok()) return project.status();
+  policy.project_real = *std::move(project);
+  std::vector<std::string> sources = DefaultForbiddenSources();
+  sources.insert(sources.end(), extra_forbidden.begin(), extra_forbidden.end());
+  for (const std::string& source : sources) {
+    policy.forbidden.push_back(NormalizePath(source));
+    absl::StatusOr<std::string> real = ResolveRealPath(source, "invalid-path");
+    if (real.ok() && *real != policy.forbidden.back()) policy.forbidden.push_back(*real);
+  }
+  return policy;
+}
+
+bool TouchesForbidden(absl::string_view real_path, const MountPolicy& policy) {
+  for (const std::string& forbidden : policy.forbidden) {
+    if (IsInside(real_path, forbidden) || IsInside(forbidden, real_path)) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<ValidatedMount> ValidateMount(const MountSpec& mount, const MountPolicy& policy) {
+  constexpr absl::string_view kBadSource = "isolation-mount-bad-source";
+  absl::StatusOr<std::string> source = ResolveRealPath(mount.source, kBadSource);
+  if (!source.ok()) return source.status();
+  // Checked on the path as written too, so /proc reached through a link and
+  // /proc itself give the same answer.
+  if (TouchesForbidden(*source, policy) || TouchesForbidden(NormalizePath(mount.source), policy)) {
+    return MakeError(absl::StatusCode::kPermissionDenied, "isolation-mount-forbidden-source",
+                     absl::StrCat("mount source \"", mount.source, "\" (", *source,
+                                  ") is or contains a host control surface (the engine "
+                                  "socket, /proc, /sys or /dev); it is refused even "
+                                  "read-only, because read-only does not contain a socket"),
+                     {{"source", mount.source}, {"real_source", *source}});
+  }
+  if (mount.writable && !IsInside(*source, policy.project_real)) {
+    return MakeError(
+        absl::StatusCode::kPermissionDenied, "isolation-mount-writable-outside-project",
+        absl::StrCat("mount source \"", mount.source, "\" (", *source,
+                     ") is outside the project ", policy.project_real,
+                     " and asks to be writable; that reopens the hole the container tier "
+                     "closes. Mount it with \"mode\": \"ro\", or move it into the project"),
+        {{"source", mount.source}, {"real_source", *source}, {"project", policy.project_real}});
+  }
+  struct stat st;
+  if (stat(source->c_str(), &st) != 0) {
+    return MakeError(absl::StatusCode::kNotFound, "isolation-mount-source-missing",
+                     absl::StrCat("mount source \"", mount.source, "\" does not exist"),
+                     {{"source", mount.source}});
+  }
+  constexpr absl::string_view kBadTarget = "isolation-mount-bad-target";
+  absl::Status target_ok = CheckAbsolutePath(mount.target, kBadTarget);
+  if (!target_ok.ok()) return target_ok;
+  const std::string target = NormalizePath(mount.target);
+  if (HasDotDot(mount.target) || target == "/" ||
+      mount.target.find_first_of(",\"\n\r:") != std::string::npos ||
+      IsInside(target, "/proc") || IsInside(target, "/sys") || IsInside(target, "/dev")) {
+    return MakeError(absl::StatusCode::kInvalidArgument, kBadTarget,
+                     absl::StrCat("mount target \"", mount.target,
+                                  "\" must be an absolute path inside the container, not /, "
+                                  "not under /proc, /sys or /dev, without \"..\" and without "
+                                  "commas, colons, quotes or newlines"),
+                     {{"target", mount.target}});
+  }
+  return ValidatedMount{*std::move(source), target, mount.writable};
+}
+
+absl::Status ValidateProjectMount(const MountPolicy& policy, absl::string_view home_real) {
+  if (TouchesForbidden(policy.project_real, policy)) {
+    return MakeError(absl::StatusCode::kPermissionDenied, "isolation-mount-forbidden-source",
+                     absl::StrCat("the project root ", policy.project_real,
+                                  " is or contains a host control surface and cannot be "
+                                  "mounted into a container"),
+                     {{"project", policy.project_real}});
+  }
+  if (!home_real.empty() && IsInside(home_real, policy.project_real)) {
+    return MakeError(absl::StatusCode::kPermissionDenied, "isolation-project-too-broad",
+                     absl::StrCat("the project root ", policy.project_real,
+                                  " is your home directory or contains it; mounting it would "
+                                  "hand the container every credential under ",
+                                  home_real, ". Put .nubos-pilot/ in the project's own folder"),
+                     {{"project", policy.project_real}, {"home", home_real}});
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<ValidatedMount>> ValidateMounts(
+    const std::vector<MountSpec>& mounts, const MountPolicy& policy,
+    const std::vector<std::string>& reserved_targets) {
+  std::vector<ValidatedMount> validated;
+  validated.reserve(mounts.size());
+  std::vector<std::string> taken = reserved_targets;
+  for (const MountSpec& mount : mounts) {
+    absl::StatusOr<ValidatedMount> checked = ValidateMount(mount, policy);
+    if (!checked.ok()) return checked.status();
+    for (const std::string& used : taken) {
+      if (used == checked->target) {
+        return MakeError(absl::StatusCode::kInvalidArgument, "isolation-mount-bad-target",
+                         absl::StrCat("mount target \"", checked->target,
+                                      "\" is already used by another mount"),
+                         {{"target", checked->target}});
+      }
+    }
+    taken.push_back(checked->target);
+    validated.push_back(*std::move(checked));
+  }
+  return validated;
+}
+
+}  // namespace np

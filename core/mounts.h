@@ -1,0 +1,70 @@
+// Mount validation: "the project and nothing else".
+//
+// Sources are compared by real path (symlinks resolved; a path that does not
+// exist yet resolves through its deepest existing ancestor), component-wise, so
+// "/project-secrets" is outside "/project". A writable mount outside the
+// project is refused; a host control surface (the engine sockets, /proc, /sys,
+// /dev), anything under one, or anything containing one, is refused even
+// read-only, because a read-only bind still lets a process connect to a socket
+// inside it. Reads the filesystem (realpath, lstat); never spawns.
+#ifndef NP_EXEC_CORE_MOUNTS_H_
+#define NP_EXEC_CORE_MOUNTS_H_
+
+#include "absl/strings/string_view.h"
+#include <string>
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/config.h"
+
+namespace np {
+
+// Host paths that are never mounted, as written; their real paths are added
+// when a policy is made.
+std::vector<std::string> DefaultForbiddenSources();
+
+// Resolves `path` (absolute) to its real path. A path that does not exist yet
+// resolves through its deepest existing ancestor. Errors (with `code`): not
+// absolute, NUL, too long, "..", a symlink loop, a dangling symlink.
+absl::StatusOr<std::string> ResolveRealPath(absl::string_view path, absl::string_view code);
+
+struct MountPolicy {
+  std::string project_real;            // Real path of the project root.
+  std::vector<std::string> forbidden;  // Real paths never mounted.
+};
+
+// Builds the policy: resolves the project root and the forbidden sources
+// (defaults plus `extra_forbidden`, such as the socket named by DOCKER_HOST).
+absl::StatusOr<MountPolicy> MakeMountPolicy(absl::string_view project_root,
+                                            const std::vector<std::string>& extra_forbidden);
+
+struct ValidatedMount {
+  std::string source;  // Real path on the host.
+  std::string target;  // Normalised absolute path inside the container.
+  bool writable = false;
+};
+
+// Validates one extra mount. Codes: `isolation-mount-bad-source`,
+// `isolation-mount-bad-target`, `isolation-mount-forbidden-source`,
+// `isolation-mount-writable-outside-project`, `isolation-mount-source-missing`.
+absl::StatusOr<ValidatedMount> ValidateMount(const MountSpec& mount, const MountPolicy& policy);
+
+// True when `real_path` is, is under, or contains a forbidden source.
+bool TouchesForbidden(absl::string_view real_path, const MountPolicy& policy);
+
+// Checks that the project itself may be mounted read-write: not a control
+// surface and not an ancestor of one, not `/`, and not the caller's home
+// directory or an ancestor of it (that would mount every credential).
+// Codes: `isolation-mount-forbidden-source`, `isolation-project-too-broad`.
+absl::Status ValidateProjectMount(const MountPolicy& policy, absl::string_view home_real);
+
+// Validates every extra mount and checks that no two mounts (the project
+// target, /tmp and HOME included in `reserved_targets`) share a target.
+absl::StatusOr<std::vector<ValidatedMount>> ValidateMounts(
+    const std::vector<MountSpec>& mounts, const MountPolicy& policy,
+    const std::vector<std::string>& reserved_targets);
+
+}  // namespace np
+
+#endif  // NP_EXEC_CORE_MOUNTS_H_

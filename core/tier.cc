@@ -1,0 +1,159 @@
+#include "core/tier.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+
+namespace np {
+namespace {
+
+// Every tier names what it does not protect against; these three hold for all
+// of them, container included (ADR-0029, "Tier guarantees are data").
+constexpr const char* kNeverReviews =
+    "isolation bounds blast radius without reviewing anything: a harmful plan "
+    "still runs, only with less reach";
+
+std::vector<std::string> CommonLimits() {
+  return {
+      "container escape: a kernel or runtime vulnerability crosses any "
+      "container boundary",
+      "anything reachable through a mount or network the operator enabled",
+      kNeverReviews,
+  };
+}
+
+}  // namespace
+
+absl::string_view TierName(Tier tier) {
+  switch (tier) {
+    case Tier::kDirect:
+      return "direct";
+    case Tier::kWorktree:
+      return "worktree";
+    case Tier::kContainer:
+      return "container";
+  }
+  return "direct";
+}
+
+absl::string_view RuntimeName(Runtime runtime) {
+  switch (runtime) {
+    case Runtime::kDocker:
+      return "docker";
+    case Runtime::kPodman:
+      return "podman";
+    case Runtime::kBwrap:
+      return "bwrap";
+  }
+  return "docker";
+}
+
+absl::StatusOr<Tier> ParseTier(absl::string_view name) {
+  if (name == "direct") return Tier::kDirect;
+  if (name == "worktree") return Tier::kWorktree;
+  if (name == "container") return Tier::kContainer;
+  return MakeError(absl::StatusCode::kInvalidArgument, "isolation-unknown-tier",
+                   absl::StrCat("unknown tier \"", name,
+                                "\"; expected direct, worktree or container"),
+                   {{"tier", name}, {"expected", {"direct", "worktree", "container"}}});
+}
+
+absl::StatusOr<Runtime> ParseRuntime(absl::string_view name) {
+  if (name == "docker") return Runtime::kDocker;
+  if (name == "podman") return Runtime::kPodman;
+  if (name == "bwrap") return Runtime::kBwrap;
+  return MakeError(absl::StatusCode::kInvalidArgument, "isolation-invalid-runtime",
+                   absl::StrCat("unknown container runtime \"", name,
+                                "\"; expected docker, podman or bwrap"),
+                   {{"runtime", name}, {"expected", {"docker", "podman", "bwrap"}}});
+}
+
+TierDescription DescribeTier(Tier tier, Runtime runtime) {
+  switch (tier) {
+    case Tier::kDirect:
+      return {
+          Tier::kDirect,
+          false,
+          false,
+          false,
+          "No isolation from nubos-pilot. The agent has whatever the host CLI "
+          "grants - normally your entire account: every file, every "
+          "credential, the network.",
+          "You wrote or reviewed the plan yourself and accept that the agent "
+          "acts with your account's rights.",
+          {
+              "anything: the program runs with your account's full rights, "
+              "including your home directory, credentials and the network",
+              "parallel slices writing over each other's working tree",
+              kNeverReviews,
+          },
+      };
+    case Tier::kWorktree:
+      return {
+          Tier::kWorktree,
+          true,
+          false,
+          false,
+          "Version isolation only (ADR-0008): parallel slices work in their own "
+          "git worktrees and cannot corrupt each other. Rights are unchanged "
+          "from direct.",
+          "Plans run slices in parallel and you trust them with your account's "
+          "rights.",
+          {
+              "anything a program with your account's rights can do: a git "
+              "worktree grants the same filesystem rights as the parent "
+              "checkout",
+              "reads of your home directory and credentials, and the network",
+              "git state shared between worktrees (stash, config, hooks)",
+              kNeverReviews,
+          },
+      };
+    case Tier::kContainer:
+      break;
+  }
+  TierDescription d{
+      Tier::kContainer,
+      true,
+      true,
+      true,
+      "Rights isolation. The project directory is mounted, nothing else; no "
+      "network by default; all capabilities dropped, no new privileges, a "
+      "read-only root.",
+      "The plan was generated, shared through a repository or produced by a "
+      "model you do not control, and the agent should reach only the project.",
+      CommonLimits(),
+  };
+  d.does_not_protect_against.push_back(
+      "changes to the project itself: it is mounted read-write, so the agent can "
+      "rewrite anything in it, including .git and build scripts you later run "
+      "outside the container");
+  if (runtime == Runtime::kBwrap) {
+    d.summary = absl::StrCat(
+        d.summary,
+        " Runtime bwrap: no daemon and no image; the host's /usr and a few /etc "
+        "files are visible read-only; no memory or cpu limits.");
+    d.does_not_protect_against.push_back(
+        "reads of the host's system directories (/usr and the /etc files "
+        "programs need): they are bound read-only into the sandbox");
+    d.does_not_protect_against.push_back(
+        "resource exhaustion: bubblewrap sets no memory or cpu limits");
+  } else {
+    d.does_not_protect_against.push_back(
+        "a runtime daemon that is itself compromised, or a user in the docker "
+        "group: access to the engine is root on the host");
+  }
+  return d;
+}
+
+nlohmann::json DescriptionToJson(const TierDescription& description) {
+  return {
+      {"tier", TierName(description.tier)},
+      {"isolates_versions", description.isolates_versions},
+      {"isolates_rights", description.isolates_rights},
+      {"network_restricted", description.network_restricted},
+      {"summary", description.summary},
+      {"use_when", description.use_when},
+      {"does_not_protect_against", description.does_not_protect_against},
+  };
+}
+
+}  // namespace np

@@ -1,0 +1,74 @@
+#include "launcher/audit_log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/errors.h"
+#include "launcher/output.h"
+#include "launcher/sha256.h"
+
+namespace np {
+namespace {
+
+std::string UtcNow() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  tm utc;
+  gmtime_r(&ts.tv_sec, &utc);
+  return absl::StrFormat("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
+                         utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                         static_cast<int>(ts.tv_nsec / 1000000));
+}
+
+absl::Status Unwritable(const std::string& path, int err) {
+  return MakeError(absl::StatusCode::kUnavailable, "audit-log-unwritable",
+                   absl::StrCat("cannot append to the audit log ", path, ": ", strerror(err),
+                                "; the spawn goes on without its record"),
+                   {{"path", path}});
+}
+
+}  // namespace
+
+std::string AuditLogPath(const std::string& project_root) {
+  return absl::StrCat(project_root == "/" ? "" : project_root,
+                      "/.nubos-pilot/audit/np-exec.jsonl");
+}
+
+std::string ArgvDigest(const std::vector<std::string>& argv) {
+  std::string joined;
+  for (const std::string& arg : argv) {
+    joined.append(arg);
+    joined.push_back('\0');
+  }
+  return absl::StrCat("sha256:", Sha256Hex(joined));
+}
+
+absl::Status AppendAudit(const std::string& project_root, nlohmann::json record) {
+  const std::string path = AuditLogPath(project_root);
+  const std::string dir = path.substr(0, path.rfind('/'));
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0 && errno == ENOENT) {
+    if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return Unwritable(path, errno);
+    fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  }
+  if (fd < 0) return Unwritable(path, errno);
+  nlohmann::json line = {{"time", UtcNow()}};
+  line.update(record);
+  const std::string text = absl::StrCat(DumpJson(line), "\n");
+  // One write: with O_APPEND the kernel places it atomically at the end, so
+  // lines from concurrent spawns never interleave.
+  ssize_t n = write(fd, text.data(), text.size());
+  const int err = errno;
+  close(fd);
+  if (n != static_cast<ssize_t>(text.size())) return Unwritable(path, n < 0 ? err : EIO);
+  return absl::OkStatus();
+}
+
+}  // namespace np

@@ -1,0 +1,53 @@
+// Parsing np-exec's command line into one typed request; nothing runs here.
+//
+// Hand-written over absl::Span rather than absl::flags: the verbs take a few
+// options each, a program's own arguments after the first positional must
+// pass through untouched, and absl::flags' global registry would cost start-up
+// time on the run path.
+#ifndef NP_EXEC_LAUNCHER_CLI_H_
+#define NP_EXEC_LAUNCHER_CLI_H_
+
+#include "absl/strings/string_view.h"
+#include <string>
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace np {
+
+enum class Verb { kRun, kStatus, kDescribe, kProbe, kWrap, kDoctor, kShims, kHelp, kVersion };
+
+struct CommandLine {
+  Verb verb = Verb::kRun;
+  bool json = false;
+  bool deep = false;     // doctor --deep
+  bool preload = false;  // shims install --preload
+  bool shim_mode = false;    // Reached through a shim named after a program.
+  bool script_mode = false;  // np-exec SCRIPT.js: runs node.
+  bool explicit_program = false;  // "--" came before the program.
+  std::string help_topic;  // VERB --help; empty for the general help.
+  std::string tier;        // describe
+  std::string runtime;     // probe/describe --runtime
+  std::string workdir;     // wrap --workdir
+  std::string shims_dir;   // shims install DIR
+  std::vector<std::string> shim_names;
+  std::vector<std::string> env_names;  // --env, validated
+  std::vector<std::string> program;
+};
+
+// The verbs, for help and the unknown-verb error.
+const std::vector<std::string>& VerbNames();
+
+// Parses argv (argv[0] included). Codes: `usage`, `isolation-unknown-verb`,
+// `isolation-missing-tier`, `isolation-wrap-no-command`,
+// `isolation-bad-env-name`.
+absl::StatusOr<CommandLine> ParseCommandLine(absl::Span<char* const> argv);
+
+// True for a path ending in .js, .cjs or .mjs.
+bool IsNodeScript(absl::string_view arg);
+
+}  // namespace np
+
+#endif  // NP_EXEC_LAUNCHER_CLI_H_

@@ -1,0 +1,32 @@
+// Replacing np-exec with the program: no np-exec process remains, so stdin,
+// stdout, stderr, signals and the exit status are the program's own. Execs.
+#ifndef NP_EXEC_LAUNCHER_EXEC_H_
+#define NP_EXEC_LAUNCHER_EXEC_H_
+
+#include "absl/strings/string_view.h"
+#include <string>
+
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace np {
+
+// A copy of `envp` with each `set` entry ("NAME=value") replacing or adding
+// its variable and each name in `unset` removed.
+std::vector<std::string> EditEnvironment(char** envp, const std::vector<std::string>& set,
+                                         const std::vector<absl::string_view>& unset);
+
+// execve()s `path` with `argv` and `env`; a file without a #! line is run by
+// /bin/sh, as execvp would. Returns only on failure: `program-not-found`
+// (ENOENT) or `program-not-executable` (EACCES, ENOEXEC, ...).
+absl::Status ExecInPlace(const std::string& path, const std::vector<std::string>& argv,
+                         const std::vector<std::string>& env);
+
+// Pointer arrays for exec; they borrow the strings.
+std::vector<char*> CStrings(const std::vector<std::string>& strings);
+
+}  // namespace np
+
+#endif  // NP_EXEC_LAUNCHER_EXEC_H_

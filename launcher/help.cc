@@ -1,0 +1,133 @@
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+#include "launcher/output.h"
+#include "launcher/verbs.h"
+
+#ifndef NP_EXEC_VERSION
+#define NP_EXEC_VERSION "0.0.0"
+#endif
+
+namespace np {
+namespace {
+
+// The man page (np-exec.1) repeats these synopses; tests/cli_docs_test keeps
+// the two in agreement.
+constexpr absl::string_view kGeneral =
+    R"(np-exec - run every agent spawn through nubos-pilot's configured isolation tier
+
+Usage:
+  np-exec [--env NAME[,NAME...]] [--] PROGRAM [ARGS...]   run PROGRAM through the tier
+  np-exec SCRIPT.js|.cjs|.mjs [ARGS...]                   run it with node, through the tier
+  node ARGS...     (np-exec reached through a shim named node, claude, ...)
+  np-exec status [--json]
+  np-exec describe <direct|worktree|container> [--json] [--runtime R]
+  np-exec probe [--json] [--runtime R]
+  np-exec wrap [--workdir PATH] [--env NAME[,NAME...]] -- PROGRAM [ARGS...]
+  np-exec doctor [--json] [--deep]
+  np-exec shims install DIR [NAME...] [--preload]
+  np-exec --help | --version | VERB --help
+
+Tiers (isolation.tier in .nubos-pilot/config.json):
+  direct     no isolation: the program has your whole account (the default)
+  worktree   version isolation only; rights unchanged from direct
+  container  rights isolation: the project mounted, nothing else, no network
+
+A configured tier is never silently downgraded: when the container tier cannot
+be delivered, np-exec refuses (exit 69) and the program does not run.
+
+Exit status (run path): the program's own (128+n for signal n); 125 np-exec
+failed before running anything; 126 found but not executable; 127 not found;
+69 refused because the configured tier is unavailable. Verbs exit 0 or 1.
+)";
+
+constexpr absl::string_view kStatus =
+    R"(Usage: np-exec status [--json]
+
+The effective tier, which source decided it (default, config, operator, env,
+worktree_isolation), what the tier does not protect against, the configured
+runtime and whether it is usable. Exits 1 when the container tier is
+configured and its runtime is not usable.
+)";
+
+constexpr absl::string_view kDescribe =
+    R"(Usage: np-exec describe <direct|worktree|container> [--json] [--runtime R]
+
+The tier's guarantees as data: isolates_versions, isolates_rights,
+network_restricted, summary, use_when, does_not_protect_against.
+--runtime bwrap describes the container tier on bubblewrap.
+)";
+
+constexpr absl::string_view kProbe =
+    R"(Usage: np-exec probe [--json] [--runtime R]
+
+Asks the configured (or given) runtime whether it is usable: docker and podman
+through their API socket, bubblewrap with a no-op sandbox. Prints
+{available, bin, version} or {available:false, reason, detail}; exits 1 when
+unavailable. Reasons: runtime-not-installed, daemon-unreachable.
+)";
+
+constexpr absl::string_view kWrap =
+    R"(Usage: np-exec wrap [--workdir PATH] [--env NAME[,NAME...]] -- PROGRAM [ARGS...]
+
+Prints the plan for running PROGRAM and runs nothing: on the container tier
+{tier, wrapped:true, bin, args, workdir, project_mount}; on direct and worktree
+{tier, wrapped:false, bin, args, note}. --workdir plans as if started in PATH.
+Exits 1 when the container tier is configured and cannot be delivered.
+)";
+
+constexpr absl::string_view kDoctor =
+    R"(Usage: np-exec doctor [--json] [--deep]
+
+The one place to look: the effective tier and its source, what it does not
+protect against, the runtime and its version, whether the image is present and
+pinned, shims on PATH, the LD_PRELOAD interposer, the audit log and its last
+refusal. --deep also runs a no-op container. Exits 1 when the configured tier
+cannot be delivered.
+)";
+
+constexpr absl::string_view kShims =
+    R"(Usage: np-exec shims install DIR [NAME...] [--preload]
+
+Creates DIR and symlinks NAME (default: node) in it to np-exec, then prints the
+line that puts DIR first on PATH. With --preload, also prints the line that
+loads the LD_PRELOAD interposer, which wraps hosts that exec node by absolute
+path.
+)";
+
+}  // namespace
+
+absl::string_view HelpText(absl::string_view topic) {
+  if (topic.empty() || topic == "help") return kGeneral;
+  if (topic == "status") return kStatus;
+  if (topic == "describe") return kDescribe;
+  if (topic == "probe") return kProbe;
+  if (topic == "wrap") return kWrap;
+  if (topic == "doctor") return kDoctor;
+  if (topic == "shims") return kShims;
+  return {};
+}
+
+int VerbHelp(const CommandLine& cl, const HostFacts& host) {
+  absl::string_view text = HelpText(cl.help_topic);
+  if (text.empty()) {
+    return VerbFail(MakeError(absl::StatusCode::kInvalidArgument, "isolation-unknown-verb",
+                              absl::StrCat("no help for \"", cl.help_topic,
+                                           "\". Verbs: status, describe, probe, wrap, doctor, "
+                                           "shims")),
+                    host);
+  }
+  WriteAll(1, text);
+  return 0;
+}
+
+int VerbVersion() {
+  WriteAll(1, absl::StrCat("np-exec ", NP_EXEC_VERSION, "\n"));
+  return 0;
+}
+
+int VerbFail(const absl::Status& status, const HostFacts& host) {
+  WriteError(status, host.stderr_tty);
+  return 1;
+}
+
+}  // namespace np

@@ -1,0 +1,90 @@
+#include "launcher/host.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "core/paths.h"
+
+namespace np {
+
+absl::string_view GetEnv(char** envp, absl::string_view name) {
+  if (envp == nullptr) return {};
+  for (char** entry = envp; *entry != nullptr; ++entry) {
+    absl::string_view var(*entry);
+    if (var.size() > name.size() && var[name.size()] == '=' &&
+        var.substr(0, name.size()) == name) {
+      return var.substr(name.size() + 1);
+    }
+  }
+  return {};
+}
+
+HostFacts ReadHostFacts(char** envp) {
+  HostFacts host;
+  host.envp = envp;
+  host.path = std::string(GetEnv(envp, "PATH"));
+  host.home = std::string(GetEnv(envp, "HOME"));
+  host.xdg_config_home = std::string(GetEnv(envp, "XDG_CONFIG_HOME"));
+  host.env_tier = std::string(GetEnv(envp, kTierVar));
+  host.docker_host = std::string(GetEnv(envp, "DOCKER_HOST"));
+  host.container_host = std::string(GetEnv(envp, "CONTAINER_HOST"));
+  host.term = std::string(GetEnv(envp, "TERM"));
+  int depth = 0;
+  if (absl::SimpleAtoi(GetEnv(envp, kDepthVar), &depth) && depth > 0) host.depth = depth;
+  int exec_pid = 0;
+  if (absl::SimpleAtoi(GetEnv(envp, kExecPidVar), &exec_pid)) host.exec_pid = exec_pid;
+  host.pid = getpid();
+  host.uid = getuid();
+  host.gid = getgid();
+  host.stdin_tty = isatty(0) == 1;
+  host.stdout_tty = isatty(1) == 1;
+  host.stderr_tty = isatty(2) == 1;
+  char buffer[PATH_MAX];
+  if (getcwd(buffer, sizeof(buffer)) != nullptr) {
+    char real[PATH_MAX];
+    host.cwd = realpath(buffer, real) != nullptr ? real : buffer;
+  }
+  struct stat st;
+  if (stat("/proc/self/exe", &st) == 0) host.self = FileId{st.st_dev, st.st_ino};
+  ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  if (n > 0) host.self_path.assign(buffer, static_cast<size_t>(n));
+  return host;
+}
+
+std::string OperatorConfigPath(const HostFacts& host) {
+  if (!host.xdg_config_home.empty() && host.xdg_config_home.front() == '/') {
+    return JoinPath(host.xdg_config_home, "nubos-pilot/config.json");
+  }
+  if (!host.home.empty() && host.home.front() == '/') {
+    return JoinPath(host.home, ".config/nubos-pilot/config.json");
+  }
+  return "";
+}
+
+unsigned long long ProcessStartTime(pid_t pid) {
+  const std::string path = absl::StrCat("/proc/", pid, "/stat");
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buffer[1024];
+  ssize_t n = read(fd, buffer, sizeof(buffer) - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  absl::string_view stat(buffer, static_cast<size_t>(n));
+  // The command name (field 2) may hold spaces and parentheses; fields after
+  // the last ")" are plain. Start time is field 22, the 20th after ")".
+  size_t close_paren = stat.rfind(')');
+  if (close_paren == absl::string_view::npos) return 0;
+  std::vector<absl::string_view> fields =
+      absl::StrSplit(stat.substr(close_paren + 2), ' ', absl::SkipEmpty());
+  unsigned long long start = 0;
+  if (fields.size() > 19 && absl::SimpleAtoi(fields[19], &start)) return start;
+  return 0;
+}
+
+}  // namespace np

@@ -1,0 +1,61 @@
+// Host facts, read once at start-up and handed to core/ as plain values.
+//
+// This is the one place np-exec reads its environment, working directory,
+// identity and terminals (conventions 5 and 6).
+#ifndef NP_EXEC_LAUNCHER_HOST_H_
+#define NP_EXEC_LAUNCHER_HOST_H_
+
+#include "absl/strings/string_view.h"
+#include <sys/types.h>
+
+#include <string>
+
+
+#include "shim/find_real_program.h"
+
+namespace np {
+
+struct HostFacts {
+  char** envp = nullptr;  // The environment np-exec was started with.
+  std::string cwd;        // Real path of the working directory ("" if unreadable).
+  std::string path;       // PATH.
+  std::string home;       // HOME.
+  std::string xdg_config_home;
+  std::string env_tier;     // NP_EXEC_TIER.
+  std::string docker_host;  // DOCKER_HOST.
+  std::string container_host;  // CONTAINER_HOST (podman remote).
+  std::string term;         // TERM.
+  int depth = 0;            // NP_EXEC_DEPTH.
+  pid_t exec_pid = 0;       // NP_EXEC_EXEC_PID.
+  pid_t pid = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  bool stdin_tty = false;
+  bool stdout_tty = false;
+  bool stderr_tty = false;
+  FileId self;           // Device and inode of /proc/self/exe.
+  std::string self_path; // Its path, for shims.
+};
+
+// Environment variable names np-exec itself reads or sets.
+inline constexpr absl::string_view kDepthVar = "NP_EXEC_DEPTH";
+inline constexpr absl::string_view kExecPidVar = "NP_EXEC_EXEC_PID";
+inline constexpr absl::string_view kTierVar = "NP_EXEC_TIER";
+// Past this many nested np-exec invocations, a chain of wrappers is assumed to
+// be re-entering itself and is refused.
+inline constexpr int kMaxDepth = 16;
+
+HostFacts ReadHostFacts(char** envp);
+
+// The value of `name` in `envp`, or "" when unset.
+absl::string_view GetEnv(char** envp, absl::string_view name);
+
+// $XDG_CONFIG_HOME/nubos-pilot/config.json, defaulting to ~/.config.
+std::string OperatorConfigPath(const HostFacts& host);
+
+// Start time of this process in clock ticks since boot (/proc/self/stat).
+unsigned long long ProcessStartTime(pid_t pid);
+
+}  // namespace np
+
+#endif  // NP_EXEC_LAUNCHER_HOST_H_

@@ -1,0 +1,64 @@
+#include "launcher/reaper.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "core/container_argv.h"
+#include "core/errors.h"
+#include "launcher/engine_api.h"
+#include "launcher/host.h"
+#include "nlohmann/json.hpp"
+
+namespace np {
+
+std::string OwnerLabelValue(int pid, unsigned long long start_time) {
+  return absl::StrCat(pid, ":", start_time);
+}
+
+bool OwnerAlive(absl::string_view owner) {
+  std::pair<absl::string_view, absl::string_view> parts = absl::StrSplit(owner, ':');
+  int pid = 0;
+  unsigned long long start = 0;
+  if (!absl::SimpleAtoi(parts.first, &pid) || !absl::SimpleAtoi(parts.second, &start) ||
+      pid <= 0) {
+    return false;
+  }
+  return ProcessStartTime(pid) == start;
+}
+
+absl::Status RemoveContainer(const std::string& socket_path, absl::string_view name) {
+  absl::StatusOr<HttpResponse> response = EngineRequest(
+      socket_path, "DELETE", absl::StrCat("/containers/", UrlEncode(name), "?force=1&v=1"));
+  if (!response.ok()) return response.status();
+  if (response->status != 204 && response->status != 404 && response->status != 409) {
+    return MakeError(absl::StatusCode::kUnavailable, "engine-error",
+                     absl::StrCat("removing container ", name, ": HTTP ", response->status),
+                     {{"container", name}});
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> ReapOrphans(const std::string& socket_path) {
+  const std::string filter = UrlEncode(
+      nlohmann::json({{"label", {std::string(kOwnerLabel)}}}).dump());
+  absl::StatusOr<HttpResponse> response =
+      EngineRequest(socket_path, "GET", absl::StrCat("/containers/json?all=1&filters=", filter));
+  if (!response.ok()) return response.status();
+  nlohmann::json list = nlohmann::json::parse(response->body, nullptr, false);
+  if (response->status != 200 || !list.is_array()) return 0;
+  int removed = 0;
+  for (const nlohmann::json& container : list) {
+    if (!container.is_object() || !container.contains("Labels") ||
+        !container["Labels"].is_object() || !container.contains("Id")) {
+      continue;
+    }
+    const nlohmann::json& labels = container["Labels"];
+    auto owner = labels.find(std::string(kOwnerLabel));
+    if (owner == labels.end() || !owner->is_string()) continue;
+    if (OwnerAlive(owner->get<std::string>())) continue;
+    if (RemoveContainer(socket_path, container["Id"].get<std::string>()).ok()) ++removed;
+  }
+  return removed;
+}
+
+}  // namespace np

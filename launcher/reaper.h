@@ -1,0 +1,35 @@
+// Removing containers whose owning np-exec is gone.
+//
+// Each container np-exec starts carries the label dev.nubos.np-exec.owner =
+// "<pid>:<start time>". A SIGKILLed np-exec cannot clean up after itself, so
+// every container run first (in parallel with the engine starting the new
+// container) removes labelled containers whose owner no longer exists: the
+// pid is gone, or now belongs to a process with another start time.
+// Touches the engine socket.
+#ifndef NP_EXEC_LAUNCHER_REAPER_H_
+#define NP_EXEC_LAUNCHER_REAPER_H_
+
+#include "absl/strings/string_view.h"
+#include <string>
+
+
+#include "absl/status/statusor.h"
+
+namespace np {
+
+// "<pid>:<start time>" for this process.
+std::string OwnerLabelValue(int pid, unsigned long long start_time);
+
+// True while the owner named by a label value is still running.
+bool OwnerAlive(absl::string_view owner);
+
+// Removes orphaned np-exec containers through the engine socket; returns how
+// many were removed.
+absl::StatusOr<int> ReapOrphans(const std::string& socket_path);
+
+// Force-removes one container by name through the engine socket.
+absl::Status RemoveContainer(const std::string& socket_path, absl::string_view name);
+
+}  // namespace np
+
+#endif  // NP_EXEC_LAUNCHER_REAPER_H_

@@ -1,0 +1,287 @@
+#include "launcher/run.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/random.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/bwrap_argv.h"
+#include "core/errors.h"
+#include "core/paths.h"
+#include "core/plan.h"
+#include "launcher/audit_log.h"
+#include "launcher/engine_api.h"
+#include "launcher/exec.h"
+#include "launcher/output.h"
+#include "launcher/probe.h"
+#include "launcher/reaper.h"
+#include "launcher/subprocess.h"
+#include "launcher/supervise.h"
+#include "shim/find_real_program.h"
+
+namespace np {
+namespace {
+
+// Variables of the LD_PRELOAD interposer; never handed to a runtime client,
+// so nothing np-exec starts inside a container is interposed again.
+const std::vector<absl::string_view> kInterposerVars = {"LD_PRELOAD", "NP_EXEC_PRELOAD",
+                                                       "NP_EXEC_PRELOAD_NAMES"};
+
+int Fail(const absl::Status& status, const HostFacts& host) {
+  WriteError(status, host.stderr_tty);
+  return RunPathExitCode(status);
+}
+
+absl::Status Recursion(absl::string_view why) {
+  return MakeError(absl::StatusCode::kFailedPrecondition, "recursive-invocation",
+                   absl::StrCat("recursive invocation of np-exec refused: ", why));
+}
+
+std::string RealHome(const HostFacts& host) {
+  if (host.home.empty()) return "";
+  char buffer[4096];
+  return realpath(host.home.c_str(), buffer) != nullptr ? std::string(buffer) : host.home;
+}
+
+std::string ContainerName(const HostFacts& host, unsigned long long start) {
+  uint32_t random = 0;
+  if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
+  return absl::StrFormat("np-exec-%d-%d-%08x", host.pid, start, random);
+}
+
+nlohmann::json BaseRecord(const HostFacts& host, const Settings& settings,
+                          const std::vector<std::string>& program) {
+  nlohmann::json record = {
+      {"pid", host.pid},
+      {"tier", TierName(settings.resolved.tier)},
+      {"effective_from", TierSourceName(settings.resolved.from)},
+      {"program", program.front()},
+      {"argv_digest", ArgvDigest(program)},
+      {"cwd", host.cwd},
+  };
+  if (settings.resolved.tier == Tier::kContainer) {
+    record["runtime"] = RuntimeName(settings.config.container.runtime);
+    if (settings.config.container.runtime != Runtime::kBwrap) {
+      record["image"] = settings.config.container.image;
+    }
+  }
+  return record;
+}
+
+void Audit(const HostFacts& host, const Settings& settings, nlohmann::json record) {
+  if (settings.project_root.empty()) return;
+  absl::Status logged = AppendAudit(settings.project_root, std::move(record));
+  if (!logged.ok()) WriteError(logged, host.stderr_tty);
+}
+
+int Refuse(const absl::Status& status, const HostFacts& host, const Settings& settings,
+           const std::vector<std::string>& program) {
+  nlohmann::json record = BaseRecord(host, settings, program);
+  record["decision"] = "refused";
+  record["code"] = ErrorCode(status);
+  Audit(host, settings, std::move(record));
+  return Fail(status, host);
+}
+
+nlohmann::json MountsJson(const SpawnPlan& plan) {
+  nlohmann::json mounts = nlohmann::json::array();
+  mounts.push_back({{"source", plan.project_mount}, {"target", plan.project_mount}, {"mode", "rw"}});
+  for (const ValidatedMount& m : plan.mounts) {
+    mounts.push_back({{"source", m.source}, {"target", m.target}, {"mode", m.writable ? "rw" : "ro"}});
+  }
+  return mounts;
+}
+
+absl::Status ImageMissing(absl::string_view image, absl::string_view bin) {
+  return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-image-missing",
+                   absl::StrCat("image \"", image, "\" is not present locally and np-exec "
+                                "does not pull unless asked. Get it with `", bin, " pull ",
+                                image, "` (or build or import it), or set "
+                                "isolation.container.pull to \"missing\""),
+                   {{"image", image}});
+}
+
+// Docker and podman: the runtime client stays np-exec's child.
+int RunSupervised(const SpawnPlan& plan, const Settings& settings, const Endpoint& endpoint,
+                  const HostFacts& host, const std::vector<std::string>& program,
+                  const std::string& container_name) {
+  const ContainerConfig& config = settings.config.container;
+  if (endpoint.socket.has_value() && !config.pull_missing) {
+    absl::StatusOr<HttpResponse> image = EngineRequest(
+        *endpoint.socket, "GET", absl::StrCat("/images/", UrlEncode(config.image), "/json"));
+    if (image.ok() && image->status == 404) {
+      return Refuse(ImageMissing(config.image, RuntimeName(config.runtime)), host, settings,
+                    program);
+    }
+  }
+  nlohmann::json record = BaseRecord(host, settings, program);
+  record["decision"] = "run";
+  record["container"] = container_name;
+  record["env"] = plan.env_names;
+  record["mounts"] = MountsJson(plan);
+  Audit(host, settings, record);
+
+  SuperviseRequest request;
+  request.bin = endpoint.bin;
+  request.argv = plan.argv;
+  request.env = EditEnvironment(host.envp, {}, kInterposerVars);
+  request.container_name = container_name;
+  request.socket = endpoint.socket;
+  request.tty = host.stdin_tty && host.stdout_tty;
+  SuperviseResult result = Supervise(request);
+  if (result.start_errno != 0) {
+    return Refuse(MakeError(absl::StatusCode::kUnavailable, "isolation-container-unavailable",
+                            absl::StrCat("cannot execute ", endpoint.bin, ": ",
+                                         strerror(result.start_errno),
+                                         "; nothing ran, and np-exec does not fall back"),
+                            {{"bin", endpoint.bin}}),
+                  host, settings, program);
+  }
+  if (result.exit_code == 125 && !endpoint.socket.has_value() && !config.pull_missing) {
+    // Without an API socket the image was not checked beforehand; 125 is the
+    // runtime's own failure, and a missing image is the usual one.
+    std::vector<char*> env = CStrings(request.env);
+    absl::StatusOr<CaptureResult> inspect =
+        RunAndCapture({endpoint.bin, "image", "inspect", config.image}, env.data(), 15000);
+    if (inspect.ok() && inspect->exit_code != 0) {
+      WriteError(ImageMissing(config.image, RuntimeName(config.runtime)), host.stderr_tty);
+    }
+  }
+  record["event"] = "exit";
+  record.erase("decision");
+  record["exit_status"] = result.exit_code;
+  record["duration_ms"] = result.duration_ms;
+  Audit(host, settings, std::move(record));
+  return result.exit_code;
+}
+
+// Bubblewrap: exec'd in place (its --die-with-parent child goes with it), with
+// an environment np-exec built, so no value ever enters an argv.
+int RunBwrap(const SpawnPlan& plan, const Settings& settings, const Endpoint& endpoint,
+             const HostFacts& host, const std::vector<std::string>& program) {
+  // bubblewrap reports a missing program as 1; the sandbox sees the host's
+  // /usr and the project at the same paths, so the host answers for it.
+  absl::StatusOr<std::string> found =
+      FindRealProgram(program.front(), kSandboxPath, host.cwd, FileId{}, StatFile);
+  if (!found.ok()) return Refuse(found.status(), host, settings, program);
+  nlohmann::json record = BaseRecord(host, settings, program);
+  record["decision"] = "run";
+  record["env"] = plan.env_names;
+  record["mounts"] = MountsJson(plan);
+  Audit(host, settings, std::move(record));
+  std::vector<std::string> env = BwrapBaseEnvironment(host.term);
+  for (const std::string& var : plan.env_names) {
+    absl::string_view value = GetEnv(host.envp, var);
+    // Unset stays unset inside, as with docker's -e NAME.
+    if (value.data() != nullptr) env.push_back(absl::StrCat(var, "=", value));
+  }
+  absl::Status exec = ExecInPlace(endpoint.bin, plan.argv, env);
+  return Fail(MakeError(absl::StatusCode::kUnavailable, "isolation-container-unavailable",
+                        absl::StrCat("cannot execute ", endpoint.bin, ": ", exec.message())),
+              host);
+}
+
+}  // namespace
+
+int RunPathExitCode(const absl::Status& status) {
+  const std::string code = ErrorCode(status);
+  if (code == "program-not-found") return 127;
+  if (code == "program-not-executable") return 126;
+  if (code == "isolation-container-unavailable" || code == "isolation-probe-required") return 69;
+  return 125;
+}
+
+int RunProgram(const CommandLine& cl, const HostFacts& host) {
+  // 1. Recursion: np-exec exec'd straight into np-exec (same pid), or a chain
+  //    of wrappers that keeps re-entering.
+  if (host.exec_pid == host.pid) {
+    return Fail(Recursion(absl::StrCat("\"", cl.program.front(),
+                                       "\" resolved to another copy of np-exec")),
+                host);
+  }
+  if (host.depth >= kMaxDepth) {
+    return Fail(Recursion(absl::StrCat(kDepthVar, " is ", host.depth, "; the limit is ",
+                                       kMaxDepth, " nested invocations")),
+                host);
+  }
+  if (host.cwd.empty()) {
+    return Fail(MakeError(absl::StatusCode::kFailedPrecondition, "invalid-path",
+                          "cannot read the working directory"),
+                host);
+  }
+  // 2. A bare word that is neither a verb nor a program on PATH is most
+  //    likely a mistyped verb.
+  std::string resolved;
+  const bool bare_word = !cl.shim_mode && !cl.script_mode && !cl.explicit_program &&
+                         cl.program.front().find('/') == std::string::npos;
+  absl::StatusOr<std::string> lookup =
+      FindRealProgram(cl.program.front(), host.path, host.cwd, host.self, StatFile);
+  if (bare_word && !lookup.ok() && HasErrorCode(lookup.status(), "program-not-found")) {
+    WriteError(MakeError(absl::StatusCode::kInvalidArgument, "isolation-unknown-verb",
+                         absl::StrCat("\"", cl.program.front(),
+                                      "\" is neither a verb nor a program on PATH. Verbs: "
+                                      "status, describe, probe, wrap, doctor, shims. To run a "
+                                      "program that exists only inside the container, write "
+                                      "np-exec -- PROGRAM"),
+                         {{"verb", cl.program.front()},
+                          {"verbs", {"status", "describe", "probe", "wrap", "doctor", "shims"}}}),
+               host.stderr_tty);
+    return 1;
+  }
+
+  // 3. Settings and the effective tier.
+  absl::StatusOr<Settings> settings =
+      LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier, true});
+  if (!settings.ok()) return Fail(settings.status(), host);
+  const ContainerConfig& config = settings->config.container;
+  const bool container = settings->resolved.tier == Tier::kContainer;
+
+  // 4. Probe (container only): the gate in core refuses without it.
+  Endpoint endpoint;
+  ProbeResult probe;
+  SpawnFacts facts;
+  facts.cwd = host.cwd;
+  if (container) {
+    endpoint = ResolveEndpoint(config.runtime, host);
+    probe = ProbeRuntime(config.runtime, host, /*with_version=*/false);
+    const unsigned long long start = ProcessStartTime(host.pid);
+    facts.home = RealHome(host);
+    facts.uid = host.uid;
+    facts.gid = host.gid;
+    facts.stdin_tty = host.stdin_tty;
+    facts.stdout_tty = host.stdout_tty;
+    facts.container_name = ContainerName(host, start);
+    facts.owner = OwnerLabelValue(host.pid, start);
+    if (endpoint.socket.has_value()) facts.extra_forbidden.push_back(*endpoint.socket);
+  }
+
+  // 5. Plan: exactly one of exec-in-place or a runtime argv.
+  absl::StatusOr<SpawnPlan> plan =
+      PlanSpawn(*settings, container ? &probe : nullptr, facts, cl.program, cl.env_names);
+  if (!plan.ok()) return Refuse(plan.status(), host, *settings, cl.program);
+
+  // 6. Carry it out.
+  if (container) {
+    if (config.runtime == Runtime::kBwrap) {
+      return RunBwrap(*plan, *settings, endpoint, host, cl.program);
+    }
+    return RunSupervised(*plan, *settings, endpoint, host, cl.program, facts.container_name);
+  }
+  if (!lookup.ok()) return Refuse(lookup.status(), host, *settings, cl.program);
+  resolved = *std::move(lookup);
+  nlohmann::json record = BaseRecord(host, *settings, cl.program);
+  record["decision"] = "run";
+  record["path"] = resolved;
+  Audit(host, *settings, std::move(record));
+  std::vector<std::string> env =
+      EditEnvironment(host.envp,
+                      {absl::StrCat(kDepthVar, "=", host.depth + 1),
+                       absl::StrCat(kExecPidVar, "=", host.pid)},
+                      {});
+  return Fail(ExecInPlace(resolved, plan->argv, env), host);
+}
+
+}  // namespace np

@@ -1,0 +1,156 @@
+#include "launcher/supervise.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "launcher/engine_api.h"
+#include "launcher/exec.h"
+#include "launcher/reaper.h"
+#include "launcher/subprocess.h"
+
+namespace np {
+namespace {
+
+constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+long long NowMs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+bool IsTerminating(int sig) {
+  return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
+}
+
+void ForceRemove(const SuperviseRequest& request) {
+  if (request.socket.has_value() &&
+      RemoveContainer(*request.socket, request.container_name).ok()) {
+    return;
+  }
+  std::vector<char*> env = CStrings(request.env);
+  (void)RunAndCapture({request.bin, "rm", "-f", request.container_name}, env.data(), 15000);
+}
+
+// Docker disables its signal proxy under -t, so there the signal goes to the
+// container through the API instead.
+void SignalContainer(const SuperviseRequest& request, int sig) {
+  if (!request.socket.has_value()) return;
+  (void)EngineRequest(*request.socket, "POST",
+                      absl::StrCat("/containers/", UrlEncode(request.container_name),
+                                   "/kill?signal=", sig),
+                      1000);
+}
+
+}  // namespace
+
+SuperviseResult Supervise(const SuperviseRequest& request) {
+  SuperviseResult result;
+  const long long started = NowMs();
+  sigset_t watched;
+  sigemptyset(&watched);
+  for (int sig : kForwarded) sigaddset(&watched, sig);
+  sigaddset(&watched, SIGCHLD);
+  sigset_t original;
+  // Blocked before the fork, so no signal is lost between fork and the wait
+  // loop; the child restores the original mask before it execs.
+  sigprocmask(SIG_BLOCK, &watched, &original);
+  signal(SIGCHLD, SIG_DFL);
+
+  std::vector<char*> argv = CStrings(request.argv);
+  std::vector<char*> env = CStrings(request.env);
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    result.start_errno = errno;
+    return result;
+  }
+  const pid_t parent = getpid();
+  pid_t child = fork();
+  if (child < 0) {
+    result.start_errno = errno;
+    return result;
+  }
+  if (child == 0) {
+    // Between fork and exec: async-signal-safe calls only.
+    close(report[0]);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    // np-exec may have died before prctl took effect; then nobody would
+    // deliver the parent-death signal, so act on it now.
+    if (getppid() != parent) _exit(128 + SIGTERM);
+    sigprocmask(SIG_SETMASK, &original, nullptr);
+    execve(request.bin.c_str(), argv.data(), env.data());
+    int err = errno;
+    (void)!write(report[1], &err, sizeof(err));
+    _exit(127);
+  }
+  close(report[1]);
+  int child_errno = 0;
+  ssize_t got;
+  do {
+    got = read(report[0], &child_errno, sizeof(child_errno));
+  } while (got < 0 && errno == EINTR);
+  close(report[0]);
+  if (got == static_cast<ssize_t>(sizeof(child_errno))) {
+    int status;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    result.start_errno = child_errno;
+    return result;
+  }
+
+  // The engine is now creating the container; clean up after earlier,
+  // killed np-exec processes meanwhile, where it costs no wall time.
+  if (request.socket.has_value()) (void)ReapOrphans(*request.socket);
+
+  long long deadline = -1;
+  int status = 0;
+  bool exited = false;
+  while (!exited) {
+    siginfo_t info;
+    int sig;
+    if (deadline >= 0) {
+      long long left = deadline - NowMs();
+      if (left <= 0) {
+        // The client did not stop after a terminating signal: take the
+        // container down and the client with it.
+        ForceRemove(request);
+        kill(child, SIGKILL);
+        deadline = -1;
+        continue;
+      }
+      timespec timeout{static_cast<time_t>(left / 1000), static_cast<long>((left % 1000) * 1000000)};
+      sig = sigtimedwait(&watched, &info, &timeout);
+      if (sig < 0) continue;  // Timed out or interrupted: re-check the deadline.
+    } else {
+      sig = sigwaitinfo(&watched, &info);
+      if (sig < 0) continue;
+    }
+    if (sig == SIGCHLD) {
+      pid_t done;
+      while ((done = waitpid(child, &status, WNOHANG)) < 0 && errno == EINTR) {
+      }
+      exited = done == child;
+      continue;
+    }
+    // A signal the terminal sent to the foreground group reached the client
+    // too; forwarding it again would deliver it twice.
+    const bool from_terminal = info.si_code == SI_KERNEL;
+    if (!from_terminal) kill(child, sig);
+    if (request.tty) SignalContainer(request, sig);
+    if (IsTerminating(sig) && deadline < 0) deadline = NowMs() + request.grace_ms;
+  }
+  result.exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+  // A client killed by a signal never told the engine to stop; --rm alone
+  // does not remove a container whose client vanished.
+  if (WIFSIGNALED(status)) ForceRemove(request);
+  result.duration_ms = NowMs() - started;
+  return result;
+}
+
+}  // namespace np

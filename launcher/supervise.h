@@ -1,0 +1,42 @@
+// Running the container runtime's client as np-exec's child.
+//
+// A killed `docker run` client leaves its container running, and nubos-pilot
+// kills timed-out spawns with SIGKILL. So on the container tier np-exec stays
+// as the client's parent: it forwards SIGTERM, SIGINT, SIGHUP, SIGQUIT,
+// SIGUSR1 and SIGUSR2 to it (the client proxies them into the container, where
+// --init's tini hands them to the program); the client runs with a
+// parent-death signal, so a SIGKILLed np-exec still takes its container down;
+// and when the client dies abnormally, or does not exit within a grace period
+// after a terminating signal, the container is force-removed. Spawns.
+#ifndef NP_EXEC_LAUNCHER_SUPERVISE_H_
+#define NP_EXEC_LAUNCHER_SUPERVISE_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace np {
+
+struct SuperviseRequest {
+  std::string bin;                 // Absolute path of the runtime client.
+  std::vector<std::string> argv;   // argv[0] is the runtime's name.
+  std::vector<std::string> env;    // The client's environment.
+  std::string container_name;
+  std::optional<std::string> socket;  // Engine API socket, when local.
+  bool tty = false;  // -t: docker does not proxy signals then.
+  int grace_ms = 10000;
+};
+
+struct SuperviseResult {
+  int exit_code = 0;      // The client's status, 128+n for a signal.
+  int start_errno = 0;    // Non-zero when the client could not be executed.
+  long long duration_ms = 0;
+};
+
+// Runs the client to completion. Reaps orphaned containers of earlier,
+// killed np-exec processes while the engine starts this one.
+SuperviseResult Supervise(const SuperviseRequest& request);
+
+}  // namespace np
+
+#endif  // NP_EXEC_LAUNCHER_SUPERVISE_H_

@@ -1,0 +1,112 @@
+// status, describe and probe: read-only verbs that report.
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/advisory.h"
+#include "core/config_json.h"
+#include "core/errors.h"
+#include "core/gate.h"
+#include "core/settings.h"
+#include "core/tier.h"
+#include "launcher/output.h"
+#include "launcher/probe.h"
+#include "launcher/verbs.h"
+
+namespace np {
+namespace {
+
+std::string DescriptionText(const TierDescription& d) {
+  std::string text = absl::StrCat(
+      "tier: ", TierName(d.tier), "\n  isolates versions: ", d.isolates_versions ? "yes" : "no",
+      "\n  isolates rights:   ", d.isolates_rights ? "yes" : "no",
+      "\n  network restricted: ", d.network_restricted ? "yes" : "no", "\n  ", d.summary,
+      "\n  use when: ", d.use_when, "\n  does not protect against:\n");
+  for (const std::string& limit : d.does_not_protect_against) {
+    absl::StrAppend(&text, "    - ", limit, "\n");
+  }
+  return text;
+}
+
+std::string ProbeText(const ProbeResult& probe) {
+  if (probe.available) {
+    return absl::StrCat(RuntimeName(probe.runtime), ": available, engine ", probe.version, " (",
+                        probe.bin, ")\n");
+  }
+  return absl::StrCat(RuntimeName(probe.runtime), ": unavailable: ", probe.reason, " (",
+                      probe.detail, ")\n");
+}
+
+absl::StatusOr<Runtime> RuntimeFor(const CommandLine& cl, const HostFacts& host) {
+  if (!cl.runtime.empty()) return ParseRuntime(cl.runtime);
+  absl::StatusOr<Settings> settings =
+      LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier, true});
+  if (!settings.ok()) return settings.status();
+  return settings->config.container.runtime;
+}
+
+}  // namespace
+
+int VerbDescribe(const CommandLine& cl, const HostFacts& host) {
+  absl::StatusOr<Tier> tier = ParseTier(cl.tier);
+  if (!tier.ok()) return VerbFail(tier.status(), host);
+  Runtime runtime = Runtime::kDocker;
+  if (!cl.runtime.empty()) {
+    absl::StatusOr<Runtime> parsed = ParseRuntime(cl.runtime);
+    if (!parsed.ok()) return VerbFail(parsed.status(), host);
+    runtime = *parsed;
+  }
+  TierDescription description = DescribeTier(*tier, runtime);
+  if (cl.json) {
+    WriteJson(DescriptionToJson(description));
+  } else {
+    WriteAll(1, DescriptionText(description));
+  }
+  return 0;
+}
+
+int VerbProbe(const CommandLine& cl, const HostFacts& host) {
+  absl::StatusOr<Runtime> runtime = RuntimeFor(cl, host);
+  if (!runtime.ok()) return VerbFail(runtime.status(), host);
+  ProbeResult probe = ProbeRuntime(*runtime, host);
+  if (cl.json) {
+    WriteJson(ProbeToJson(probe));
+  } else {
+    WriteAll(1, ProbeText(probe));
+  }
+  return probe.available ? 0 : 1;
+}
+
+int VerbStatus(const CommandLine& cl, const HostFacts& host) {
+  absl::StatusOr<Settings> settings =
+      LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier, true});
+  if (!settings.ok()) return VerbFail(settings.status(), host);
+  const ContainerConfig& container = settings->config.container;
+  const ProbeResult probe = ProbeRuntime(container.runtime, host);
+  const TierDescription description = DescribeTier(settings->resolved.tier, container.runtime);
+  const std::optional<std::string> advisory =
+      Advisory(settings->resolved.tier, settings->has_milestones);
+  absl::Status gate = AssertTierAvailable(settings->resolved, container.runtime, &probe);
+
+  nlohmann::json out = {
+      {"tier", TierName(settings->resolved.tier)},
+      {"effective_from", TierSourceName(settings->resolved.from)},
+      {"description", DescriptionToJson(description)},
+      {"runtime", ProbeToJson(probe)},
+      {"advisory", advisory.has_value() ? nlohmann::json(*advisory) : nlohmann::json(nullptr)},
+      {"container", ContainerConfigToJson(container)},
+      {"project_root", settings->project_root.empty() ? nlohmann::json(nullptr)
+                                                      : nlohmann::json(settings->project_root)},
+  };
+  if (cl.json) {
+    WriteJson(out);
+  } else {
+    std::string text = absl::StrCat("effective tier: ", TierName(settings->resolved.tier),
+                                    " (from ", TierSourceName(settings->resolved.from), ")\n",
+                                    DescriptionText(description), "runtime: ", ProbeText(probe));
+    if (advisory.has_value()) absl::StrAppend(&text, "advisory: ", *advisory, "\n");
+    WriteAll(1, text);
+  }
+  if (!gate.ok()) return VerbFail(gate, host);
+  return 0;
+}
+
+}  // namespace np

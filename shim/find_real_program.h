@@ -1,0 +1,55 @@
+// Finding the real program behind a shim.
+//
+// When np-exec is reached as `node` (a symlink in a shim directory), the real
+// node is the first match on PATH that is not np-exec itself. Identity is by
+// device and inode, never by name, so a symlinked PATH entry, a second shim
+// directory or a hard link of np-exec under another name cannot fool it.
+// Empty and relative PATH entries are skipped: resolving a program against the
+// working directory would let a cloned repository plant its own `node`.
+// The filesystem is reached only through the injected FileProbe, so this is
+// pure and unit-tested with a table of fake files.
+#ifndef NP_EXEC_SHIM_FIND_REAL_PROGRAM_H_
+#define NP_EXEC_SHIM_FIND_REAL_PROGRAM_H_
+
+#include "absl/strings/string_view.h"
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+
+
+#include "absl/status/statusor.h"
+
+namespace np {
+
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool operator==(const FileId& other) const { return dev == other.dev && ino == other.ino; }
+};
+
+struct FileFacts {
+  bool exists = false;
+  bool regular = false;     // A regular file after following symlinks.
+  bool executable = false;  // access(X_OK) for the caller.
+  FileId id;
+};
+
+// Answers what a path is; the real one is StatFileProbe().
+using FileProbe = std::function<FileFacts(const std::string& path)>;
+
+// stat(2) + access(2).
+FileFacts StatFile(const std::string& path);
+
+// Resolves `name` as exec would, skipping np-exec (`self`). A name with a
+// slash is taken as a path (relative to `cwd`). Codes: `program-not-found`
+// (NotFound), `program-not-executable` (PermissionDenied, when only
+// non-executable matches exist), `recursive-invocation` (the name leads only
+// to np-exec itself), `invalid-program` (empty, NUL, too long).
+absl::StatusOr<std::string> FindRealProgram(absl::string_view name, absl::string_view path_list,
+                                            absl::string_view cwd, const FileId& self,
+                                            const FileProbe& probe);
+
+}  // namespace np
+
+#endif  // NP_EXEC_SHIM_FIND_REAL_PROGRAM_H_
