@@ -1,0 +1,181 @@
+#include "tests/support/process.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+
+extern char** environ;
+
+namespace np::testing {
+namespace {
+
+long long NowMs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+std::vector<char*> Pointers(const std::vector<std::string>& strings) {
+  std::vector<char*> p;
+  for (const std::string& s : strings) p.push_back(const_cast<char*>(s.c_str()));
+  p.push_back(nullptr);
+  return p;
+}
+
+// In the child: reset what a test runner may have changed, then exec.
+[[noreturn]] void ExecChild(const std::vector<std::string>& argv, const RunOptions& options) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) signal(sig, SIG_DFL);
+  if (options.new_session) setsid();
+  if (!options.cwd.empty() && chdir(options.cwd.c_str()) != 0) _exit(121);
+  std::vector<std::string> args = argv;
+  if (!options.argv0.empty()) args[0] = options.argv0;
+  std::vector<char*> a = Pointers(args);
+  std::vector<char*> e = Pointers(options.env);
+  execve(argv[0].c_str(), a.data(), e.data());
+  _exit(errno == ENOENT ? 127 : 126);
+}
+
+}  // namespace
+
+std::string NpExecBin() {
+  const char* bin = getenv("NP_EXEC_BIN");
+  return bin != nullptr ? bin : "np-exec";
+}
+
+std::string SourceDir() {
+  const char* dir = getenv("NP_SOURCE_DIR");
+  return dir != nullptr ? dir : ".";
+}
+
+void SetEnv(std::vector<std::string>& env, const std::string& name, const std::string& value) {
+  const std::string prefix = name + "=";
+  for (std::string& entry : env) {
+    if (entry.compare(0, prefix.size(), prefix) == 0) {
+      entry = prefix + value;
+      return;
+    }
+  }
+  env.push_back(prefix + value);
+}
+
+std::vector<std::string> BaseEnv(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  for (const char* name : {"PATH", "HOME", "LANG", "TMPDIR", "DOCKER_HOST", "CI"}) {
+    const char* value = getenv(name);
+    if (value != nullptr) env.push_back(std::string(name) + "=" + value);
+  }
+  for (const std::string& entry : extra) {
+    size_t eq = entry.find('=');
+    SetEnv(env, entry.substr(0, eq), eq == std::string::npos ? "" : entry.substr(eq + 1));
+  }
+  return env;
+}
+
+RunResult RunProcess(const std::vector<std::string>& argv, const RunOptions& options) {
+  RunResult result;
+  int in[2], out[2], err[2];
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+    return result;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    ExecChild(argv, options);
+  }
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  // Feed stdin without blocking the reads: the child may not read it all.
+  fcntl(in[1], F_SETFL, O_NONBLOCK);
+  size_t written = 0;
+  if (options.stdin_data.empty()) {
+    close(in[1]);
+    in[1] = -1;
+  }
+  const long long deadline = NowMs() + options.timeout_ms;
+  bool out_open = true, err_open = true;
+  char buffer[65536];
+  while (out_open || err_open) {
+    long long left = deadline - NowMs();
+    if (left <= 0) {
+      result.timed_out = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    pollfd fds[3] = {{out_open ? out[0] : -1, POLLIN, 0},
+                     {err_open ? err[0] : -1, POLLIN, 0},
+                     {in[1], POLLOUT, 0}};
+    if (poll(fds, 3, static_cast<int>(std::min<long long>(left, 1000))) < 0 && errno != EINTR) {
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+        ssize_t n = read(fds[i].fd, buffer, sizeof(buffer));
+        if (n > 0) {
+          (i == 0 ? result.out : result.err).append(buffer, static_cast<size_t>(n));
+        } else if (n == 0 || errno != EINTR) {
+          (i == 0 ? out_open : err_open) = false;
+        }
+      }
+    }
+    if (in[1] >= 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      ssize_t n = write(in[1], options.stdin_data.data() + written,
+                        options.stdin_data.size() - written);
+      if (n > 0) written += static_cast<size_t>(n);
+      if (n < 0 && errno != EAGAIN && errno != EINTR) written = options.stdin_data.size();
+      if (written == options.stdin_data.size()) {
+        close(in[1]);
+        in[1] = -1;
+      }
+    }
+  }
+  if (in[1] >= 0) close(in[1]);
+  close(out[0]);
+  close(err[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+  return result;
+}
+
+pid_t StartProcess(const std::vector<std::string>& argv, const RunOptions& options,
+                   const std::string& out_path, const std::string& err_path) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int in = open("/dev/null", O_RDONLY);
+    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    ExecChild(argv, options);
+  }
+  return pid;
+}
+
+int WaitProcess(pid_t pid, int timeout_ms) {
+  const long long deadline = NowMs() + timeout_ms;
+  int status = 0;
+  for (;;) {
+    pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+    if (done < 0 && errno != EINTR) return -1;
+    if (NowMs() >= deadline) return -1;
+    usleep(5000);
+  }
+}
+
+}  // namespace np::testing
