@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The README's first command: install what is missing, build np-exec, and run
+# its main job: a real spawn wrapped by the configured tier in a demo project,
+# then `np-exec status`. Debian 12, as root (or with sudo for the install).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+build=${BUILD_DIR:-$root/build}
+
+need=()
+for pkg in build-essential cmake libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if ((${#need[@]})); then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  echo "installing: ${need[*]}"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DNP_BUILD_TESTS=OFF -DNP_BUILD_BENCH=OFF >/dev/null
+cmake --build "$build" --target np-exec -j"$(nproc)" >/dev/null
+np="$build/bin/np-exec"
+echo "built $np ($("$np" --version))"
+
+demo=$(mktemp -d /tmp/np-exec-demo.XXXXXX)
+trap 'rm -rf "$demo"' EXIT
+mkdir -p "$demo/.nubos-pilot" "$demo/src"
+printf '{\n  "isolation": {"tier": "direct"}\n}\n' >"$demo/.nubos-pilot/config.json"
+cd "$demo/src"
+
+echo
+echo "\$ np-exec -- sh -c 'echo \"hello from pid \$\$ in \$PWD (depth \$NP_EXEC_DEPTH)\"; exit 3'"
+set +e
+"$np" -- sh -c 'echo "hello from pid $$ in $PWD (depth $NP_EXEC_DEPTH)"; exit 3'
+rc=$?
+set -e
+echo "exit status: $rc (the program's own)"
+echo
+echo "\$ np-exec status"
+"$np" status
+echo
+echo "audit log ($demo/.nubos-pilot/audit/np-exec.jsonl):"
+cat "$demo/.nubos-pilot/audit/np-exec.jsonl"
+echo
+echo "\$ np-exec wrap -- node tool.cjs   (what the container tier would run; nothing runs)"
+NP_EXEC_TIER=container "$np" wrap -- node tool.cjs || echo "(refused: no container runtime usable here; the container tier is never downgraded)"
