@@ -39,6 +39,7 @@ HostFacts ReadHostFacts(char** envp) {
   if (absl::SimpleAtoi(GetEnv(envp, kDepthVar), &depth) && depth > 0) host.depth = depth;
   int exec_pid = 0;
   if (absl::SimpleAtoi(GetEnv(envp, kExecPidVar), &exec_pid)) host.exec_pid = exec_pid;
+  host.exec_target = std::string(GetEnv(envp, kExecTargetVar));
   host.pid = getpid();
   host.uid = getuid();
   host.gid = getgid();

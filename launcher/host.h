@@ -27,6 +27,7 @@ struct HostFacts {
   std::string term;         // TERM.
   int depth = 0;            // NP_EXEC_DEPTH.
   pid_t exec_pid = 0;       // NP_EXEC_EXEC_PID.
+  std::string exec_target;  // NP_EXEC_EXEC_TARGET.
   pid_t pid = 0;
   uid_t uid = 0;
   gid_t gid = 0;
@@ -40,6 +41,7 @@ struct HostFacts {
 // Environment variable names np-exec itself reads or sets.
 inline constexpr absl::string_view kDepthVar = "NP_EXEC_DEPTH";
 inline constexpr absl::string_view kExecPidVar = "NP_EXEC_EXEC_PID";
+inline constexpr absl::string_view kExecTargetVar = "NP_EXEC_EXEC_TARGET";
 inline constexpr absl::string_view kTierVar = "NP_EXEC_TIER";
 // Past this many nested np-exec invocations, a chain of wrappers is assumed to
 // be re-entering itself and is refused.

@@ -197,7 +197,10 @@ int RunPathExitCode(const absl::Status& status) {
 int RunProgram(const CommandLine& cl, const HostFacts& host) {
   // 1. Recursion: np-exec exec'd straight into np-exec (same pid), or a chain
   //    of wrappers that keeps re-entering.
-  if (host.exec_pid == host.pid) {
+  // Only when the very file np-exec exec'd in place is this binary: a
+  // shebang or `exec` chain in between (env, sh) is a legitimate spawn.
+  if (host.exec_pid == host.pid && !host.exec_target.empty() &&
+      StatFile(host.exec_target).id == host.self) {
     return Fail(Recursion(absl::StrCat("\"", cl.program.front(),
                                        "\" resolved to another copy of np-exec")),
                 host);
@@ -279,7 +282,8 @@ int RunProgram(const CommandLine& cl, const HostFacts& host) {
   std::vector<std::string> env =
       EditEnvironment(host.envp,
                       {absl::StrCat(kDepthVar, "=", host.depth + 1),
-                       absl::StrCat(kExecPidVar, "=", host.pid)},
+                       absl::StrCat(kExecPidVar, "=", host.pid),
+                       absl::StrCat(kExecTargetVar, "=", resolved)},
                       {});
   return Fail(ExecInPlace(resolved, plan->argv, env), host);
 }
