@@ -53,12 +53,20 @@ std::string ArgvDigest(const std::vector<std::string>& argv) {
 absl::Status AppendAudit(const std::string& project_root, nlohmann::json record) {
   const std::string path = AuditLogPath(project_root);
   const std::string dir = path.substr(0, path.rfind('/'));
-  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0 && errno == ENOENT) {
+  // Neither the directory nor the file may be a symlink: a cloned repository
+  // could otherwise point the log at a file of the operator's and have
+  // np-exec append to it.
+  int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd < 0 && errno == ENOENT) {
     if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return Unwritable(path, errno);
-    fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   }
-  if (fd < 0) return Unwritable(path, errno);
+  if (dir_fd < 0) return Unwritable(path, errno);
+  int fd = openat(dir_fd, "np-exec.jsonl", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+                  0600);
+  const int open_errno = errno;
+  close(dir_fd);
+  if (fd < 0) return Unwritable(path, open_errno);
   nlohmann::json line = {{"time", UtcNow()}};
   line.update(record);
   const std::string text = absl::StrCat(DumpJson(line), "\n");
