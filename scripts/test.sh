@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# The test command (README; .ci/run execs it). On a fresh Debian 12 machine, as
+# root, it:
+#   1. installs what is missing with apt (only then, after apt-get update);
+#   2. configures and builds with -DNP_WERROR=ON in $BUILD_DIR (default build/);
+#   3. brings up docker, podman and bubblewrap and builds the test images
+#      (scripts/setup-runtimes.sh: starts dockerd by hand when none answers);
+#   4. runs ctest, every label (unit tests in parallel, the e2e and load labels
+#      one at a time, since they share the engines and scan the process table);
+#   5. runs scripts/sanitize.sh, scripts/fuzz.sh and scripts/bench.sh --short
+#      when those exist;
+#   6. stops the daemon it started (trap on EXIT) and prints a summary whose
+#      last line is "N passed, M failed".
+# With CI=true a runtime that cannot be brought up fails the run (and the e2e
+# tests fail rather than skip). Exits non-zero on any failure.
+#
+# Environment: BUILD_DIR (default <repo>/build), NP_RUNTIME_DIR (runtime state,
+# default $BUILD_DIR/runtimes), JOBS (default nproc).
+set -uo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$repo/build}
+case $build in /*) ;; *) build=$repo/$build ;; esac
+jobs=${JOBS:-$(nproc)}
+export NP_RUNTIME_DIR=${NP_RUNTIME_DIR:-$build/runtimes}
+export DEBIAN_FRONTEND=noninteractive
+mkdir -p "$build" "$NP_RUNTIME_DIR"
+logdir=$build/test-logs
+mkdir -p "$logdir"
+
+summary=()
+tests_passed=0
+tests_failed=0
+steps_failed=0
+steps_passed=0
+counted=0  # set by run_ctest: its tests are counted one by one, not as a step
+
+say() { printf '\n== %s\n' "$*"; }
+
+# step NAME COMMAND...: runs it, records PASS/FAIL and the duration.
+step() {
+  local name=$1 start end rc
+  shift
+  say "$name"
+  start=$(date +%s.%N)
+  counted=0
+  "$@"
+  rc=$?
+  end=$(date +%s.%N)
+  local secs
+  secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+  if [ $rc -eq 0 ]; then
+    summary+=("PASS  $name (${secs} s)")
+    [ $counted = 1 ] || steps_passed=$((steps_passed + 1))
+  else
+    summary+=("FAIL  $name (exit $rc, ${secs} s)")
+    [ $counted = 1 ] || steps_failed=$((steps_failed + 1))
+  fi
+  return $rc
+}
+
+cleanup() {
+  bash "$repo/scripts/stop-runtimes.sh"
+}
+trap cleanup EXIT
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+
+install_packages() {
+  local required=(build-essential cmake libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev
+    googletest libbenchmark-dev clang libclang-rt-14-dev docker.io podman catatonit
+    busybox-static bubblewrap)
+  local optional=(hyperfine)
+  command -v node >/dev/null 2>&1 || required+=(nodejs)
+  local missing=() p
+  for p in "${required[@]}"; do installed "$p" || missing+=("$p"); done
+  local missing_optional=()
+  for p in "${optional[@]}"; do installed "$p" || missing_optional+=("$p"); done
+  if [ ${#missing[@]} -eq 0 ] && [ ${#missing_optional[@]} -eq 0 ]; then
+    echo "all packages present"
+    return 0
+  fi
+  if [ "$(id -u)" != 0 ]; then
+    echo "not root: cannot install ${missing[*]} ${missing_optional[*]}" >&2
+    [ ${#missing[@]} -eq 0 ]
+    return
+  fi
+  apt-get update -qq || return 1
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing: ${missing[*]}"
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" || return 1
+  fi
+  if [ ${#missing_optional[@]} -gt 0 ]; then
+    apt-get install -y -qq --no-install-recommends "${missing_optional[@]}" ||
+      echo "optional packages not installed: ${missing_optional[*]}" >&2
+  fi
+  return 0
+}
+
+build_project() {
+  cmake -S "$repo" -B "$build" -DNP_WERROR=ON && cmake --build "$build" -j "$jobs"
+}
+
+# run_ctest NAME ARGS...: ctest with --output-on-failure, counting its tests.
+run_ctest() {
+  local name=$1 log=$logdir/$1.log rc
+  shift
+  (cd "$build" && ctest --output-on-failure "$@") 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  local line passed failed total
+  line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)
+  if [ -n "$line" ]; then
+    failed=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
+    total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
+    passed=$((total - failed))
+    tests_passed=$((tests_passed + passed))
+    tests_failed=$((tests_failed + failed))
+    # Counted test by test; but a non-zero ctest with no failed test (ctest
+    # itself broke) stays a failed step.
+    counted=1
+    if [ "$failed" -eq 0 ] && [ $rc -ne 0 ]; then counted=0; fi
+    summary+=("      $name: $passed of $total tests passed")
+  elif grep -q 'No tests were found' "$log"; then
+    summary+=("      $name: no tests")
+    rc=0
+  fi
+  local skipped
+  skipped=$(grep -cE '\*\*\*Skipped|\[  SKIPPED \] [A-Za-z]' "$log" || true)
+  [ "${skipped:-0}" -gt 0 ] && summary+=("      $name: $skipped skipped (see $log)")
+  return $rc
+}
+
+optional_script() {
+  local script=$1
+  shift
+  if [ -f "$repo/scripts/$script" ]; then
+    step "$script $*" env BUILD_DIR="$build" bash "$repo/scripts/$script" "$@"
+  else
+    summary+=("SKIP  $script (not in this checkout)")
+  fi
+}
+
+started=$(date +%s)
+step "install packages" install_packages
+if step "configure and build (-DNP_WERROR=ON) in $build" build_project; then
+  step "bring up runtimes and images" bash "$repo/scripts/setup-runtimes.sh"
+  # CONTAINERS_CONF: podman's default_ulimits for these machines, for our runs only.
+  if [ -f "$NP_RUNTIME_DIR/env" ]; then
+    set -a
+    # shellcheck disable=SC1091
+    . "$NP_RUNTIME_DIR/env"
+    set +a
+  fi
+  step "ctest: unit and integration" run_ctest unit -LE 'e2e|load' -j "$jobs"
+  step "ctest: e2e and load (real runtimes)" run_ctest e2e-load -L 'e2e|load' -j 1
+  optional_script sanitize.sh
+  optional_script fuzz.sh
+  optional_script bench.sh --short
+else
+  summary+=("SKIP  tests (the build failed)")
+fi
+
+# Nothing of ours may stay behind.
+bash "$repo/scripts/stop-runtimes.sh"
+
+say "summary ($(( $(date +%s) - started )) s)"
+printf '%s\n' "${summary[@]}"
+total_passed=$((tests_passed + steps_passed))
+total_failed=$((tests_failed + steps_failed))
+echo "ctest: $tests_passed passed, $tests_failed failed; other steps: $steps_passed passed, $steps_failed failed"
+echo "$total_passed passed, $total_failed failed"
+[ $total_failed -eq 0 ]
