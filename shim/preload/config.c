@@ -105,5 +105,14 @@ __attribute__((constructor)) static void NpPreloadInit(void) {
   if (np_preload_config.name_count == 0) return;
   FindNpExec();
   ReadExecPid();
+  /* np-exec is linked statically, so the library never loads into it; a
+   * dynamic build (the sanitizer one) would, and np-exec's own exec of the
+   * program must never be wrapped again. */
+  struct stat self;
+  if (np_preload_config.have_np_exec && stat("/proc/self/exe", &self) == 0 &&
+      self.st_dev == np_preload_config.np_exec_dev &&
+      self.st_ino == np_preload_config.np_exec_ino) {
+    return;
+  }
   np_preload_config.active = 1;
 }

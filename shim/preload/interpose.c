@@ -203,6 +203,7 @@ NP_EXPORT int execle(const char *path, const char *arg, ...) {
   char *argv[argc + 1];
   va_start(ap, arg);
   FillVarArgs(arg, ap, argc, argv);
+  if (argc > 0) (void)va_arg(ap, char *);  /* The NULL that ends the list. */
   char *const *envp = va_arg(ap, char *const *);
   va_end(ap);
   return execve(path, argv, envp);
