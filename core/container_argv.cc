@@ -99,6 +99,9 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
   argv.push_back(absl::StrCat("HOME=", kContainerHome));
   if (spawn.stdin_tty && spawn.stdout_tty) argv.emplace_back("-t");
   argv.emplace_back(config.pull_missing ? "--pull=missing" : "--pull=never");
+  if (config.runtime == Runtime::kPodman && !spawn.init_path.empty()) {
+    argv.push_back(absl::StrCat("--init-path=", spawn.init_path));
+  }
   argv.emplace_back("--name");
   argv.push_back(spawn.name);
   argv.emplace_back("--label");

@@ -37,6 +37,10 @@ struct ContainerSpawn {
   bool stdout_tty = false;
   std::string name;   // Unique container name.
   std::string owner;  // "<pid>:<start time>" of the owning np-exec; "" for none.
+  // Podman only: the --init binary. Podman's default, catatonit, exits 1 when
+  // the program is not found; tini (the init docker uses) exits 127 and 126
+  // as the run path promises. Empty: the runtime's default.
+  std::string init_path;
   std::vector<std::string> env_names;  // Validated; config's and --env's.
   std::vector<std::string> program;    // The program and its arguments.
 };

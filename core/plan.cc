@@ -67,6 +67,7 @@ absl::StatusOr<SpawnPlan> PlanSpawn(const Settings& settings, const ProbeResult*
   spawn.stdout_tty = facts.stdout_tty;
   spawn.name = facts.container_name;
   spawn.owner = facts.owner;
+  spawn.init_path = facts.init_path;
   spawn.env_names = plan.env_names;
   spawn.program = program;
   plan.project_mount = ProjectTarget(container, spawn);

@@ -27,6 +27,7 @@ struct SpawnFacts {
   bool stdout_tty = false;
   std::string container_name;
   std::string owner;
+  std::string init_path;  // Podman's --init binary when not its default (see ContainerSpawn).
   std::vector<std::string> extra_forbidden;  // E.g. the socket of DOCKER_HOST.
 };
 

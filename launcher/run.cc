@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -24,6 +25,9 @@
 
 namespace np {
 namespace {
+
+// Debian's tini package; static, so it runs in any image.
+constexpr char kStaticTini[] = "/usr/bin/tini-static";
 
 // Variables of the LD_PRELOAD interposer; never handed to a runtime client,
 // so nothing np-exec starts inside a container is interposed again.
@@ -259,6 +263,11 @@ int RunProgram(const CommandLine& cl, const HostFacts& host) {
     facts.container_name = ContainerName(host, start);
     facts.owner = OwnerLabelValue(host.pid, start);
     if (endpoint.socket.has_value()) facts.extra_forbidden.push_back(*endpoint.socket);
+    // Podman's own init (catatonit) reports a program that is not found as 1,
+    // not 127; a static tini, when the host has one, keeps the promise.
+    if (config.runtime == Runtime::kPodman && access(kStaticTini, X_OK) == 0) {
+      facts.init_path = kStaticTini;
+    }
   }
 
   // 5. Plan: exactly one of exec-in-place or a runtime argv.

@@ -109,6 +109,7 @@ SuperviseResult Supervise(const SuperviseRequest& request) {
   if (request.socket.has_value()) (void)ReapOrphans(*request.socket);
 
   long long deadline = -1;
+  bool stopping = false;  // A terminating signal was forwarded.
   int status = 0;
   bool exited = false;
   while (!exited) {
@@ -143,12 +144,17 @@ SuperviseResult Supervise(const SuperviseRequest& request) {
     const bool from_terminal = info.si_code == SI_KERNEL;
     if (!from_terminal) kill(child, sig);
     if (request.tty) SignalContainer(request, sig);
-    if (IsTerminating(sig) && deadline < 0) deadline = NowMs() + request.grace_ms;
+    if (IsTerminating(sig) && !stopping) {
+      stopping = true;
+      deadline = NowMs() + request.grace_ms;
+    }
   }
   result.exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
   // A client killed by a signal never told the engine to stop; --rm alone
-  // does not remove a container whose client vanished.
-  if (WIFSIGNALED(status)) ForceRemove(request);
+  // does not remove a container whose client vanished. A client stopped by a
+  // terminating signal while it was still creating the container may even
+  // exit 0 and leave it behind (podman does), so then remove it too.
+  if (WIFSIGNALED(status) || stopping) ForceRemove(request);
   result.duration_ms = NowMs() - started;
   return result;
 }
