@@ -86,7 +86,7 @@ setup_docker() {
 }
 
 setup_podman() {
-  apt_install podman catatonit || { record podman "failed: cannot install podman/catatonit"; return 1; }
+  apt_install podman catatonit tini || { record podman "failed: cannot install podman/catatonit/tini"; return 1; }
   cat >"$state/containers.conf" <<'EOF'
 # Written by scripts/setup-runtimes.sh for np-exec's own test runs only
 # (selected with CONTAINERS_CONF). Podman asks for NOFILE and NPROC of 1048576,

@@ -69,7 +69,7 @@ installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install o
 install_packages() {
   local required=(build-essential cmake libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev
     googletest libbenchmark-dev clang libclang-rt-14-dev docker.io podman catatonit
-    busybox-static bubblewrap)
+    busybox-static bubblewrap tini)
   local optional=(hyperfine)
   command -v node >/dev/null 2>&1 || required+=(nodejs)
   local missing=() p

@@ -145,7 +145,10 @@ std::string ContainerPrefix(pid_t np_exec_pid) {
   return "np-exec-" + std::to_string(np_exec_pid) + "-";
 }
 
-std::vector<pid_t> PidsWithCmdline(const std::string& needle) {
+namespace {
+
+template <typename F>
+std::vector<pid_t> PidsWhere(F match) {
   std::vector<pid_t> pids;
   DIR* proc = opendir("/proc");
   if (proc == nullptr) return pids;
@@ -154,11 +157,23 @@ std::vector<pid_t> PidsWithCmdline(const std::string& needle) {
     char* end = nullptr;
     long pid = strtol(entry->d_name, &end, 10);
     if (pid <= 0 || *end != '\0' || pid == self) continue;
-    std::string cmdline = ReadFile(std::string("/proc/") + entry->d_name + "/cmdline");
-    if (cmdline.find(needle) != std::string::npos) pids.push_back(static_cast<pid_t>(pid));
+    if (match(ReadFile(std::string("/proc/") + entry->d_name + "/cmdline"))) {
+      pids.push_back(static_cast<pid_t>(pid));
+    }
   }
   closedir(proc);
   return pids;
+}
+
+}  // namespace
+
+std::vector<pid_t> PidsWithCmdlinePrefix(const std::string& prefix) {
+  return PidsWhere([&](const std::string& cmdline) { return cmdline.rfind(prefix, 0) == 0; });
+}
+
+std::vector<pid_t> PidsWithCmdline(const std::string& needle) {
+  return PidsWhere(
+      [&](const std::string& cmdline) { return cmdline.find(needle) != std::string::npos; });
 }
 
 void ChownTree(const std::string& path, uid_t uid, gid_t gid) {

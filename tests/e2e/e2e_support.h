@@ -73,6 +73,10 @@ std::string ContainerPrefix(pid_t np_exec_pid);
 // Pids whose /proc/PID/cmdline (NULs kept) contains `needle`.
 std::vector<pid_t> PidsWithCmdline(const std::string& needle);
 
+// Pids whose /proc/PID/cmdline starts with `prefix` (the program itself, not
+// a runtime client or wrapper that carries it among its arguments).
+std::vector<pid_t> PidsWithCmdlinePrefix(const std::string& prefix);
+
 // Polls `predicate` every 50 ms until it holds or `timeout_ms` passes.
 template <typename F>
 bool WaitFor(F predicate, int timeout_ms) {

@@ -40,13 +40,14 @@ TEST_P(SignalTest, NpExecExits128PlusNAndLeavesNothingBehind) {
   MakeProject(project, ContainerConfig(runtime(), "np-test:local"));
   // A distinct duration marks this run's sleep in the host's process table.
   const std::string seconds = std::to_string(300 + std::random_device()() % 600);
-  const std::string marker = std::string("sleep\0", 6) + seconds;
+  // The sleep itself: its cmdline starts so (a client carries it later on).
+  const std::string marker = std::string("sleep\0", 6) + seconds + std::string("\0", 1);
   RunOptions options = Options(RuntimeEnv(), 0, project);
   pid_t pid = StartProcess({NpExecBin(), "--", "sleep", seconds}, options, dir.Path("out"),
                            dir.Path("err"));
   ASSERT_GT(pid, 0);
   const std::string prefix = ContainerPrefix(pid);
-  bool running = WaitFor([&] { return !PidsWithCmdline(marker).empty(); }, 60000);
+  bool running = WaitFor([&] { return !PidsWithCmdlinePrefix(marker).empty(); }, 60000);
   if (!running) {
     kill(pid, SIGKILL);
     WaitProcess(pid, 10000);
