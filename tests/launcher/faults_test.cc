@@ -1,0 +1,170 @@
+// Never downgrade, under every fault (issue 6, item 6): with the container
+// tier configured and the runtime unusable in each way it can be, the program
+// never runs on the host. The program is a sentinel that leaves a file when it
+// runs; the fake runtime records every call.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/launcher/fakes.h"
+
+namespace np::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+
+class NeverDowngradeTest : public ::testing::Test {
+ protected:
+  NeverDowngradeTest() { lab_.Config(R"({"isolation":{"tier":"container"}})"); }
+
+  // Runs the sentinel through np-exec, both by path and by name, and checks
+  // the refusal: `exit`, `code`, no sentinel, and a refused audit line.
+  void ExpectRefused(const std::vector<std::string>& env, int exit, const std::string& code,
+                     const std::string& detail = "", bool as_nobody = false) {
+    for (const std::string& program : {lab_.sentinel_program(), std::string("sentinel")}) {
+      std::vector<std::string> argv = {NpExecBin(), "--", program};
+      if (as_nobody) argv = AsNobody(argv);
+      RunOptions options;
+      options.cwd = lab_.project();
+      options.env = env;
+      options.timeout_ms = 30000;
+      RunResult r = RunProcess(argv, options);
+      EXPECT_EQ(r.exit_code, exit) << program << ": " << r.err;
+      EXPECT_EQ(ErrorCodeOf(r.err), code) << r.err;
+      if (!detail.empty()) {
+        EXPECT_THAT(r.err, HasSubstr(detail));
+      }
+      EXPECT_FALSE(FileExists(lab_.sentinel())) << "the program ran on the host";
+      EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+    std::vector<json> lines = ReadJsonLines(lab_.audit_log());
+    ASSERT_FALSE(lines.empty());
+    EXPECT_EQ(lines.back()["decision"], "refused");
+    EXPECT_EQ(lines.back()["code"], code);
+    EXPECT_EQ(lines.back()["tier"], "container");
+  }
+
+  Lab lab_;
+};
+
+TEST_F(NeverDowngradeTest, RuntimeBinaryMissing) {
+  FakeEngine engine(lab_.tmp().Path("engine.sock"));  // The engine is fine.
+  ExpectRefused(lab_.Env(engine.docker_host()), 69, "isolation-container-unavailable",
+                "runtime-not-installed");
+}
+
+TEST_F(NeverDowngradeTest, PodmanAndBwrapMissing) {
+  for (const char* runtime : {"podman", "bwrap"}) {
+    lab_.Config(std::string(R"({"isolation":{"tier":"container","container":{"runtime":")") +
+                runtime + R"("}}})");
+    ExpectRefused(lab_.Env(), 69, "isolation-container-unavailable", "runtime-not-installed");
+  }
+}
+
+TEST_F(NeverDowngradeTest, DaemonDownSocketMissing) {
+  lab_.FakeDocker();
+  ExpectRefused(lab_.Env("unix://" + lab_.tmp().Path("docker.sock")), 69,
+                "isolation-container-unavailable", "no such socket");
+  EXPECT_FALSE(lab_.Invoked());
+}
+
+TEST_F(NeverDowngradeTest, SocketRefusesConnections) {
+  lab_.FakeDocker();
+  MakeRefusingSocket(lab_.tmp().Path("dead.sock"));
+  ExpectRefused(lab_.Env("unix://" + lab_.tmp().Path("dead.sock")), 69,
+                "isolation-container-unavailable", "connection refused");
+  EXPECT_FALSE(lab_.Invoked());
+}
+
+TEST_F(NeverDowngradeTest, SocketNeverAnswers) {
+  lab_.FakeDocker();
+  SilentSocket silent(lab_.tmp().Path("silent.sock"));
+  ExpectRefused(lab_.Env("unix://" + lab_.tmp().Path("silent.sock")), 69,
+                "isolation-container-unavailable", "did not answer in time");
+  EXPECT_FALSE(lab_.Invoked());
+}
+
+TEST_F(NeverDowngradeTest, SocketPermissionDenied) {
+  if (!IsRoot() || access("/usr/bin/setpriv", X_OK) != 0) {
+    GTEST_SKIP() << "needs root and setpriv to run np-exec as an unprivileged user";
+  }
+  lab_.FakeDocker();
+  FakeEngine engine(lab_.tmp().Path("engine.sock"));
+  ASSERT_EQ(chmod(engine.socket_path().c_str(), 0), 0);
+  // Everything else is open to nobody, so only the socket stands in the way,
+  // and the sentinel could be written if the program ran.
+  for (const std::string& dir : {lab_.tmp().path(), lab_.fakes(), lab_.project() + "/.nubos-pilot"}) {
+    ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+  }
+  ExpectRefused(lab_.Env(engine.docker_host()), 69, "isolation-container-unavailable",
+                "permission denied", /*as_nobody=*/true);
+  EXPECT_FALSE(lab_.Invoked());
+  EXPECT_TRUE(engine.requests().empty());
+}
+
+TEST_F(NeverDowngradeTest, DockerHostPointingNowhere) {
+  lab_.FakeDocker();
+  ExpectRefused(lab_.Env("unix:///nonexistent-np-exec-dir/docker.sock"), 69,
+                "isolation-container-unavailable", "daemon-unreachable");
+  EXPECT_FALSE(lab_.Invoked());
+}
+
+// A remote endpoint is asked through the client, which fails as the real one
+// does when nothing listens there.
+TEST_F(NeverDowngradeTest, RemoteDockerHostPointingNowhere) {
+  FakeRuntimeOptions options;
+  options.version_out = "";
+  options.version_exit = 1;
+  lab_.FakeDocker(options);
+  ExpectRefused(lab_.Env("tcp://127.0.0.1:9"), 69, "isolation-container-unavailable",
+                "daemon-unreachable");
+  EXPECT_THAT(ReadFile(lab_.fakes() + "/docker.calls"), ::testing::Not(HasSubstr("run")));
+}
+
+// The engine answers the probe and the image check, then the daemon is gone
+// when the client runs: it exits 125 as the real client does. np-exec passes
+// the runtime's status on and does not fall back to running on the host.
+TEST_F(NeverDowngradeTest, DaemonDiesBetweenProbeAndRun) {
+  FakeRuntimeOptions options;
+  options.run_exit = 125;
+  options.run_stderr =
+      "docker: Cannot connect to the Docker daemon at unix:///gone.sock. Is the docker daemon "
+      "running?";
+  lab_.FakeDocker(options);
+  FakeEngine engine(lab_.tmp().Path("engine.sock"));
+  for (const std::string& program : {lab_.sentinel_program(), std::string("sentinel")}) {
+    RunResult r = lab_.Run({"--", program}, lab_.Env(engine.docker_host()));
+    EXPECT_EQ(r.exit_code, 125);
+    EXPECT_THAT(r.err, HasSubstr("Cannot connect to the Docker daemon"));
+    EXPECT_FALSE(FileExists(lab_.sentinel())) << "the program ran on the host";
+  }
+  EXPECT_THAT(engine.requests(), ::testing::Contains("GET /version"));
+  EXPECT_THAT(ReadFile(lab_.fakes() + "/docker.calls"), HasSubstr("run "));
+  std::vector<json> lines = ReadJsonLines(lab_.audit_log());
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back()["event"], "exit");
+  EXPECT_EQ(lines.back()["exit_status"], 125);
+}
+
+// Every verb that would claim isolation refuses under the same fault.
+TEST_F(NeverDowngradeTest, VerbsRefuseToo) {
+  const std::vector<std::string> env = lab_.Env();
+  RunResult status = lab_.Run({"status", "--json"}, env);
+  EXPECT_EQ(status.exit_code, 1);
+  EXPECT_EQ(ErrorCodeOf(status.err), "isolation-container-unavailable");
+  RunResult wrap = lab_.Run({"wrap", "--", "sentinel"}, env);
+  EXPECT_EQ(wrap.exit_code, 1);
+  EXPECT_EQ(ErrorCodeOf(wrap.err), "isolation-container-unavailable");
+  RunResult doctor = lab_.Run({"doctor", "--json"}, env);
+  EXPECT_EQ(doctor.exit_code, 1);
+  EXPECT_EQ(ParseJson(doctor.out)["deliverable"], false);
+  EXPECT_FALSE(FileExists(lab_.sentinel()));
+}
+
+}  // namespace
+}  // namespace np::testing

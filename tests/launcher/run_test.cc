@@ -1,0 +1,319 @@
+// The run path of the built np-exec: direct and worktree exec in place, exit
+// statuses, the container tier through a fake runtime, and the audit log.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/launcher/fakes.h"
+
+namespace np::testing {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using nlohmann::json;
+
+// Starts np-exec with `args` in the lab's project, waits, and returns
+// {pid, exit status, stdout}.
+struct Started {
+  pid_t pid;
+  int status;
+  std::string out;
+};
+Started StartAndWait(const Lab& lab, const std::vector<std::string>& args,
+                     const std::vector<std::string>& env) {
+  std::vector<std::string> argv = {NpExecBin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RunOptions options;
+  options.cwd = lab.project();
+  options.env = env;
+  const std::string out = lab.tmp().Path("started.out");
+  pid_t pid = StartProcess(argv, options, out, lab.tmp().Path("started.err"));
+  int status = WaitProcess(pid, 30000);
+  return {pid, status, ReadFile(out)};
+}
+
+// ---------------------------------------------------------------- direct
+
+TEST(DirectRunTest, ExecsInPlace) {
+  Lab lab;
+  Started s = StartAndWait(lab, {"--", "sh", "-c", "echo $$"}, lab.Env());
+  ASSERT_EQ(s.status, 0);
+  EXPECT_EQ(s.out, std::to_string(s.pid) + "\n")
+      << "the program's pid is the pid of the np-exec process the caller spawned";
+}
+
+TEST(DirectRunTest, WorktreeAlsoExecsInPlace) {
+  Lab lab;
+  lab.Config(R"({"isolation":{"tier":"worktree"}})");
+  Started s = StartAndWait(lab, {"--", "sh", "-c", "echo $$"}, lab.Env());
+  ASSERT_EQ(s.status, 0);
+  EXPECT_EQ(s.out, std::to_string(s.pid) + "\n");
+}
+
+TEST(DirectRunTest, ExitStatusPassesThrough) {
+  Lab lab;
+  for (int code : {0, 1, 7, 42, 124, 125, 126, 127, 255}) {
+    RunResult r = lab.Run({"--", "sh", "-c", "exit " + std::to_string(code)}, lab.Env());
+    EXPECT_EQ(r.exit_code, code);
+    EXPECT_TRUE(r.err.empty()) << r.err;
+  }
+}
+
+TEST(DirectRunTest, OutputAndInputPassThrough) {
+  Lab lab;
+  std::vector<std::string> argv = {NpExecBin(), "--", "sh", "-c",
+                                   "cat; echo to-out; echo to-err >&2"};
+  RunOptions options;
+  options.cwd = lab.project();
+  options.env = lab.Env();
+  options.stdin_data = "from-stdin\n";
+  RunResult r = RunProcess(argv, options);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "from-stdin\nto-out\n");
+  EXPECT_EQ(r.err, "to-err\n");
+}
+
+TEST(DirectRunTest, SignalBecomes128PlusN) {
+  Lab lab;
+  RunResult term = lab.Run({"--", "sh", "-c", "kill -TERM $$"}, lab.Env());
+  EXPECT_EQ(term.exit_code, 128 + SIGTERM);
+  RunResult kill9 = lab.Run({"--", "sh", "-c", "kill -KILL $$"}, lab.Env());
+  EXPECT_EQ(kill9.exit_code, 128 + SIGKILL);
+}
+
+TEST(DirectRunTest, ArgumentsArriveIntact) {
+  Lab lab;
+  RunResult r = lab.Run({"--", "sh", "-c", "printf '[%s]' \"$@\"", "x", "a b", "", "--help", "*"},
+                        lab.Env());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "[a b][][--help][*]");
+}
+
+TEST(DirectRunTest, NotExecutableIs126) {
+  Lab lab;
+  const std::string file = lab.tmp().Write("proj/data.txt", "#!/bin/sh\necho ran\n", 0644);
+  RunResult r = lab.Run({"--", file}, lab.Env());
+  EXPECT_EQ(r.exit_code, 126);
+  EXPECT_EQ(ErrorCodeOf(r.err), "program-not-executable");
+  EXPECT_TRUE(r.out.empty());
+  // Also when it is found on PATH.
+  lab.tmp().Write("bin/plain", "#!/bin/sh\necho ran\n", 0644);
+  RunResult on_path = lab.Run({"--", "plain"}, lab.Env());
+  EXPECT_EQ(on_path.exit_code, 126);
+  EXPECT_EQ(ErrorCodeOf(on_path.err), "program-not-executable");
+}
+
+TEST(DirectRunTest, NotFoundIs127) {
+  Lab lab;
+  RunResult r = lab.Run({"--", "no-such-program-xyz"}, lab.Env());
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_EQ(ErrorCodeOf(r.err), "program-not-found");
+  RunResult path = lab.Run({"--", lab.tmp().Path("nope/prog")}, lab.Env());
+  EXPECT_EQ(path.exit_code, 127);
+  EXPECT_EQ(ErrorCodeOf(path.err), "program-not-found");
+}
+
+TEST(DirectRunTest, UsageErrorIs125) {
+  Lab lab;
+  RunResult r = lab.Run({"--bogus-option", "sh"}, lab.Env());
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_EQ(ErrorCodeOf(r.err), "usage");
+}
+
+TEST(DirectRunTest, ScriptModeRunsNode) {
+  Lab lab;
+  WriteExecutable(lab.tmp().Path("bin/node"),
+                  "#!/bin/sh\nprintf 'node-fake'; printf ' [%s]' \"$@\"; echo\n");
+  lab.tmp().Write("proj/tool.cjs", "console.log(1)\n");
+  RunResult r = lab.Run({"tool.cjs", "a", "b c"}, lab.Env());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "node-fake [tool.cjs] [a] [b c]\n");
+  for (const char* script : {"t.js", "t.mjs"}) {
+    RunResult other = lab.Run({script}, lab.Env());
+    EXPECT_EQ(other.out, std::string("node-fake [") + script + "]\n");
+  }
+}
+
+TEST(DirectRunTest, OutsideAProjectRunsOnTheDefaultTier) {
+  Lab lab;
+  RunResult r = lab.Run({"--", "sh", "-c", "echo outside"}, lab.Env(), lab.tmp().Path("bin"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "outside\n");
+}
+
+// ---------------------------------------------------------------- audit (direct)
+
+TEST(AuditLogTest, DirectRunAndRefusal) {
+  Lab lab;
+  std::vector<std::string> env = lab.Env();
+  SetEnv(env, "SECRET_TOKEN", "s3cr3t-value-77");
+  ASSERT_EQ(lab.Run({"--env", "SECRET_TOKEN", "--", "true", "s3cr3t-arg"}, env).exit_code, 0);
+  ASSERT_EQ(lab.Run({"--", "no-such-program-xyz"}, env).exit_code, 127);
+  const std::string text = ReadFile(lab.audit_log());
+  EXPECT_THAT(text, Not(HasSubstr("s3cr3t-value-77")));
+  EXPECT_THAT(text, Not(HasSubstr("s3cr3t-arg"))) << "argv is recorded as a digest";
+  std::vector<json> lines = ReadJsonLines(lab.audit_log());
+  ASSERT_EQ(lines.size(), 2u) << text;
+  const json& run = lines[0];
+  EXPECT_EQ(run["decision"], "run");
+  EXPECT_EQ(run["tier"], "direct");
+  EXPECT_EQ(run["effective_from"], "default");
+  EXPECT_EQ(run["program"], "true");
+  EXPECT_EQ(run["path"], lab.tools() + "/true");
+  EXPECT_THAT(run["argv_digest"].get<std::string>(), ::testing::StartsWith("sha256:"));
+  EXPECT_TRUE(run["pid"].is_number());
+  EXPECT_TRUE(run["time"].is_string());
+  const json& refused = lines[1];
+  EXPECT_EQ(refused["decision"], "refused");
+  EXPECT_EQ(refused["code"], "program-not-found");
+  EXPECT_EQ(refused["program"], "no-such-program-xyz");
+  struct stat st;
+  ASSERT_EQ(stat(lab.audit_log().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+// ---------------------------------------------------------------- container
+
+class ContainerRunTest : public ::testing::Test {
+ protected:
+  ContainerRunTest() : engine_(lab_.tmp().Path("engine.sock")) {
+    lab_.Config(R"({"isolation":{"tier":"container","container":{"env":["CONF_VAR"]}}})");
+    env_ = lab_.Env(engine_.docker_host());
+    SetEnv(env_, "API_KEY", "value-of-api-key-123");
+    SetEnv(env_, "CONF_VAR", "value-of-conf-var-456");
+  }
+
+  // Drops the values that differ between two plans of the same spawn: the
+  // unique --name, and the owner label that only a supervised run carries.
+  static std::vector<std::string> Comparable(std::vector<std::string> args) {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i] == "--name" && i + 1 < args.size()) {
+        out.push_back("--name");
+        out.push_back("<unique>");
+        ++i;
+        continue;
+      }
+      if (args[i] == "--label" && i + 1 < args.size() &&
+          args[i + 1].rfind("dev.nubos.np-exec.owner=", 0) == 0) {
+        ++i;
+        continue;
+      }
+      out.push_back(args[i]);
+    }
+    return out;
+  }
+
+  Lab lab_;
+  FakeEngine engine_;
+  std::vector<std::string> env_;
+};
+
+TEST_F(ContainerRunTest, RunsExactlyTheArgvCoreBuilt) {
+  lab_.FakeDocker();
+  RunResult wrap = lab_.Run({"wrap", "--env", "API_KEY", "--", "node", "x.cjs", "a b"}, env_);
+  ASSERT_EQ(wrap.exit_code, 0) << wrap.err;
+  std::vector<std::string> planned = ParseJson(wrap.out)["args"].get<std::vector<std::string>>();
+
+  RunResult r = lab_.Run({"--env", "API_KEY", "--", "node", "x.cjs", "a b"}, env_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> ran = ReadNulSeparated(lab_.fakes() + "/docker.argv");
+  EXPECT_EQ(Comparable(ran), Comparable(planned));
+  // The run carries an owner label wrap does not; everything else is equal.
+  EXPECT_EQ(ran.size(), planned.size() + 2);
+  EXPECT_THAT(ran, Contains(::testing::StartsWith("dev.nubos.np-exec.owner=")));
+  // Exactly one invocation: no probe through the client, no retry.
+  EXPECT_EQ(ReadFile(lab_.fakes() + "/docker.calls").find('\n'),
+            ReadFile(lab_.fakes() + "/docker.calls").size() - 1);
+}
+
+TEST_F(ContainerRunTest, EnvIsForwardedByNameOnly) {
+  lab_.FakeDocker();
+  RunResult r = lab_.Run({"--env", "API_KEY", "--", "node"}, env_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> ran = ReadNulSeparated(lab_.fakes() + "/docker.argv");
+  for (const std::string& arg : ran) {
+    EXPECT_THAT(arg, Not(HasSubstr("value-of-api-key-123")));
+    EXPECT_THAT(arg, Not(HasSubstr("value-of-conf-var-456")));
+  }
+  for (const char* name : {"API_KEY", "CONF_VAR"}) {
+    auto it = std::find(ran.begin(), ran.end(), name);
+    ASSERT_NE(it, ran.end()) << name;
+    ASSERT_NE(it, ran.begin());
+    EXPECT_EQ(*(it - 1), "-e") << name;
+  }
+  std::vector<std::string> seen_env = ReadNulSeparated(lab_.fakes() + "/docker.env");
+  EXPECT_THAT(seen_env, Contains("API_KEY=value-of-api-key-123"));
+  EXPECT_THAT(seen_env, Contains("CONF_VAR=value-of-conf-var-456"));
+}
+
+TEST_F(ContainerRunTest, RuntimeStatusAndOutputPassThrough) {
+  FakeRuntimeOptions options;
+  options.run_exit = 7;
+  lab_.FakeDocker(options);
+  RunResult r = lab_.Run({"--", "node"}, env_);
+  EXPECT_EQ(r.exit_code, 7);
+  EXPECT_EQ(r.out, "fake-run-output\n");
+  EXPECT_THAT(r.err, HasSubstr("fake-run-stderr"));
+}
+
+TEST_F(ContainerRunTest, ScriptModeRunsNodeInTheContainer) {
+  lab_.FakeDocker();
+  RunResult r = lab_.Run({"tool.cjs", "a"}, env_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> ran = ReadNulSeparated(lab_.fakes() + "/docker.argv");
+  ASSERT_GE(ran.size(), 4u);
+  EXPECT_EQ(std::vector<std::string>(ran.end() - 4, ran.end()),
+            (std::vector<std::string>{"node:22-bookworm-slim", "node", "tool.cjs", "a"}));
+}
+
+TEST_F(ContainerRunTest, MissingImageIsRefusedBeforeTheRuntimeRuns) {
+  lab_.FakeDocker();
+  engine_.set_image_present(false);
+  RunResult r = lab_.Run({"--", lab_.sentinel_program()}, env_);
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_EQ(ErrorCodeOf(r.err), "isolation-image-missing");
+  EXPECT_FALSE(lab_.Invoked());
+  EXPECT_FALSE(FileExists(lab_.sentinel()));
+}
+
+TEST_F(ContainerRunTest, AuditLogRecordsRunExitAndRefusal) {
+  lab_.FakeDocker();
+  ASSERT_EQ(lab_.Run({"--env", "API_KEY", "--", "node", "x.cjs"}, env_).exit_code, 0);
+  engine_.set_image_present(false);
+  ASSERT_EQ(lab_.Run({"--", "node"}, env_).exit_code, 125);
+  const std::string text = ReadFile(lab_.audit_log());
+  EXPECT_THAT(text, Not(HasSubstr("value-of-api-key-123")));
+  EXPECT_THAT(text, Not(HasSubstr("value-of-conf-var-456")));
+  std::vector<json> lines = ReadJsonLines(lab_.audit_log());
+  ASSERT_EQ(lines.size(), 3u) << text;
+  const json& run = lines[0];
+  EXPECT_EQ(run["decision"], "run");
+  EXPECT_EQ(run["tier"], "container");
+  EXPECT_EQ(run["effective_from"], "config");
+  EXPECT_EQ(run["runtime"], "docker");
+  EXPECT_EQ(run["image"], "node:22-bookworm-slim");
+  EXPECT_EQ(run["env"], json({"CONF_VAR", "API_KEY"}));
+  ASSERT_TRUE(run["mounts"].is_array());
+  EXPECT_EQ(run["mounts"][0]["source"], lab_.project());
+  EXPECT_EQ(run["mounts"][0]["mode"], "rw");
+  EXPECT_THAT(run["container"].get<std::string>(), ::testing::StartsWith("np-exec-"));
+  const json& exit = lines[1];
+  EXPECT_EQ(exit["event"], "exit");
+  EXPECT_EQ(exit["exit_status"], 0);
+  EXPECT_TRUE(exit["duration_ms"].is_number());
+  const json& refused = lines[2];
+  EXPECT_EQ(refused["decision"], "refused");
+  EXPECT_EQ(refused["code"], "isolation-image-missing");
+}
+
+}  // namespace
+}  // namespace np::testing

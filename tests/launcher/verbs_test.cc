@@ -1,0 +1,465 @@
+// The verbs of the built np-exec: status, describe, probe, wrap, doctor,
+// shims, --help, --version, and their error codes and exit statuses.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/launcher/fakes.h"
+
+namespace np::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using nlohmann::json;
+
+constexpr char kContainer[] = R"({"isolation":{"tier":"container"}})";
+
+// ---------------------------------------------------------------- status
+
+TEST(StatusVerbTest, DefaultIsDirectFromDefault) {
+  Lab lab;
+  RunResult r = lab.Run({"status", "--json"}, lab.Env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json out = ParseJson(r.out);
+  EXPECT_EQ(out["tier"], "direct");
+  EXPECT_EQ(out["effective_from"], "default");
+  EXPECT_EQ(out["description"]["isolates_rights"], false);
+  EXPECT_TRUE(out.contains("runtime"));
+  EXPECT_TRUE(out.contains("advisory"));
+  EXPECT_TRUE(out.contains("container"));
+  EXPECT_EQ(out["container"]["image"], "node:22-bookworm-slim");
+}
+
+TEST(StatusVerbTest, ProjectConfigIsConfig) {
+  Lab lab;
+  lab.Config(R"({"isolation":{"tier":"worktree"}})");
+  RunResult r = lab.Run({"status", "--json"}, lab.Env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ParseJson(r.out)["tier"], "worktree");
+  EXPECT_EQ(ParseJson(r.out)["effective_from"], "config");
+}
+
+TEST(StatusVerbTest, OperatorFileIsOperator) {
+  Lab lab;
+  lab.Config(R"({"isolation":{"tier":"direct"}})");
+  lab.tmp().Write("scratch/xdg/nubos-pilot/config.json", R"({"isolation":{"tier":"worktree"}})");
+  RunResult r = lab.Run({"status", "--json"}, lab.Env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ParseJson(r.out)["tier"], "worktree");
+  EXPECT_EQ(ParseJson(r.out)["effective_from"], "operator");
+}
+
+TEST(StatusVerbTest, EnvVariableIsEnv) {
+  Lab lab;
+  std::vector<std::string> env = lab.Env();
+  SetEnv(env, "NP_EXEC_TIER", "worktree");
+  RunResult r = lab.Run({"status", "--json"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ParseJson(r.out)["tier"], "worktree");
+  EXPECT_EQ(ParseJson(r.out)["effective_from"], "env");
+}
+
+TEST(StatusVerbTest, WorktreeIsolationRaisesTheFloor) {
+  Lab lab;
+  lab.Config(R"({"workflow":{"worktree_isolation":true}})");
+  RunResult r = lab.Run({"status", "--json"}, lab.Env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ParseJson(r.out)["tier"], "worktree");
+  EXPECT_EQ(ParseJson(r.out)["effective_from"], "worktree_isolation");
+}
+
+TEST(StatusVerbTest, ProjectCannotLowerTheOperatorFloor) {
+  Lab lab;
+  lab.Config(R"({"isolation":{"tier":"direct"}})");
+  std::vector<std::string> env = lab.Env();
+  SetEnv(env, "NP_EXEC_TIER", "container");
+  RunResult r = lab.Run({"status", "--json"}, env);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(ParseJson(r.out)["tier"], "container");
+  EXPECT_EQ(ErrorCodeOf(r.err), "isolation-container-unavailable");
+}
+
+TEST(StatusVerbTest, TextNamesTierAndSource) {
+  Lab lab;
+  lab.Config(R"({"isolation":{"tier":"worktree"}})");
+  RunResult r = lab.Run({"status"}, lab.Env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("effective tier: worktree (from config)"));
+  EXPECT_THAT(r.out, HasSubstr("does not protect against"));
+}
+
+TEST(StatusVerbTest, ContainerWithoutRuntimeExitsOne) {
+  Lab lab;
+  lab.Config(kContainer);
+  RunResult r = lab.Run({"status", "--json"}, lab.Env());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(ErrorCodeOf(r.err), "isolation-container-unavailable");
+  json out = ParseJson(r.out);
+  EXPECT_EQ(out["tier"], "container");
+  EXPECT_EQ(out["runtime"]["available"], false);
+  EXPECT_EQ(out["runtime"]["reason"], "runtime-not-installed");
+}
+
+TEST(StatusVerbTest, ContainerWithRuntimeExitsZero) {
+  Lab lab;
+  lab.Config(kContainer);
+  lab.FakeDocker();
+  FakeEngine engine(lab.tmp().Path("engine.sock"));
+  RunResult r = lab.Run({"status", "--json"}, lab.Env(engine.docker_host()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json out = ParseJson(r.out);
+  EXPECT_EQ(out["tier"], "container");
+  EXPECT_EQ(out["runtime"]["available"], true);
+  EXPECT_EQ(out["runtime"]["version"], "99.0-fake");
+  EXPECT_EQ(out["runtime"]["bin"], lab.fakes() + "/docker");
+}
+
+// ---------------------------------------------------------------- describe
+
+TEST(DescribeVerbTest, EachTierAsJson) {
+  Lab lab;
+  struct Want {
+    const char* tier;
+    bool versions, rights, network;
+  };
+  for (const Want& want : {Want{"direct", false, false, false}, Want{"worktree", true, false, false},
+                           Want{"container", true, true, true}}) {
+    RunResult r = lab.Run({"describe", want.tier, "--json"}, lab.Env());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json out = ParseJson(r.out);
+    EXPECT_EQ(out["tier"], want.tier);
+    EXPECT_EQ(out["isolates_versions"], want.versions) << want.tier;
+    EXPECT_EQ(out["isolates_rights"], want.rights) << want.tier;
+    EXPECT_EQ(out["network_restricted"], want.network) << want.tier;
+    EXPECT_TRUE(out["summary"].is_string());
+    EXPECT_TRUE(out["use_when"].is_string());
+    ASSERT_TRUE(out["does_not_protect_against"].is_array());
+    EXPECT_FALSE(out["does_not_protect_against"].empty()) << want.tier;
+  }
+}
+
+TEST(DescribeVerbTest, EachTierAsText) {
+  Lab lab;
+  for (const char* tier : {"direct", "worktree", "container"}) {
+    RunResult r = lab.Run({"describe", tier}, lab.Env());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr(std::string("tier: ") + tier));
+    EXPECT_THAT(r.out, HasSubstr("isolates rights"));
+    EXPECT_THAT(r.out, HasSubstr("does not protect against"));
+  }
+}
+
+TEST(DescribeVerbTest, WithoutTierIsMissingTier) {
+  Lab lab;
+  RunResult r = lab.Run({"describe"}, lab.Env());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(ErrorCodeOf(r.err), "isolation-missing-tier");
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(DescribeVerbTest, UnknownTierIsCoded) {
+  Lab lab;
+  RunResult r = lab.Run({"describe", "none"}, lab.Env());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(ErrorCodeOf(r.err), "isolation-unknown-tier");
+}
+
+// ---------------------------------------------------------------- probe
+
+TEST(ProbeVerbTest, AvailableThroughTheEngineSocket) {
+  Lab lab;
+  lab.FakeDocker();
+  FakeEngine engine(lab.tmp().Path("engine.sock"));
+  RunResult r = lab.Run({"probe", "--json"}, lab.Env(engine.docker_host()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json out = ParseJson(r.out);
+  EXPECT_EQ(out["available"], true);
+  EXPECT_EQ(out["bin"], lab.fakes() + "/docker");
+  EXPECT_EQ(out["version"], "99.0-fake");
+  // The socket answered; the client was never needed.
+  EXPECT_FALSE(lab.Invoked());
+  EXPECT_THAT(engine.requests(), ::testing::Contains("GET /version"));
+}
+
+TEST(ProbeVerbTest, AvailableAsText) {
+  Lab lab;
+  lab.FakeDocker();
+  FakeEngine engine(lab.tmp().Path("engine.sock"));
+  RunResult r = lab.Run({"probe"}, lab.Env(engine.docker_host()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("docker: available, engine 99.0-fake"));
+}
+
+TEST(ProbeVerbTest, NonLocalEndpointFallsBackToTheClient) {
+  Lab lab;
+  lab.FakeDocker();
+  RunResult r = lab.Run({"probe", "--json"}, lab.Env("tcp://127.0.0.1:9"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ParseJson(r.out)["version"], "99.0-fake");
+  EXPECT_EQ(ReadNulSeparated(lab.fakes() + "/docker.argv"),
+            (std::vector<std::string>{"version", "--format", "{{.Server.Version}}"}));
+}
+
+TEST(ProbeVerbTest, NoBinaryIsRuntimeNotInstalled) {
+  Lab lab;
+  FakeEngine engine(lab.tmp().Path("engine.sock"));  // Even with an engine up.
+  RunResult r = lab.Run({"probe", "--json"}, lab.Env(engine.docker_host()));
+  EXPECT_EQ(r.exit_code, 1);
+  json out = ParseJson(r.out);
+  EXPECT_EQ(out["available"], false);
+  EXPECT_EQ(out["reason"], "runtime-not-installed");
+  EXPECT_THAT(out["detail"].get<std::string>(), HasSubstr("no docker binary on PATH"));
+}
+
+TEST(ProbeVerbTest, MissingSocketIsDaemonUnreachable) {
+  Lab lab;
+  lab.FakeDocker();
+  RunResult r = lab.Run({"probe", "--json"}, lab.Env("unix://" + lab.tmp().Path("gone.sock")));
+  EXPECT_EQ(r.exit_code, 1);
+  json out = ParseJson(r.out);
+  EXPECT_EQ(out["reason"], "daemon-unreachable");
+  EXPECT_THAT(out["detail"].get<std::string>(), HasSubstr("no such socket"));
+}
+
+TEST(ProbeVerbTest, RefusedSocketIsDaemonUnreachable) {
+  Lab lab;
+  lab.FakeDocker();
+  MakeRefusingSocket(lab.tmp().Path("dead.sock"));
+  RunResult r = lab.Run({"probe", "--json"}, lab.Env("unix://" + lab.tmp().Path("dead.sock")));
+  EXPECT_EQ(r.exit_code, 1);
+  json out = ParseJson(r.out);
+  EXPECT_EQ(out["reason"], "daemon-unreachable");
+  EXPECT_THAT(out["detail"].get<std::string>(), HasSubstr("connection refused"));
+}
+
+TEST(ProbeVerbTest, SilentSocketTimesOut) {
+  Lab lab;
+  lab.FakeDocker();
+  SilentSocket silent(lab.tmp().Path("silent.sock"));
+  RunResult r = lab.Run({"probe", "--json"}, lab.Env("unix://" + lab.tmp().Path("silent.sock")));
+  EXPECT_EQ(r.exit_code, 1);
+  json out = ParseJson(r.out);
+  EXPECT_EQ(out["reason"], "daemon-unreachable");
+  EXPECT_THAT(out["detail"].get<std::string>(), HasSubstr("did not answer in time"));
+}
+
+TEST(ProbeVerbTest, UnavailableAsText) {
+  Lab lab;
+  RunResult r = lab.Run({"probe"}, lab.Env());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("docker: unavailable: runtime-not-installed"));
+}
+
+// ---------------------------------------------------------------- wrap
+
+TEST(WrapVerbTest, DirectDoesNotWrap) {
+  Lab lab;
+  RunResult r = lab.Run({"wrap", "--", "node", "x.cjs", "a b"}, lab.Env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json out = ParseJson(r.out);
+  EXPECT_EQ(out["tier"], "direct");
+  EXPECT_EQ(out["wrapped"], false);
+  EXPECT_EQ(out["bin"], "node");
+  EXPECT_EQ(out["args"], json({"x.cjs", "a b"}));
+  EXPECT_THAT(out["note"].get<std::string>(), HasSubstr("host's own rights"));
+}
+
+TEST(WrapVerbTest, ContainerPrintsTheHardenedArgv) {
+  Lab lab;
+  lab.Config(kContainer);
+  lab.FakeDocker();
+  FakeEngine engine(lab.tmp().Path("engine.sock"));
+  std::vector<std::string> env = lab.Env(engine.docker_host());
+  SetEnv(env, "API_KEY", "value-never-printed");
+  RunResult r = lab.Run({"wrap", "--env", "API_KEY", "--", "node", "x.cjs"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("value-never-printed")));
+  json out = ParseJson(r.out);
+  EXPECT_EQ(out["tier"], "container");
+  EXPECT_EQ(out["wrapped"], true);
+  EXPECT_EQ(out["bin"], lab.fakes() + "/docker");
+  EXPECT_EQ(out["workdir"], lab.project());
+  EXPECT_EQ(out["project_mount"], lab.project());
+  std::vector<std::string> args = out["args"].get<std::vector<std::string>>();
+  ASSERT_FALSE(args.empty());
+  EXPECT_EQ(args.front(), "run");
+  for (const char* flag : {"--rm", "--init", "--read-only", "--cap-drop", "ALL",
+                           "no-new-privileges", "none", "API_KEY", "node:22-bookworm-slim"}) {
+    EXPECT_THAT(args, ::testing::Contains(flag)) << flag;
+  }
+  std::vector<std::string> tail(args.end() - 2, args.end());
+  EXPECT_EQ(tail, (std::vector<std::string>{"node", "x.cjs"}));
+  EXPECT_FALSE(lab.Invoked()) << "wrap runs nothing";
+}
+
+TEST(WrapVerbTest, NothingAfterDashDashIsNoCommand) {
+  Lab lab;
+  RunResult r = lab.Run({"wrap", "--"}, lab.Env());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(ErrorCodeOf(r.err), "isolation-wrap-no-command");
+  RunResult bare = lab.Run({"wrap"}, lab.Env());
+  EXPECT_EQ(bare.exit_code, 1);
+  EXPECT_EQ(ErrorCodeOf(bare.err), "isolation-wrap-no-command");
+}
+
+TEST(WrapVerbTest, ContainerWithoutRuntimeIsUnavailable) {
+  Lab lab;
+  lab.Config(kContainer);
+  RunResult r = lab.Run({"wrap", "--", "node"}, lab.Env());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(ErrorCodeOf(r.err), "isolation-container-unavailable");
+  EXPECT_TRUE(r.out.empty()) << "no plan is printed for a tier that cannot be delivered";
+}
+
+// ---------------------------------------------------------------- misc
+
+TEST(VerbsTest, UnknownVerbListsTheVerbs) {
+  Lab lab;
+  RunResult r = lab.Run({"statsu"}, lab.Env());
+  EXPECT_EQ(r.exit_code, 1);
+  json envelope = LastEnvelope(r.err);
+  EXPECT_EQ(envelope["code"], "isolation-unknown-verb");
+  for (const char* verb : {"status", "describe", "probe", "wrap", "doctor", "shims"}) {
+    EXPECT_THAT(envelope["details"]["verbs"], ::testing::Contains(verb));
+  }
+}
+
+TEST(VerbsTest, HelpSaysNeverSilentlyDowngraded) {
+  Lab lab;
+  RunResult r = lab.Run({"--help"}, lab.Env());
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("never silently downgraded"));
+  EXPECT_THAT(r.out, HasSubstr("np-exec status"));
+}
+
+TEST(VerbsTest, Version) {
+  Lab lab;
+  RunResult r = lab.Run({"--version"}, lab.Env());
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, ::testing::MatchesRegex("np-exec [0-9]+\\.[0-9]+\\.[0-9]+\n"));
+}
+
+TEST(VerbsTest, ErrorIsAJsonEnvelopeWhenStderrIsNotATerminal) {
+  Lab lab;
+  RunResult r = lab.Run({"describe"}, lab.Env());
+  json envelope = LastEnvelope(r.err);
+  ASSERT_TRUE(envelope.is_object()) << r.err;
+  EXPECT_TRUE(envelope.contains("code"));
+  EXPECT_TRUE(envelope["message"].is_string());
+  EXPECT_TRUE(envelope.contains("details"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line";
+}
+
+// ---------------------------------------------------------------- shims
+
+TEST(ShimsVerbTest, InstallCreatesSymlinksToNpExec) {
+  Lab lab;
+  const std::string dir = lab.tmp().Path("shims");
+  RunResult r = lab.Run({"shims", "install", dir, "node", "claude"}, lab.Env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("export PATH=\"" + dir + ":$PATH\""));
+  struct stat self, st;
+  ASSERT_EQ(stat(NpExecBin().c_str(), &self), 0);
+  for (const char* name : {"node", "claude"}) {
+    const std::string link = dir + "/" + name;
+    struct stat lst;
+    ASSERT_EQ(lstat(link.c_str(), &lst), 0) << link;
+    EXPECT_TRUE(S_ISLNK(lst.st_mode));
+    ASSERT_EQ(stat(link.c_str(), &st), 0);
+    EXPECT_EQ(st.st_ino, self.st_ino);
+    EXPECT_EQ(st.st_dev, self.st_dev);
+  }
+  // Installing again is a no-op, not an error.
+  EXPECT_EQ(lab.Run({"shims", "install", dir, "node"}, lab.Env()).exit_code, 0);
+}
+
+TEST(ShimsVerbTest, DefaultNameIsNode) {
+  Lab lab;
+  const std::string dir = lab.tmp().Path("shims");
+  RunResult r = lab.Run({"shims", "install", dir, "--json"}, lab.Env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ParseJson(r.out)["shims"], json({"node"}));
+  EXPECT_TRUE(FileExists(dir + "/node"));
+}
+
+TEST(ShimsVerbTest, RefusesToClobberAForeignFile) {
+  Lab lab;
+  const std::string foreign = lab.tmp().Write("shims/node", "#!/bin/sh\necho mine\n", 0755);
+  RunResult r = lab.Run({"shims", "install", lab.tmp().Path("shims")}, lab.Env());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(ErrorCodeOf(r.err), "shim-exists");
+  EXPECT_EQ(ReadFile(foreign), "#!/bin/sh\necho mine\n");
+  struct stat lst;
+  ASSERT_EQ(lstat(foreign.c_str(), &lst), 0);
+  EXPECT_TRUE(S_ISREG(lst.st_mode));
+}
+
+// ---------------------------------------------------------------- doctor
+
+TEST(DoctorVerbTest, JsonOnDirect) {
+  Lab lab;
+  const std::string shims = lab.tmp().Path("shims");
+  ASSERT_EQ(lab.Run({"shims", "install", shims}, lab.Env()).exit_code, 0);
+  std::vector<std::string> env = lab.Env();
+  SetEnv(env, "PATH", shims + ":" + lab.FakePath());
+  RunResult r = lab.Run({"doctor", "--json"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json out = ParseJson(r.out);
+  EXPECT_EQ(out["tier"], "direct");
+  EXPECT_EQ(out["effective_from"], "default");
+  EXPECT_FALSE(out["does_not_protect_against"].empty());
+  EXPECT_EQ(out["runtime"]["available"], false);
+  EXPECT_EQ(out["image"]["pinning"], "tag");
+  ASSERT_EQ(out["shims_on_path"].size(), 1u) << out.dump();
+  EXPECT_EQ(out["shims_on_path"][0]["dir"], shims);
+  EXPECT_EQ(out["shims_on_path"][0]["names"], json({"node"}));
+  EXPECT_EQ(out["ok"], true);
+}
+
+TEST(DoctorVerbTest, ContainerWithImagePresent) {
+  Lab lab;
+  lab.Config(kContainer);
+  lab.FakeDocker();
+  FakeEngine engine(lab.tmp().Path("engine.sock"));
+  RunResult r = lab.Run({"doctor", "--json"}, lab.Env(engine.docker_host()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json out = ParseJson(r.out);
+  EXPECT_EQ(out["tier"], "container");
+  EXPECT_EQ(out["runtime"]["version"], "99.0-fake");
+  EXPECT_EQ(out["image"]["present"], true);
+  EXPECT_EQ(out["deliverable"], true);
+}
+
+TEST(DoctorVerbTest, ContainerWithImageMissingAndMovingTag) {
+  Lab lab;
+  lab.Config(R"({"isolation":{"tier":"container","container":{"image":"node:latest"}}})");
+  lab.FakeDocker();
+  FakeEngine engine(lab.tmp().Path("engine.sock"));
+  engine.set_image_present(false);
+  RunResult r = lab.Run({"doctor", "--json"}, lab.Env(engine.docker_host()));
+  EXPECT_EQ(r.exit_code, 1);
+  json out = ParseJson(r.out);
+  EXPECT_EQ(out["image"]["present"], false);
+  EXPECT_EQ(out["image"]["pinning"], "moving");
+  EXPECT_FALSE(out["problems"].empty());
+  EXPECT_FALSE(out["warnings"].empty());
+}
+
+TEST(DoctorVerbTest, TextOnContainerWithoutRuntime) {
+  Lab lab;
+  lab.Config(kContainer);
+  RunResult r = lab.Run({"doctor"}, lab.Env());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("tier: container (from config)"));
+  EXPECT_THAT(r.out, HasSubstr("does not protect against"));
+  EXPECT_THAT(r.out, HasSubstr("runtime-not-installed"));
+  EXPECT_THAT(r.out, HasSubstr("the configured tier cannot be delivered"));
+}
+
+}  // namespace
+}  // namespace np::testing
