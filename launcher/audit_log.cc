@@ -17,14 +17,38 @@
 namespace np {
 namespace {
 
+// The UTC calendar date of the Unix day `days` (Howard Hinnant's
+// civil_from_days). gmtime_r would do, but glibc's first call reads
+// /etc/localtime (seven system calls) on every spawn, for a zone UTC ignores.
+void CivilFromDays(long long days, long long& year, int& month, int& day) {
+  const long long z = days + 719468;
+  const long long era = (z >= 0 ? z : z - 146096) / 146097;
+  const long long doe = z - era * 146097;
+  const long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const long long mp = (5 * doy + 2) / 153;
+  day = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
+  month = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+  year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+}
+
 std::string UtcNow() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  tm utc;
-  gmtime_r(&ts.tv_sec, &utc);
-  return absl::StrFormat("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
-                         utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                         static_cast<int>(ts.tv_nsec / 1000000));
+  const long long secs = static_cast<long long>(ts.tv_sec);
+  long long days = secs / 86400;
+  long long rem = secs % 86400;
+  if (rem < 0) {
+    rem += 86400;
+    --days;
+  }
+  long long year = 0;
+  int month = 0;
+  int day = 0;
+  CivilFromDays(days, year, month, day);
+  return absl::StrFormat("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, month, day,
+                         static_cast<int>(rem / 3600), static_cast<int>(rem / 60 % 60),
+                         static_cast<int>(rem % 60), static_cast<int>(ts.tv_nsec / 1000000));
 }
 
 absl::Status Unwritable(const std::string& path, int err) {
