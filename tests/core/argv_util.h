@@ -1,0 +1,96 @@
+// Small helpers for asserting on argument vectors. Test-only.
+#ifndef NP_EXEC_TESTS_CORE_ARGV_UTIL_H_
+#define NP_EXEC_TESTS_CORE_ARGV_UTIL_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace np::testing {
+
+// Index of the first element equal to `value`, or -1.
+inline long IndexOf(const std::vector<std::string>& argv, const std::string& value,
+                    size_t from = 0) {
+  for (size_t i = from; i < argv.size(); ++i) {
+    if (argv[i] == value) return static_cast<long>(i);
+  }
+  return -1;
+}
+
+inline bool Contains(const std::vector<std::string>& argv, const std::string& value) {
+  return IndexOf(argv, value) >= 0;
+}
+
+// Index of the first place where `seq` appears as consecutive elements, or -1.
+inline long IndexOfSequence(const std::vector<std::string>& argv,
+                            const std::vector<std::string>& seq) {
+  if (seq.empty() || argv.size() < seq.size()) return -1;
+  for (size_t i = 0; i + seq.size() <= argv.size(); ++i) {
+    bool match = true;
+    for (size_t j = 0; j < seq.size() && match; ++j) match = argv[i + j] == seq[j];
+    if (match) return static_cast<long>(i);
+  }
+  return -1;
+}
+
+inline bool HasSequence(const std::vector<std::string>& argv,
+                        const std::vector<std::string>& seq) {
+  return IndexOfSequence(argv, seq) >= 0;
+}
+
+// True when some element starts with `prefix`.
+inline bool AnyStartsWith(const std::vector<std::string>& argv, const std::string& prefix) {
+  for (const std::string& arg : argv) {
+    if (arg.compare(0, prefix.size(), prefix) == 0) return true;
+  }
+  return false;
+}
+
+// True when some element contains `needle`.
+inline bool AnyContains(const std::vector<std::string>& argv, const std::string& needle) {
+  for (const std::string& arg : argv) {
+    if (arg.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Splits one record as Go's encoding/csv (docker's --mount parser) reads it:
+// fields separated by commas, a field in double quotes may hold commas, and ""
+// inside quotes is one quote. Returns false on a malformed record.
+inline bool ParseCsvRecord(const std::string& record, std::vector<std::string>* fields) {
+  fields->clear();
+  std::string field;
+  size_t i = 0;
+  for (;;) {
+    field.clear();
+    if (i < record.size() && record[i] == '"') {
+      ++i;
+      for (;;) {
+        if (i >= record.size()) return false;
+        if (record[i] == '"') {
+          if (i + 1 < record.size() && record[i + 1] == '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          ++i;
+          break;
+        }
+        field += record[i++];
+      }
+      if (i < record.size() && record[i] != ',') return false;
+    } else {
+      while (i < record.size() && record[i] != ',') {
+        if (record[i] == '"') return false;
+        field += record[i++];
+      }
+    }
+    fields->push_back(field);
+    if (i >= record.size()) return true;
+    ++i;  // The comma.
+  }
+}
+
+}  // namespace np::testing
+
+#endif  // NP_EXEC_TESTS_CORE_ARGV_UTIL_H_

@@ -1,0 +1,221 @@
+#include "core/bwrap_argv.h"
+
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "gtest/gtest.h"
+#include "tests/core/argv_util.h"
+
+namespace np {
+namespace {
+
+using ::np::testing::AnyContains;
+using ::np::testing::Contains;
+using ::np::testing::HasSequence;
+using ::np::testing::IndexOf;
+using ::np::testing::IndexOfSequence;
+
+const std::vector<RootEntry> kMergedUsr = {
+    {"/bin", "usr/bin"}, {"/lib", "usr/lib"}, {"/lib64", "usr/lib64"}, {"/sbin", "usr/sbin"}};
+
+ContainerConfig BwrapConfig() {
+  ContainerConfig config;
+  config.runtime = Runtime::kBwrap;
+  return config;
+}
+
+ContainerSpawn Spawn() {
+  ContainerSpawn spawn;
+  spawn.project_root = "/home/u/proj";
+  spawn.cwd = "/home/u/proj/src";
+  spawn.uid = 1000;
+  spawn.gid = 1000;
+  spawn.name = "np-exec-1";
+  spawn.env_names = {"API_KEY", "SENTINEL_SECRET"};
+  spawn.program = {"node", "agent.js"};
+  return spawn;
+}
+
+std::vector<std::string> Build(const ContainerConfig& config, const ContainerSpawn& spawn,
+                               const std::vector<ValidatedMount>& mounts = {},
+                               const std::vector<RootEntry>& layout = kMergedUsr) {
+  absl::StatusOr<std::vector<std::string>> argv = BuildBwrapArgv(config, mounts, spawn, layout);
+  EXPECT_TRUE(argv.ok()) << argv.status();
+  return argv.ok() ? *argv : std::vector<std::string>{};
+}
+
+// bwrap's own options: everything before "--".
+std::vector<std::string> Options(const std::vector<std::string>& argv) {
+  long at = IndexOf(argv, "--");
+  EXPECT_GE(at, 0);
+  return std::vector<std::string>(argv.begin(), argv.begin() + (at < 0 ? 0 : at));
+}
+
+TEST(BwrapArgvTest, NamespacesAndHardeningArePresent) {
+  for (Network network : {Network::kNone, Network::kHost}) {
+    ContainerConfig config = BwrapConfig();
+    config.network = network;
+    std::vector<std::string> argv = Build(config, Spawn());
+    ASSERT_FALSE(argv.empty());
+    EXPECT_EQ(argv[0], "bwrap");
+    std::vector<std::string> options = Options(argv);
+    for (const char* flag : {"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+                             "--die-with-parent", "--new-session"}) {
+      EXPECT_TRUE(Contains(options, flag)) << flag;
+    }
+    EXPECT_TRUE(HasSequence(options, {"--cap-drop", "ALL"}));
+    EXPECT_TRUE(HasSequence(options, {"--proc", "/proc"}));
+    EXPECT_TRUE(HasSequence(options, {"--dev", "/dev"}));
+    EXPECT_TRUE(HasSequence(options, {"--tmpfs", "/tmp"}));
+    EXPECT_TRUE(HasSequence(options, {"--tmpfs", "/home/np-exec"}));
+    EXPECT_TRUE(HasSequence(options, {"--ro-bind", "/usr", "/usr"}));
+    EXPECT_EQ(Contains(options, "--unshare-net"), network != Network::kHost);
+    EXPECT_FALSE(Contains(options, "--share-net"));
+    EXPECT_FALSE(Contains(options, "--cap-add"));
+    EXPECT_FALSE(Contains(options, "--unshare-all"));  // Would also need --share-net care.
+  }
+}
+
+TEST(BwrapArgvTest, RootIsRemountedReadOnlyAfterEveryBind) {
+  const std::vector<ValidatedMount> mounts = {{"/opt/ref", "/ref", false},
+                                              {"/home/u/proj/out", "/out", true}};
+  std::vector<std::string> argv = Build(BwrapConfig(), Spawn(), mounts);
+  long remount = IndexOfSequence(argv, {"--remount-ro", "/"});
+  ASSERT_GE(remount, 0);
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (argv[i] == "--bind" || argv[i] == "--ro-bind" || argv[i] == "--ro-bind-try" ||
+        argv[i] == "--tmpfs" || argv[i] == "--symlink") {
+      EXPECT_LT(static_cast<long>(i), remount) << argv[i];
+    }
+  }
+}
+
+TEST(BwrapArgvTest, NeverTheWholeEtc) {
+  std::vector<std::string> argv = Build(BwrapConfig(), Spawn());
+  for (size_t i = 0; i + 1 < argv.size(); ++i) {
+    if (argv[i] == "--bind" || argv[i] == "--ro-bind" || argv[i] == "--ro-bind-try" ||
+        argv[i] == "--dev-bind") {
+      EXPECT_NE(argv[i + 1], "/etc");
+      EXPECT_NE(argv[i + 1], "/etc/");
+      EXPECT_NE(argv[i + 1], "/");
+      EXPECT_NE(argv[i + 1], "/home");
+    }
+  }
+  for (const std::string& file : SandboxEtcFiles()) {
+    EXPECT_EQ(file.rfind("/etc/", 0), 0u) << file;
+    EXPECT_NE(file, "/etc/shadow");
+    EXPECT_NE(file, "/etc/sudoers");
+    EXPECT_TRUE(HasSequence(argv, {"--ro-bind-try", file, file})) << file;
+  }
+}
+
+TEST(BwrapArgvTest, NoEnvironmentValuesOrNamesInArgv) {
+  std::vector<std::string> argv = Build(BwrapConfig(), Spawn());
+  EXPECT_FALSE(AnyContains(argv, "SENTINEL_SECRET"));
+  EXPECT_FALSE(AnyContains(argv, "API_KEY"));
+  EXPECT_FALSE(Contains(argv, "--setenv"));
+  EXPECT_FALSE(Contains(argv, "--clearenv"));
+  for (const std::string& arg : Options(argv)) {
+    EXPECT_EQ(arg.find('='), std::string::npos) << arg;
+  }
+}
+
+TEST(BwrapArgvTest, BaseEnvironmentCarriesNoForwardedVariable) {
+  EXPECT_EQ(BwrapBaseEnvironment(""),
+            (std::vector<std::string>{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/home/np-exec"}));
+  EXPECT_EQ(BwrapBaseEnvironment("xterm-256color"),
+            (std::vector<std::string>{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/home/np-exec",
+                                      "TERM=xterm-256color"}));
+}
+
+TEST(BwrapArgvTest, SettingsBubblewrapCannotDeliverAreRefused) {
+  std::vector<ContainerConfig> configs;
+  ContainerConfig memory = BwrapConfig();
+  memory.memory = "512m";
+  configs.push_back(memory);
+  ContainerConfig cpus = BwrapConfig();
+  cpus.cpus = "1";
+  configs.push_back(cpus);
+  ContainerConfig bridge = BwrapConfig();
+  bridge.network = Network::kBridge;
+  configs.push_back(bridge);
+  ContainerConfig image_user = BwrapConfig();
+  image_user.user.kind = UserSpec::Kind::kImage;
+  configs.push_back(image_user);
+  ContainerConfig explicit_user = BwrapConfig();
+  explicit_user.user = {UserSpec::Kind::kExplicit, "root"};
+  configs.push_back(explicit_user);
+  for (size_t i = 0; i < configs.size(); ++i) {
+    absl::StatusOr<std::vector<std::string>> argv =
+        BuildBwrapArgv(configs[i], {}, Spawn(), kMergedUsr);
+    ASSERT_FALSE(argv.ok()) << i;
+    EXPECT_EQ(ErrorCode(argv.status()), "isolation-bwrap-unsupported") << i;
+  }
+}
+
+TEST(BwrapArgvTest, ProjectAndMountsAndWorkdir) {
+  const std::vector<ValidatedMount> mounts = {{"/opt/ref", "/ref", false},
+                                              {"/home/u/proj/out", "/out", true}};
+  std::vector<std::string> argv = Build(BwrapConfig(), Spawn(), mounts);
+  EXPECT_TRUE(HasSequence(argv, {"--bind", "/home/u/proj", "/home/u/proj"}));
+  EXPECT_TRUE(HasSequence(argv, {"--ro-bind", "/opt/ref", "/ref"}));
+  EXPECT_TRUE(HasSequence(argv, {"--bind", "/home/u/proj/out", "/out"}));
+  EXPECT_TRUE(HasSequence(argv, {"--chdir", "/home/u/proj/src", "--", "node", "agent.js"}));
+  ContainerConfig workdir = BwrapConfig();
+  workdir.workdir = "/work";
+  argv = Build(workdir, Spawn());
+  EXPECT_TRUE(HasSequence(argv, {"--bind", "/home/u/proj", "/work"}));
+  EXPECT_TRUE(HasSequence(argv, {"--chdir", "/work/src"}));
+}
+
+TEST(BwrapArgvTest, RootLayout) {
+  const std::vector<RootEntry> split = {{"/bin", ""}, {"/lib64", ""}, {"/sbin", "usr/sbin"}};
+  std::vector<std::string> argv = Build(BwrapConfig(), Spawn(), {}, split);
+  EXPECT_TRUE(HasSequence(argv, {"--ro-bind", "/bin", "/bin"}));
+  EXPECT_TRUE(HasSequence(argv, {"--ro-bind", "/lib64", "/lib64"}));
+  EXPECT_TRUE(HasSequence(argv, {"--symlink", "usr/sbin", "/sbin"}));
+  for (const RootEntry& entry : ReadHostRootLayout()) {
+    bool known = false;
+    for (const char* path : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
+      known = known || entry.path == path;
+    }
+    EXPECT_TRUE(known) << entry.path;
+  }
+}
+
+TEST(BwrapArgvTest, ErrorsAreCoded) {
+  struct Case {
+    std::string name;
+    ContainerSpawn spawn;
+    std::vector<ValidatedMount> mounts;
+    std::string code;
+  };
+  std::vector<Case> cases;
+  ContainerSpawn no_program = Spawn();
+  no_program.program.clear();
+  cases.push_back({"NoProgram", no_program, {}, "isolation-wrap-no-command"});
+  ContainerSpawn outside = Spawn();
+  outside.cwd = "/home/u/proj-other";
+  cases.push_back({"CwdOutside", outside, {}, "isolation-cwd-outside-project"});
+  ContainerSpawn bad_env = Spawn();
+  bad_env.env_names = {"A=secret"};
+  cases.push_back({"BadEnv", bad_env, {}, "isolation-bad-env-name"});
+  ContainerSpawn nul_project = Spawn();
+  nul_project.project_root = std::string("/home/u/proj\0x", 14);
+  nul_project.cwd = nul_project.project_root;
+  cases.push_back({"NulProject", nul_project, {}, "invalid-path"});
+  cases.push_back({"NulMountSource", Spawn(), {{std::string("/opt\0/x", 7), "/x", false}},
+                   "isolation-mount-bad-source"});
+  cases.push_back({"RelativeMountTarget", Spawn(), {{"/opt", "x", false}},
+                   "isolation-mount-bad-target"});
+  for (const Case& c : cases) {
+    absl::StatusOr<std::vector<std::string>> argv =
+        BuildBwrapArgv(BwrapConfig(), c.mounts, c.spawn, kMergedUsr);
+    ASSERT_FALSE(argv.ok()) << c.name;
+    EXPECT_EQ(ErrorCode(argv.status()), c.code) << c.name;
+  }
+}
+
+}  // namespace
+}  // namespace np

@@ -1,0 +1,349 @@
+#include "core/mounts.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "gtest/gtest.h"
+#include "tests/support/temp_dir.h"
+
+namespace np {
+namespace {
+
+using ::np::testing::TempDir;
+
+// A project with a sibling directory outside it, and a policy for it.
+class MountsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    project_ = tmp_.MakeDir("project");
+    outside_ = tmp_.MakeDir("outside");
+    tmp_.MakeDir("project/src");
+    tmp_.MakeDir("project/data");
+    tmp_.Write("outside/file.txt", "x");
+    absl::StatusOr<MountPolicy> policy = MakeMountPolicy(project_, {});
+    ASSERT_TRUE(policy.ok()) << policy.status();
+    policy_ = *policy;
+  }
+
+  void Link(const std::string& target, const std::string& rel) {
+    ASSERT_EQ(symlink(target.c_str(), tmp_.Path(rel).c_str()), 0) << rel;
+  }
+
+  absl::StatusOr<ValidatedMount> Validate(const std::string& source, const std::string& target,
+                                          bool writable) {
+    return ValidateMount(MountSpec{source, target, writable}, policy_);
+  }
+
+  TempDir tmp_;
+  std::string project_;
+  std::string outside_;
+  MountPolicy policy_;
+};
+
+TEST_F(MountsTest, InsideProjectWritableIsAllowed) {
+  absl::StatusOr<ValidatedMount> mount = Validate(project_ + "/data", "/data", true);
+  ASSERT_TRUE(mount.ok()) << mount.status();
+  EXPECT_EQ(mount->source, project_ + "/data");
+  EXPECT_EQ(mount->target, "/data");
+  EXPECT_TRUE(mount->writable);
+}
+
+TEST_F(MountsTest, OutsideWritableIsRefused) {
+  absl::StatusOr<ValidatedMount> mount = Validate(outside_, "/outside", true);
+  ASSERT_FALSE(mount.ok());
+  EXPECT_EQ(ErrorCode(mount.status()), "isolation-mount-writable-outside-project");
+}
+
+TEST_F(MountsTest, OutsideReadOnlyIsAllowed) {
+  absl::StatusOr<ValidatedMount> mount = Validate(outside_ + "/file.txt", "/ref/file.txt", false);
+  ASSERT_TRUE(mount.ok()) << mount.status();
+  EXPECT_EQ(mount->source, outside_ + "/file.txt");
+  EXPECT_FALSE(mount->writable);
+}
+
+TEST_F(MountsTest, PrefixOnlyMatchIsOutside) {
+  const std::string secrets = tmp_.MakeDir("project-secrets");
+  absl::StatusOr<ValidatedMount> mount = Validate(secrets, "/secrets", true);
+  ASSERT_FALSE(mount.ok());
+  EXPECT_EQ(ErrorCode(mount.status()), "isolation-mount-writable-outside-project");
+  const std::string projectx = tmp_.MakeDir("projectx");
+  mount = Validate(projectx, "/x", true);
+  ASSERT_FALSE(mount.ok());
+  EXPECT_EQ(ErrorCode(mount.status()), "isolation-mount-writable-outside-project");
+}
+
+TEST_F(MountsTest, ControlSurfacesAreRefusedEvenReadOnly) {
+  for (const char* source : {"/var/run/docker.sock", "/run/docker.sock", "/proc", "/sys",
+                             "/dev", "/proc/self", "/proc/1/root", "/sys/kernel", "/dev/null",
+                             "/dev/shm", "/proc/", "//proc", "/./proc"}) {
+    for (bool writable : {false, true}) {
+      absl::StatusOr<ValidatedMount> mount = Validate(source, "/mnt/x", writable);
+      ASSERT_FALSE(mount.ok()) << source;
+      EXPECT_EQ(ErrorCode(mount.status()), "isolation-mount-forbidden-source") << source;
+    }
+  }
+}
+
+TEST_F(MountsTest, LinksToControlSurfacesAreRefused) {
+  int i = 0;
+  for (const char* surface : {"/var/run/docker.sock", "/run/docker.sock", "/proc", "/sys",
+                              "/dev", "/proc/self", "/dev/null", "/var/run"}) {
+    const std::string rel = "outside/link" + std::to_string(i++);
+    Link(surface, rel);
+    struct stat st;
+    // A link to a surface this machine lacks is dangling, which is refused too.
+    const std::string code = stat(surface, &st) == 0 ? "isolation-mount-forbidden-source"
+                                                     : "isolation-mount-bad-source";
+    absl::StatusOr<ValidatedMount> mount = Validate(tmp_.Path(rel), "/mnt/x", false);
+    ASSERT_FALSE(mount.ok()) << surface;
+    EXPECT_EQ(ErrorCode(mount.status()), code) << surface;
+  }
+  // A link inside the project to /proc is refused too.
+  Link("/proc", "project/proc-link");
+  absl::StatusOr<ValidatedMount> mount = Validate(project_ + "/proc-link", "/p", true);
+  ASSERT_FALSE(mount.ok());
+  EXPECT_EQ(ErrorCode(mount.status()), "isolation-mount-forbidden-source");
+  // And a directory holding such a link is a plain directory: only what the
+  // mount source itself is or contains by path counts.
+}
+
+TEST_F(MountsTest, AncestorsOfControlSurfacesAreRefused) {
+  for (const char* source : {"/", "/run", "/var", "/var/run"}) {
+    absl::StatusOr<ValidatedMount> mount = Validate(source, "/host", false);
+    ASSERT_FALSE(mount.ok()) << source;
+    EXPECT_EQ(ErrorCode(mount.status()), "isolation-mount-forbidden-source") << source;
+  }
+}
+
+TEST_F(MountsTest, LinkInsideProjectPointingOutsideCannotBeWritable) {
+  Link(outside_, "project/escape");
+  absl::StatusOr<ValidatedMount> rw = Validate(project_ + "/escape", "/escape", true);
+  ASSERT_FALSE(rw.ok());
+  EXPECT_EQ(ErrorCode(rw.status()), "isolation-mount-writable-outside-project");
+  // Through the link to a path that does not exist yet: still outside.
+  rw = Validate(project_ + "/escape/new/dir", "/escape", true);
+  ASSERT_FALSE(rw.ok());
+  EXPECT_EQ(ErrorCode(rw.status()), "isolation-mount-writable-outside-project");
+  // Read-only it may be mounted, and the source is the real path.
+  absl::StatusOr<ValidatedMount> ro = Validate(project_ + "/escape", "/escape", false);
+  ASSERT_TRUE(ro.ok()) << ro.status();
+  EXPECT_EQ(ro->source, outside_);
+}
+
+TEST_F(MountsTest, SymlinkedProjectIsResolvedToItsRealPath) {
+  Link(project_, "plink");
+  absl::StatusOr<MountPolicy> policy = MakeMountPolicy(tmp_.Path("plink"), {});
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  EXPECT_EQ(policy->project_real, project_);
+  absl::StatusOr<ValidatedMount> mount =
+      ValidateMount(MountSpec{tmp_.Path("plink/data"), "/data", true}, *policy);
+  ASSERT_TRUE(mount.ok()) << mount.status();
+  EXPECT_EQ(mount->source, project_ + "/data");
+}
+
+TEST_F(MountsTest, ResolveRealPathThroughDeepestExistingAncestor) {
+  Link(project_, "plink");
+  struct Case {
+    std::string path;
+    std::string real;
+  };
+  const std::vector<Case> cases = {
+      {project_, project_},
+      {project_ + "/", project_},
+      {project_ + "//src/./", project_ + "/src"},
+      {project_ + "/new", project_ + "/new"},
+      {project_ + "/new/deeper/file", project_ + "/new/deeper/file"},
+      {tmp_.Path("plink/new/x"), project_ + "/new/x"},
+      {tmp_.Path("plink"), project_},
+      {"/", "/"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<std::string> real = ResolveRealPath(c.path, "code");
+    ASSERT_TRUE(real.ok()) << c.path << ": " << real.status();
+    EXPECT_EQ(*real, c.real) << c.path;
+  }
+}
+
+TEST_F(MountsTest, NotYetExistingSourceIsMissingAfterResolution) {
+  absl::StatusOr<ValidatedMount> mount = Validate(project_ + "/later", "/later", true);
+  ASSERT_FALSE(mount.ok());
+  EXPECT_EQ(ErrorCode(mount.status()), "isolation-mount-source-missing");
+}
+
+TEST_F(MountsTest, BadSourcesAreCoded) {
+  Link(tmp_.Path("loop-b"), "loop-a");
+  Link(tmp_.Path("loop-a"), "loop-b");
+  Link(tmp_.Path("nowhere"), "dangling");
+  Link("/no/such/place/at/all", "project/dangling-in-project");
+  struct Case {
+    std::string source;
+    bool writable;
+  };
+  const std::vector<Case> cases = {
+      {tmp_.Path("loop-a"), false},
+      {tmp_.Path("loop-a/child"), false},
+      {tmp_.Path("dangling"), false},
+      {tmp_.Path("dangling/child"), true},
+      {project_ + "/dangling-in-project", true},
+      {project_ + "/../outside", false},
+      {project_ + "/src/..", true},
+      {"..", false},
+      {"relative/path", false},
+      {"project/src", true},
+      {"", false},
+      {"~/data", false},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<ValidatedMount> mount = Validate(c.source, "/mnt/x", c.writable);
+    ASSERT_FALSE(mount.ok()) << c.source;
+    EXPECT_EQ(ErrorCode(mount.status()), "isolation-mount-bad-source") << c.source;
+    absl::StatusOr<std::string> real = ResolveRealPath(c.source, "my-code");
+    ASSERT_FALSE(real.ok()) << c.source;
+    EXPECT_EQ(ErrorCode(real.status()), "my-code") << c.source;
+  }
+}
+
+TEST_F(MountsTest, BadTargetsAreCoded) {
+  for (const std::string& target :
+       {std::string("relative"), std::string(""), std::string("data"), std::string("/"),
+        std::string("//"), std::string("/a/../b"), std::string("/a,b"), std::string("/a:b"),
+        std::string("/a\"b"), std::string("/a\nb"), std::string("/a\rb"),
+        std::string("/proc/x"), std::string("/proc"), std::string("/sys/fs"),
+        std::string("/dev/x"), std::string("/a,readonly=false"),
+        std::string("/data,source=/etc")}) {
+    absl::StatusOr<ValidatedMount> mount = Validate(project_ + "/data", target, false);
+    ASSERT_FALSE(mount.ok()) << target;
+    EXPECT_EQ(ErrorCode(mount.status()), "isolation-mount-bad-target") << target;
+  }
+}
+
+TEST_F(MountsTest, TargetIsNormalised) {
+  absl::StatusOr<ValidatedMount> mount = Validate(project_ + "/data", "//mnt/./data/", false);
+  ASSERT_TRUE(mount.ok()) << mount.status();
+  EXPECT_EQ(mount->target, "/mnt/data");
+}
+
+TEST_F(MountsTest, SourcesWithSeparatorCharactersAreResolvedNotSplit) {
+  // The mount syntax is the argv builder's concern; validation keeps the name.
+  const std::string odd = tmp_.MakeDir("outside/a,b:c d");
+  absl::StatusOr<ValidatedMount> mount = Validate(odd, "/odd", false);
+  ASSERT_TRUE(mount.ok()) << mount.status();
+  EXPECT_EQ(mount->source, odd);
+}
+
+TEST_F(MountsTest, DuplicateTargetsAreRefused) {
+  const std::vector<std::string> reserved = {project_, "/tmp", "/home/np-exec"};
+  struct Case {
+    std::vector<MountSpec> mounts;
+    bool ok;
+  };
+  const std::vector<Case> cases = {
+      {{{project_ + "/data", "/a", false}, {project_ + "/src", "/b", false}}, true},
+      {{{project_ + "/data", "/a", false}, {project_ + "/src", "/a", false}}, false},
+      {{{project_ + "/data", "/a", false}, {project_ + "/src", "//a/", false}}, false},
+      {{{project_ + "/data", "/tmp", false}}, false},
+      {{{project_ + "/data", "/home/np-exec", true}}, false},
+      {{{outside_, project_, false}}, false},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    absl::StatusOr<std::vector<ValidatedMount>> mounts =
+        ValidateMounts(cases[i].mounts, policy_, reserved);
+    EXPECT_EQ(mounts.ok(), cases[i].ok) << "case " << i;
+    if (!cases[i].ok) {
+      EXPECT_EQ(ErrorCode(mounts.status()), "isolation-mount-bad-target") << "case " << i;
+    }
+  }
+}
+
+TEST_F(MountsTest, ValidateMountsStopsAtTheFirstBadMount) {
+  std::vector<MountSpec> mounts = {{project_ + "/data", "/a", true}, {outside_, "/b", true}};
+  absl::StatusOr<std::vector<ValidatedMount>> validated = ValidateMounts(mounts, policy_, {});
+  ASSERT_FALSE(validated.ok());
+  EXPECT_EQ(ErrorCode(validated.status()), "isolation-mount-writable-outside-project");
+  validated = ValidateMounts({}, policy_, {});
+  ASSERT_TRUE(validated.ok());
+  EXPECT_TRUE(validated->empty());
+}
+
+TEST_F(MountsTest, ExtraForbiddenSourcesAreRefused) {
+  const std::string sock_dir = tmp_.MakeDir("engine");
+  const std::string sock = tmp_.Write("engine/docker.sock", "");
+  absl::StatusOr<MountPolicy> policy = MakeMountPolicy(project_, {sock});
+  ASSERT_TRUE(policy.ok());
+  for (const std::string& source : {sock, sock_dir}) {
+    absl::StatusOr<ValidatedMount> mount = ValidateMount(MountSpec{source, "/s", false}, *policy);
+    ASSERT_FALSE(mount.ok()) << source;
+    EXPECT_EQ(ErrorCode(mount.status()), "isolation-mount-forbidden-source") << source;
+  }
+  // A link to the extra socket is refused by its real path.
+  Link(sock, "outside/sock-link");
+  absl::StatusOr<ValidatedMount> mount =
+      ValidateMount(MountSpec{tmp_.Path("outside/sock-link"), "/s", false}, *policy);
+  ASSERT_FALSE(mount.ok());
+  EXPECT_EQ(ErrorCode(mount.status()), "isolation-mount-forbidden-source");
+}
+
+TEST_F(MountsTest, PolicyHoldsDefaultsAndTheirRealPaths) {
+  for (const char* surface : {"/var/run/docker.sock", "/run/docker.sock", "/proc", "/sys", "/dev"}) {
+    bool found = false;
+    for (const std::string& f : DefaultForbiddenSources()) found = found || f == surface;
+    EXPECT_TRUE(found) << surface;
+    EXPECT_TRUE(TouchesForbidden(surface, policy_)) << surface;
+  }
+  EXPECT_TRUE(TouchesForbidden("/", policy_));
+  EXPECT_TRUE(TouchesForbidden("/proc/self/environ", policy_));
+  EXPECT_FALSE(TouchesForbidden(project_, policy_));
+  EXPECT_FALSE(TouchesForbidden("/usr/lib", policy_));
+  EXPECT_FALSE(TouchesForbidden("/procfs", policy_));
+  EXPECT_FALSE(TouchesForbidden("/devices", policy_));
+}
+
+TEST_F(MountsTest, ProjectMountChecks) {
+  struct Case {
+    std::string project;
+    std::string home;
+    std::string code;  // "" for OK.
+  };
+  const std::string home = tmp_.MakeDir("home/user");
+  const std::string in_home = tmp_.MakeDir("home/user/code/app");
+  const std::vector<Case> cases = {
+      {in_home, home, ""},
+      {in_home, "", ""},
+      {project_, home, ""},
+      {home, home, "isolation-project-too-broad"},
+      {tmp_.Path("home"), home, "isolation-project-too-broad"},
+      {tmp_.path(), home, "isolation-project-too-broad"},
+      {"/", home, "isolation-mount-forbidden-source"},
+      {"/", "", "isolation-mount-forbidden-source"},
+      {"/run", "", "isolation-mount-forbidden-source"},
+      {"/dev/shm", "", "isolation-mount-forbidden-source"},
+      {"/proc", "", "isolation-mount-forbidden-source"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<MountPolicy> policy = MakeMountPolicy(c.project, {});
+    ASSERT_TRUE(policy.ok()) << c.project;
+    absl::Status status = ValidateProjectMount(*policy, c.home);
+    EXPECT_EQ(ErrorCode(status), c.code) << c.project << " home=" << c.home;
+  }
+  // home-as-project reached through a symlink is still home.
+  Link(home, "home-link");
+  absl::StatusOr<MountPolicy> policy = MakeMountPolicy(tmp_.Path("home-link"), {});
+  ASSERT_TRUE(policy.ok());
+  EXPECT_EQ(ErrorCode(ValidateProjectMount(*policy, home)), "isolation-project-too-broad");
+}
+
+TEST_F(MountsTest, MakeMountPolicyRefusesBadProjectPaths) {
+  for (const std::string& root : {std::string("relative"), std::string(""),
+                                  project_ + "/../outside"}) {
+    absl::StatusOr<MountPolicy> policy = MakeMountPolicy(root, {});
+    ASSERT_FALSE(policy.ok()) << root;
+    EXPECT_EQ(ErrorCode(policy.status()), "invalid-path") << root;
+  }
+}
+
+}  // namespace
+}  // namespace np

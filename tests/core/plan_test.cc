@@ -1,0 +1,203 @@
+#include "core/plan.h"
+
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "gtest/gtest.h"
+#include "tests/core/argv_util.h"
+#include "tests/support/temp_dir.h"
+
+namespace np {
+namespace {
+
+using ::np::testing::Contains;
+using ::np::testing::HasSequence;
+using ::np::testing::TempDir;
+
+class PlanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    project_ = tmp_.MakeDir("home/user/proj");
+    tmp_.MakeDir("home/user/proj/src");
+    tmp_.MakeDir("home/user/proj/out");
+    facts_.cwd = project_ + "/src";
+    facts_.home = tmp_.Path("home/user");
+    facts_.uid = 1000;
+    facts_.gid = 1000;
+    facts_.container_name = "np-exec-7";
+    facts_.owner = "7:99";
+  }
+
+  Settings Container(Runtime runtime = Runtime::kDocker) const {
+    Settings settings;
+    settings.project_root = project_;
+    settings.config.tier = Tier::kContainer;
+    settings.config.container.runtime = runtime;
+    settings.resolved = {Tier::kContainer, TierSource::kConfig};
+    return settings;
+  }
+
+  static ProbeResult Up(Runtime runtime = Runtime::kDocker) {
+    ProbeResult probe;
+    probe.runtime = runtime;
+    probe.available = true;
+    probe.bin = "/usr/bin/docker";
+    return probe;
+  }
+
+  TempDir tmp_;
+  std::string project_;
+  SpawnFacts facts_;
+  const std::vector<std::string> program_ = {"node", "agent.js"};
+};
+
+TEST_F(PlanTest, DirectAndWorktreeExecInPlace) {
+  for (Tier tier : {Tier::kDirect, Tier::kWorktree}) {
+    Settings settings;
+    settings.project_root = project_;
+    settings.resolved = {tier, TierSource::kConfig};
+    absl::StatusOr<SpawnPlan> plan = PlanSpawn(settings, nullptr, facts_, program_, {"TOKEN"});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_FALSE(plan->wrapped);
+    EXPECT_EQ(plan->argv, program_);
+    EXPECT_EQ(plan->resolved.tier, tier);
+    nlohmann::json j = PlanToJson(*plan, "");
+    EXPECT_EQ(j["tier"], std::string(TierName(tier)));
+    EXPECT_EQ(j["wrapped"], false);
+    EXPECT_EQ(j["bin"], "node");
+    EXPECT_EQ(j["args"], nlohmann::json({"agent.js"}));
+    EXPECT_NE(j["note"].get<std::string>().find("host's own rights"), std::string::npos);
+  }
+}
+
+TEST_F(PlanTest, ContainerWithoutProbeIsRefused) {
+  absl::StatusOr<SpawnPlan> plan = PlanSpawn(Container(), nullptr, facts_, program_, {});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(ErrorCode(plan.status()), "isolation-probe-required");
+}
+
+TEST_F(PlanTest, ContainerUnavailableIsRefused) {
+  ProbeResult down;
+  down.runtime = Runtime::kDocker;
+  down.reason = std::string(kReasonUnreachable);
+  absl::StatusOr<SpawnPlan> plan = PlanSpawn(Container(), &down, facts_, program_, {});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(ErrorCode(plan.status()), "isolation-container-unavailable");
+}
+
+TEST_F(PlanTest, ContainerPlanWrapsTheProgram) {
+  Settings settings = Container();
+  settings.config.container.env = {"API_KEY", "SHARED"};
+  settings.config.container.mounts = {{project_ + "/out", "/out", true}};
+  ProbeResult probe = Up();
+  absl::StatusOr<SpawnPlan> plan =
+      PlanSpawn(settings, &probe, facts_, program_, {"SHARED", "EXTRA"});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->wrapped);
+  EXPECT_EQ(plan->argv[0], "docker");
+  EXPECT_EQ(plan->env_names, (std::vector<std::string>{"API_KEY", "SHARED", "EXTRA"}));
+  EXPECT_EQ(plan->project_mount, project_);
+  EXPECT_EQ(plan->workdir, project_ + "/src");
+  EXPECT_EQ(plan->image, "node:22-bookworm-slim");
+  ASSERT_EQ(plan->mounts.size(), 1u);
+  EXPECT_TRUE(HasSequence(plan->argv, {"-e", "EXTRA"}));
+  EXPECT_TRUE(HasSequence(plan->argv, {"--network", "none"}));
+  EXPECT_TRUE(HasSequence(plan->argv, {"--label", "dev.nubos.np-exec.owner=7:99"}));
+  nlohmann::json j = PlanToJson(*plan, "/usr/bin/docker");
+  EXPECT_EQ(j["tier"], "container");
+  EXPECT_EQ(j["effective_from"], "config");
+  EXPECT_EQ(j["wrapped"], true);
+  EXPECT_EQ(j["bin"], "/usr/bin/docker");
+  EXPECT_EQ(j["args"][0], "run");
+  EXPECT_EQ(j["args"].size(), plan->argv.size() - 1);
+  EXPECT_EQ(j["workdir"], project_ + "/src");
+  EXPECT_EQ(j["project_mount"], project_);
+}
+
+TEST_F(PlanTest, BwrapPlanHasNoImage) {
+  ProbeResult probe = Up(Runtime::kBwrap);
+  absl::StatusOr<SpawnPlan> plan =
+      PlanSpawn(Container(Runtime::kBwrap), &probe, facts_, program_, {});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->argv[0], "bwrap");
+  EXPECT_TRUE(plan->image.empty());
+  EXPECT_TRUE(Contains(plan->argv, "--die-with-parent"));
+}
+
+TEST_F(PlanTest, SymlinkedProjectIsMountedAtItsRealPath) {
+  ASSERT_EQ(symlink(project_.c_str(), tmp_.Path("plink").c_str()), 0);
+  Settings settings = Container();
+  settings.project_root = tmp_.Path("plink");
+  ProbeResult probe = Up();
+  absl::StatusOr<SpawnPlan> plan = PlanSpawn(settings, &probe, facts_, program_, {});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->project_mount, project_);
+  EXPECT_TRUE(Contains(plan->argv, "type=bind,source=" + project_ + ",target=" + project_));
+}
+
+TEST_F(PlanTest, RefusalsAreCoded) {
+  ProbeResult probe = Up();
+  struct Case {
+    std::string name;
+    Settings settings;
+    SpawnFacts facts;
+    std::vector<std::string> program;
+    std::vector<std::string> env;
+    std::string code;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"NoProgram", Container(), facts_, {}, {}, "isolation-wrap-no-command"});
+  cases.push_back({"EmptyProgram", Container(), facts_, {""}, {}, "isolation-wrap-no-command"});
+  cases.push_back({"BadEnv", Container(), facts_, program_, {"A=b"}, "isolation-bad-env-name"});
+  Settings no_project = Container();
+  no_project.project_root.clear();
+  cases.push_back({"NoProject", no_project, facts_, program_, {}, "not-in-project"});
+  SpawnFacts home_is_project = facts_;
+  home_is_project.home = project_;
+  cases.push_back(
+      {"HomeIsProject", Container(), home_is_project, program_, {}, "isolation-project-too-broad"});
+  SpawnFacts home_inside = facts_;
+  home_inside.home = project_ + "/src";
+  cases.push_back(
+      {"HomeInsideProject", Container(), home_inside, program_, {}, "isolation-project-too-broad"});
+  Settings outside_rw = Container();
+  outside_rw.config.container.mounts = {{tmp_.Path("home/user"), "/h", true}};
+  cases.push_back({"OutsideRw", outside_rw, facts_, program_, {},
+                   "isolation-mount-writable-outside-project"});
+  Settings proc = Container();
+  proc.config.container.mounts = {{"/proc", "/p", false}};
+  cases.push_back({"Proc", proc, facts_, program_, {}, "isolation-mount-forbidden-source"});
+  Settings reserved = Container();
+  reserved.config.container.mounts = {{project_ + "/out", "/tmp", false}};
+  cases.push_back({"ReservedTarget", reserved, facts_, program_, {}, "isolation-mount-bad-target"});
+  SpawnFacts cwd_outside = facts_;
+  cwd_outside.cwd = tmp_.Path("home/user");
+  cases.push_back(
+      {"CwdOutside", Container(), cwd_outside, program_, {}, "isolation-cwd-outside-project"});
+  Settings bwrap_memory = Container(Runtime::kBwrap);
+  bwrap_memory.config.container.memory = "1g";
+  ProbeResult bwrap_probe = Up(Runtime::kBwrap);
+  for (Case& c : cases) {
+    absl::StatusOr<SpawnPlan> plan = PlanSpawn(c.settings, &probe, c.facts, c.program, c.env);
+    ASSERT_FALSE(plan.ok()) << c.name;
+    EXPECT_EQ(ErrorCode(plan.status()), c.code) << c.name << ": " << plan.status();
+  }
+  absl::StatusOr<SpawnPlan> plan = PlanSpawn(bwrap_memory, &bwrap_probe, facts_, program_, {});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(ErrorCode(plan.status()), "isolation-bwrap-unsupported");
+}
+
+TEST_F(PlanTest, ExtraForbiddenSourceFromTheHost) {
+  const std::string sock = tmp_.Write("run/engine.sock", "");
+  facts_.extra_forbidden = {sock};
+  Settings settings = Container();
+  settings.config.container.mounts = {{tmp_.Path("run"), "/r", false}};
+  ProbeResult probe = Up();
+  absl::StatusOr<SpawnPlan> plan = PlanSpawn(settings, &probe, facts_, program_, {});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(ErrorCode(plan.status()), "isolation-mount-forbidden-source");
+}
+
+}  // namespace
+}  // namespace np

@@ -1,0 +1,143 @@
+#include "core/settings.h"
+
+#include <string>
+
+#include "core/errors.h"
+#include "gtest/gtest.h"
+#include "tests/support/temp_dir.h"
+
+namespace np {
+namespace {
+
+using ::np::testing::MakeProject;
+using ::np::testing::TempDir;
+
+TEST(SettingsTest, NoConfigFileMeansDirectByDefault) {
+  TempDir tmp;
+  MakeProject(tmp.path());
+  absl::StatusOr<Settings> settings = LoadSettings({tmp.path(), "", "", false});
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(settings->project_root, tmp.path());
+  EXPECT_EQ(settings->resolved.tier, Tier::kDirect);
+  EXPECT_EQ(settings->resolved.from, TierSource::kDefault);
+  EXPECT_FALSE(settings->has_milestones);
+}
+
+TEST(SettingsTest, ProjectFileFromASubdirectory) {
+  TempDir tmp;
+  MakeProject(tmp.path(), R"({"isolation": {"tier": "container",
+                                             "container": {"network": "bridge"}}})");
+  const std::string sub = tmp.MakeDir("src/lib");
+  absl::StatusOr<Settings> settings = LoadSettings({sub, "", "", false});
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(settings->project_root, tmp.path());
+  EXPECT_EQ(settings->resolved.tier, Tier::kContainer);
+  EXPECT_EQ(settings->resolved.from, TierSource::kConfig);
+  EXPECT_EQ(settings->config.container.network, Network::kBridge);
+}
+
+TEST(SettingsTest, WorktreeFloor) {
+  TempDir tmp;
+  MakeProject(tmp.path(), R"({"isolation": {"tier": "direct"},
+                              "workflow": {"worktree_isolation": true}})");
+  absl::StatusOr<Settings> settings = LoadSettings({tmp.path(), "", "", false});
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(settings->resolved.tier, Tier::kWorktree);
+  EXPECT_EQ(settings->resolved.from, TierSource::kWorktreeIsolation);
+}
+
+TEST(SettingsTest, OperatorFileAndEnvAreFloorsTheProjectCannotLower) {
+  TempDir tmp;
+  const std::string project = tmp.MakeDir("p");
+  MakeProject(project, R"({"isolation": {"tier": "direct"}})");
+  const std::string op_container =
+      tmp.Write("op/container.json", R"({"isolation": {"tier": "container"}})");
+  const std::string op_worktree =
+      tmp.Write("op/worktree.json", R"({"isolation": {"tier": "worktree"}, "x": 1})");
+  struct Case {
+    std::string operator_path;
+    std::string env;
+    Tier tier;
+    TierSource from;
+  };
+  const Case cases[] = {
+      {"", "", Tier::kDirect, TierSource::kConfig},
+      {op_container, "", Tier::kContainer, TierSource::kOperator},
+      {op_worktree, "", Tier::kWorktree, TierSource::kOperator},
+      {"", "container", Tier::kContainer, TierSource::kEnv},
+      {op_worktree, "container", Tier::kContainer, TierSource::kEnv},
+      {op_container, "worktree", Tier::kContainer, TierSource::kOperator},
+      {tmp.Path("op/missing.json"), "", Tier::kDirect, TierSource::kConfig},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<Settings> settings = LoadSettings({project, c.operator_path, c.env, false});
+    ASSERT_TRUE(settings.ok()) << settings.status();
+    EXPECT_EQ(settings->resolved.tier, c.tier) << c.operator_path << " " << c.env;
+    EXPECT_EQ(settings->resolved.from, c.from) << c.operator_path << " " << c.env;
+  }
+}
+
+TEST(SettingsTest, ErrorsAreCoded) {
+  TempDir tmp;
+  const std::string typo = tmp.MakeDir("typo");
+  MakeProject(typo, R"({"isolation": {"tire": "container"}})");
+  const std::string broken = tmp.MakeDir("broken");
+  MakeProject(broken, "{");
+  const std::string dir_config = tmp.MakeDir("dirconfig");
+  MakeProject(dir_config);
+  tmp.MakeDir("dirconfig/.nubos-pilot/config.json");
+  const std::string good = tmp.MakeDir("good");
+  MakeProject(good);
+  const std::string bad_operator = tmp.Write("op.json", R"({"isolation": {"tier": "none"}})");
+  const std::string outside = tmp.MakeDir("outside");
+  struct Case {
+    SettingsInputs inputs;
+    std::string code;
+  };
+  const Case cases[] = {
+      {{typo, "", "", false}, "isolation-unknown-key"},
+      {{broken, "", "", false}, "config-invalid-json"},
+      {{dir_config, "", "", false}, "config-not-a-file"},
+      {{good, bad_operator, "", false}, "isolation-invalid-tier"},
+      {{good, tmp.Write("op2.json", "[]"), "", false}, "config-invalid-shape"},
+      {{good, "", "sandbox", false}, "isolation-invalid-tier"},
+      {{outside, "", "", false}, "not-in-project"},
+      {{"relative", "", "", true}, "invalid-path"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<Settings> settings = LoadSettings(c.inputs);
+    ASSERT_FALSE(settings.ok()) << c.inputs.cwd;
+    EXPECT_EQ(ErrorCode(settings.status()), c.code) << c.inputs.cwd << ": "
+                                                     << settings.status();
+  }
+}
+
+TEST(SettingsTest, OutsideAProjectWhenAllowed) {
+  TempDir tmp;
+  const std::string op = tmp.Write("op.json", R"({"isolation": {"tier": "worktree"}})");
+  const std::string outside = tmp.MakeDir("outside");
+  absl::StatusOr<Settings> settings = LoadSettings({outside, op, "", true});
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_TRUE(settings->project_root.empty());
+  EXPECT_EQ(settings->resolved.tier, Tier::kWorktree);
+  EXPECT_EQ(settings->resolved.from, TierSource::kOperator);
+}
+
+TEST(SettingsTest, MilestonesDirectoryIsDetected) {
+  TempDir tmp;
+  MakeProject(tmp.path());
+  tmp.MakeDir(".nubos-pilot/milestones");
+  absl::StatusOr<Settings> settings = LoadSettings({tmp.path(), "", "", false});
+  ASSERT_TRUE(settings.ok());
+  EXPECT_TRUE(settings->has_milestones);
+
+  TempDir file_only;
+  MakeProject(file_only.path());
+  file_only.Write(".nubos-pilot/milestones", "");  // A file, not the directory.
+  settings = LoadSettings({file_only.path(), "", "", false});
+  ASSERT_TRUE(settings.ok());
+  EXPECT_FALSE(settings->has_milestones);
+}
+
+}  // namespace
+}  // namespace np

@@ -1,0 +1,167 @@
+#include "shim/find_real_program.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "gtest/gtest.h"
+
+namespace np {
+namespace {
+
+constexpr FileId kSelf{10, 1};
+
+// A fake filesystem: each path is a regular file with an identity, executable
+// or not. Symlinks are modelled as two paths sharing one identity, which is
+// what stat(2) reports for them. Paths are looked up as the kernel would see
+// them, cut at the first NUL byte.
+struct FakeFs {
+  std::map<std::string, FileFacts> files;
+
+  FakeFs& Exec(const std::string& path, FileId id) {
+    files[path] = FileFacts{true, true, true, id};
+    return *this;
+  }
+  FakeFs& NonExec(const std::string& path, FileId id) {
+    files[path] = FileFacts{true, true, false, id};
+    return *this;
+  }
+  FakeFs& Dir(const std::string& path, FileId id) {
+    files[path] = FileFacts{true, false, false, id};
+    return *this;
+  }
+  FileProbe Probe() const {
+    return [files = files](const std::string& path) {
+      auto it = files.find(std::string(path.c_str()));
+      return it == files.end() ? FileFacts{} : it->second;
+    };
+  }
+};
+
+struct Case {
+  std::string name;
+  FakeFs fs;
+  std::string program;
+  std::string path_list;
+  std::string expected;  // The path found, or an error code.
+  bool error;
+};
+
+TEST(FindRealProgramTest, Table) {
+  const std::vector<Case> cases = {
+      {"FirstMatchWins",
+       FakeFs().Exec("/a/node", {1, 1}).Exec("/b/node", {1, 2}), "node", "/a:/b", "/a/node",
+       false},
+      {"SelfIsSkippedByIdentity",
+       FakeFs().Exec("/shims/node", kSelf).Exec("/usr/bin/node", {1, 3}), "node",
+       "/shims:/usr/bin", "/usr/bin/node", false},
+      {"SelfUnderAnotherNameIsStillSelf",
+       FakeFs().Exec("/shims/node", kSelf).Exec("/opt/np/bin/node", kSelf).Exec(
+           "/usr/bin/node", {1, 3}),
+       "node", "/shims:/opt/np/bin:/usr/bin", "/usr/bin/node", false},
+      {"SymlinkedPathEntryToTheShimDir",
+       // /link-to-shims is a symlink to /shims: same identity for its node.
+       FakeFs().Exec("/shims/node", kSelf).Exec("/link-to-shims/node", kSelf).Exec(
+           "/usr/bin/node", {1, 3}),
+       "node", "/link-to-shims:/shims:/usr/bin", "/usr/bin/node", false},
+      {"TwoShimDirs",
+       FakeFs().Exec("/shims1/node", kSelf).Exec("/shims2/node", kSelf).Exec("/usr/bin/node",
+                                                                             {1, 3}),
+       "node", "/shims1:/shims2:/usr/bin", "/usr/bin/node", false},
+      {"SameNameDifferentFileIsNotSelf",
+       // A real program that happens to be named like the shim is not skipped.
+       FakeFs().Exec("/shims/node", {10, 2}).Exec("/usr/bin/node", {1, 3}), "node",
+       "/shims:/usr/bin", "/shims/node", false},
+      {"NonExecutableMatchOnly", FakeFs().NonExec("/a/node", {1, 1}), "node", "/a",
+       "program-not-executable", true},
+      {"NonExecutableSkippedForALaterExecutable",
+       FakeFs().NonExec("/a/node", {1, 1}).Exec("/b/node", {1, 2}), "node", "/a:/b", "/b/node",
+       false},
+      {"DirectoryIsNotAMatch", FakeFs().Dir("/a/node", {1, 1}).Exec("/b/node", {1, 2}), "node",
+       "/a:/b", "/b/node", false},
+      {"DirectoryOnlyIsNotFound", FakeFs().Dir("/a/node", {1, 1}), "node", "/a",
+       "program-not-found", true},
+      {"OnlySelf", FakeFs().Exec("/shims/node", kSelf), "node", "/shims",
+       "recursive-invocation", true},
+      {"OnlySelfTwice", FakeFs().Exec("/shims/node", kSelf).Exec("/s2/node", kSelf), "node",
+       "/shims:/s2", "recursive-invocation", true},
+      {"NotFound", FakeFs().Exec("/usr/bin/python", {1, 1}), "node", "/usr/bin",
+       "program-not-found", true},
+      {"EmptyPath", FakeFs(), "node", "", "program-not-found", true},
+      {"EmptyEntriesSkipped",
+       // An empty entry means the working directory to a shell; never here.
+       FakeFs().Exec("node", {1, 1}).Exec("/node", {1, 9}).Exec("/usr/bin/node", {1, 2}), "node",
+       "::/usr/bin:", "/usr/bin/node", false},
+      {"RelativeEntriesSkipped",
+       FakeFs().Exec("bin/node", {1, 1}).Exec("./node", {1, 1}).Exec("/usr/bin/node", {1, 2}),
+       "node", "bin:.:./x:/usr/bin", "/usr/bin/node", false},
+      {"OnlyRelativeEntries", FakeFs().Exec("bin/node", {1, 1}).Exec("./node", {1, 1}), "node",
+       "bin:.", "program-not-found", true},
+      {"TrailingSlashInEntry", FakeFs().Exec("/usr/bin/node", {1, 2}), "node", "/usr/bin/",
+       "/usr/bin/node", false},
+      {"AbsoluteName", FakeFs().Exec("/opt/node", {1, 4}), "/opt/node", "/usr/bin",
+       "/opt/node", false},
+      {"AbsoluteNameIsSelf", FakeFs().Exec("/shims/node", kSelf), "/shims/node", "/usr/bin",
+       "recursive-invocation", true},
+      {"AbsoluteNameMissing", FakeFs(), "/opt/node", "/usr/bin", "program-not-found", true},
+      {"AbsoluteNameNotExecutable", FakeFs().NonExec("/opt/node", {1, 4}), "/opt/node",
+       "/usr/bin", "program-not-executable", true},
+      {"RelativeNameWithSlashUsesCwd", FakeFs().Exec("/work/bin/node", {1, 5}), "bin/node",
+       "/usr/bin", "bin/node", false},
+      {"RelativeNameWithSlashMissing", FakeFs().Exec("/usr/bin/node", {1, 5}), "bin/node",
+       "/usr/bin", "program-not-found", true},
+      {"DotSlashNameIsSelf", FakeFs().Exec("/work/./node", kSelf), "./node", "/usr/bin",
+       "recursive-invocation", true},
+      {"EmptyName", FakeFs(), "", "/usr/bin", "invalid-program", true},
+      {"NulInName", FakeFs().Exec("/usr/bin/node", {1, 1}), std::string("node\0x", 6),
+       "/usr/bin", "invalid-program", true},
+      {"TooLongName", FakeFs(), std::string(5000, 'n'), "/usr/bin", "invalid-program", true},
+      {"NulInPathEntrySkipped",
+       // Probed as "/usr/bin/node" (cut at the NUL) but returned with the NUL:
+       // the entry must be skipped, not matched.
+       FakeFs().Exec("/usr/bin/node", {1, 1}), "node", std::string("/usr/bin/node\0x", 15),
+       "program-not-found", true},
+      {"TooLongPathEntrySkipped", FakeFs(), "node", "/" + std::string(5000, 'd') + ":/usr/bin",
+       "program-not-found", true},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<std::string> found =
+        FindRealProgram(c.program, c.path_list, "/work", kSelf, c.fs.Probe());
+    if (c.error) {
+      ASSERT_FALSE(found.ok()) << c.name << " found " << (found.ok() ? *found : "");
+      EXPECT_EQ(ErrorCode(found.status()), c.expected) << c.name;
+    } else {
+      ASSERT_TRUE(found.ok()) << c.name << ": " << found.status();
+      EXPECT_EQ(*found, c.expected) << c.name;
+    }
+  }
+}
+
+TEST(FindRealProgramTest, CanonicalCodes) {
+  FakeFs fs;
+  fs.NonExec("/a/x", {1, 1}).Exec("/s/self", kSelf);
+  EXPECT_EQ(FindRealProgram("y", "/a", "/", kSelf, fs.Probe()).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(FindRealProgram("x", "/a", "/", kSelf, fs.Probe()).status().code(),
+            absl::StatusCode::kPermissionDenied);
+}
+
+TEST(FindRealProgramTest, StatFileOnTheRealFilesystem) {
+  FileFacts sh = StatFile("/bin/sh");
+  EXPECT_TRUE(sh.exists);
+  EXPECT_TRUE(sh.regular);
+  EXPECT_TRUE(sh.executable);
+  FileFacts dir = StatFile("/");
+  EXPECT_TRUE(dir.exists);
+  EXPECT_FALSE(dir.regular);
+  EXPECT_FALSE(dir.executable);
+  EXPECT_FALSE(StatFile("/no/such/file/anywhere").exists);
+  // /bin/sh through /bin and through /usr/bin (merged /usr) or not: the
+  // identity is the same whenever both name one file.
+  FileFacts again = StatFile("/bin/sh");
+  EXPECT_EQ(sh.id, again.id);
+}
+
+}  // namespace
+}  // namespace np
