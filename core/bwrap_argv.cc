@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "core/paths.h"
 
 namespace np {
 namespace {
@@ -71,6 +72,14 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(
   }
   absl::StatusOr<std::string> workdir = MapWorkingDirectory(config, spawn);
   if (!workdir.ok()) return workdir.status();
+  // bwrap takes each path as its own argument, so only a NUL byte (which would
+  // cut it short at exec) or a relative path can make it mean something else.
+  for (const ValidatedMount& mount : mounts) {
+    absl::Status source_ok = CheckAbsolutePath(mount.source, "isolation-mount-bad-source");
+    if (!source_ok.ok()) return source_ok;
+    absl::Status target_ok = CheckAbsolutePath(mount.target, "isolation-mount-bad-target");
+    if (!target_ok.ok()) return target_ok;
+  }
 
   std::vector<std::string> argv = {
       "bwrap",        "--unshare-user", "--unshare-pid",       "--unshare-ipc",

@@ -151,7 +151,7 @@ absl::StatusOr<UserSpec> ParseUser(const json& value) {
     return user;
   }
   std::vector<absl::string_view> parts = absl::StrSplit(text, ':');
-  if (parts.size() > 2 || text.front() == '-' ||
+  if (text.empty() || parts.size() > 2 || text.front() == '-' ||
       !std::all_of(parts.begin(), parts.end(),
                    [](absl::string_view p) { return AllOf(p, IsUserChar); })) {
     return InvalidValue("isolation-invalid-value", kKey, value, kExpected);
@@ -408,6 +408,9 @@ absl::Status ValidateEnvName(absl::string_view name) {
                      {{"name", name}});
   };
   if (name.empty()) return bad("the name is empty");
+  // Bounded so a hostile config cannot push an argv element past the kernel's
+  // per-string limit, which would fail late at exec instead of here.
+  if (name.size() > 255) return bad("the name is longer than 255 bytes");
   const unsigned char first = static_cast<unsigned char>(name.front());
   if (!(absl::ascii_isalpha(first) || first == '_')) {
     return bad("a name starts with a letter or _ (pass names only, never NAME=value)");

@@ -144,6 +144,13 @@ absl::StatusOr<nlohmann::json> ParseConfigText(absl::string_view text,
                                                absl::string_view name) {
   while (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   if (IsBlank(text)) return nlohmann::json::object();
+  // The parser takes a NUL byte for the end of input and would silently
+  // ignore everything after it; no valid JSON holds a raw NUL.
+  if (text.find('\0') != absl::string_view::npos) {
+    return MakeError(absl::StatusCode::kInvalidArgument, "config-invalid-json",
+                     absl::StrCat(name, " is not valid JSON: it contains a NUL byte"),
+                     {{"file", name}});
+  }
   if (text.size() > kMaxConfigBytes) {
     return MakeError(absl::StatusCode::kInvalidArgument, "config-too-large",
                      absl::StrCat(name, " is larger than ", kMaxConfigBytes, " bytes"),

@@ -22,6 +22,12 @@ std::string ProjectTarget(const ContainerConfig& config, const ContainerSpawn& s
 
 absl::StatusOr<std::string> MapWorkingDirectory(const ContainerConfig& config,
                                                 const ContainerSpawn& spawn) {
+  // A NUL byte would cut the path short at exec, so the runtime would see a
+  // different directory than the one checked here.
+  for (const std::string* path : {&spawn.project_root, &spawn.cwd}) {
+    absl::Status valid = CheckAbsolutePath(*path, "invalid-path");
+    if (!valid.ok()) return valid;
+  }
   if (!IsInside(spawn.cwd, spawn.project_root)) {
     return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-cwd-outside-project",
                      absl::StrCat("the working directory ", spawn.cwd,
@@ -40,6 +46,7 @@ absl::StatusOr<std::string> FormatBindMount(Runtime runtime, absl::string_view s
                                             absl::string_view code) {
   for (absl::string_view path : {source, target}) {
     const bool unsupported =
+        path.size() > kMaxPathBytes ||
         path.find_first_of(absl::string_view("\n\r\0", 3)) != absl::string_view::npos ||
         (runtime == Runtime::kPodman && path.find_first_of(",\"") != absl::string_view::npos);
     if (unsupported) {

@@ -49,7 +49,8 @@ struct ContainerSpawn {
 std::string ProjectTarget(const ContainerConfig& config, const ContainerSpawn& spawn);
 
 // The working directory inside the container: `cwd` mapped below the project
-// target. Error `isolation-cwd-outside-project` when cwd is not in the project.
+// target. Error `isolation-cwd-outside-project` when cwd is not in the project,
+// `invalid-path` when either path is relative, too long or holds a NUL byte.
 absl::StatusOr<std::string> MapWorkingDirectory(const ContainerConfig& config,
                                                 const ContainerSpawn& spawn);
 

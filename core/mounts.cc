@@ -92,18 +92,23 @@ bool TouchesForbidden(absl::string_view real_path, const MountPolicy& policy) {
 
 absl::StatusOr<ValidatedMount> ValidateMount(const MountSpec& mount, const MountPolicy& policy) {
   constexpr absl::string_view kBadSource = "isolation-mount-bad-source";
-  absl::StatusOr<std::string> source = ResolveRealPath(mount.source, kBadSource);
-  if (!source.ok()) return source.status();
-  // Checked on the path as written too, so /proc reached through a link and
-  // /proc itself give the same answer.
-  if (TouchesForbidden(*source, policy) || TouchesForbidden(NormalizePath(mount.source), policy)) {
+  auto forbidden = [&mount](absl::string_view real) {
     return MakeError(absl::StatusCode::kPermissionDenied, "isolation-mount-forbidden-source",
-                     absl::StrCat("mount source \"", mount.source, "\" (", *source,
+                     absl::StrCat("mount source \"", mount.source, "\" (", real,
                                   ") is or contains a host control surface (the engine "
                                   "socket, /proc, /sys or /dev); it is refused even "
                                   "read-only, because read-only does not contain a socket"),
-                     {{"source", mount.source}, {"real_source", *source}});
+                     {{"source", mount.source}, {"real_source", real}});
+  };
+  // Checked on the path as written first, so a path under /proc that cannot
+  // be resolved (such as /proc/1/root) gets the same answer as /proc itself.
+  if (CheckAbsolutePath(mount.source, kBadSource).ok() && !HasDotDot(mount.source) &&
+      TouchesForbidden(NormalizePath(mount.source), policy)) {
+    return forbidden(NormalizePath(mount.source));
   }
+  absl::StatusOr<std::string> source = ResolveRealPath(mount.source, kBadSource);
+  if (!source.ok()) return source.status();
+  if (TouchesForbidden(*source, policy)) return forbidden(*source);
   if (mount.writable && !IsInside(*source, policy.project_real)) {
     return MakeError(
         absl::StatusCode::kPermissionDenied, "isolation-mount-writable-outside-project",

@@ -5,8 +5,8 @@
 // "/project-secrets" is outside "/project". A writable mount outside the
 // project is refused; a host control surface (the engine sockets, /proc, /sys,
 // /dev), anything under one, or anything containing one, is refused even
-// read-only, because a read-only bind still lets a process connect to a socket
-// inside it. Reads the filesystem (realpath, lstat); never spawns.
+// read-only, because a read-only bind still lets a process reach an engine
+// endpoint inside it. Reads the filesystem (realpath, lstat); never spawns.
 #ifndef NP_EXEC_CORE_MOUNTS_H_
 #define NP_EXEC_CORE_MOUNTS_H_
 
@@ -35,7 +35,7 @@ struct MountPolicy {
 };
 
 // Builds the policy: resolves the project root and the forbidden sources
-// (defaults plus `extra_forbidden`, such as the socket named by DOCKER_HOST).
+// (defaults plus `extra_forbidden`, such as the engine endpoint named by DOCKER_HOST).
 absl::StatusOr<MountPolicy> MakeMountPolicy(absl::string_view project_root,
                                             const std::vector<std::string>& extra_forbidden);
 

@@ -28,7 +28,7 @@ struct SpawnFacts {
   std::string container_name;
   std::string owner;
   std::string init_path;  // Podman's --init binary when not its default (see ContainerSpawn).
-  std::vector<std::string> extra_forbidden;  // E.g. the socket of DOCKER_HOST.
+  std::vector<std::string> extra_forbidden;  // E.g. the engine endpoint of DOCKER_HOST.
 };
 
 struct SpawnPlan {

@@ -54,6 +54,10 @@ absl::StatusOr<std::string> FindRealProgram(absl::string_view name, absl::string
   }
   if (name.find('/') != absl::string_view::npos) {
     std::string path = name.front() == '/' ? std::string(name) : JoinPath(cwd, name);
+    if (path.find('\0') != std::string::npos || path.size() > kMaxPathBytes) {
+      return MakeError(absl::StatusCode::kInvalidArgument, "invalid-program",
+                       "the program path is too long or contains a NUL byte");
+    }
     FileFacts facts = probe(path);
     if (!facts.exists) return NotFound(name, "(no such file)");
     if (facts.id == self) return Recursive(name);
@@ -64,6 +68,8 @@ absl::StatusOr<std::string> FindRealProgram(absl::string_view name, absl::string
   bool saw_self = false;
   for (absl::string_view dir : absl::StrSplit(path_list, ':')) {
     if (dir.empty() || dir.front() != '/') continue;  // Never the working directory.
+    // A NUL byte would make the probed path differ from the one returned.
+    if (dir.find('\0') != absl::string_view::npos || dir.size() > kMaxPathBytes) continue;
     std::string candidate = JoinPath(dir, name);
     FileFacts facts = probe(candidate);
     if (!facts.exists) continue;
