@@ -1,0 +1,164 @@
+// The Debian package: `cpack -G DEB` in the build directory, then the .deb
+// unpacked into a scratch root (`dpkg -x`) and, as root with CI=true, also
+// installed for real (`dpkg -i`) and removed again (`dpkg -r`). From each
+// install: `np-exec --version`, `status` in a temporary project and a
+// wrapped spawn (`np-exec -- /bin/echo ok`). Label "package".
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+
+namespace np::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+std::string BinaryDir() {
+  const char* dir = getenv("NP_BINARY_DIR");
+  return dir != nullptr ? dir : "";
+}
+
+bool CiTrue() {
+  const char* ci = getenv("CI");
+  return ci != nullptr && std::string(ci) == "true";
+}
+
+RunResult RunTool(const std::vector<std::string>& argv, const std::string& cwd = "") {
+  RunOptions options;
+  options.cwd = cwd;
+  options.env = BaseEnv({"LANG=C.UTF-8"});
+  options.timeout_ms = 300000;
+  return RunProcess(argv, options);
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// Builds the .deb into `out_dir` and returns its path.
+std::string BuildDeb(const std::string& out_dir) {
+  RunResult r = RunTool({"/usr/bin/cpack", "-G", "DEB", "-B", out_dir}, BinaryDir());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const auto& entry : std::filesystem::directory_iterator(out_dir)) {
+    if (entry.path().extension() == ".deb") return entry.path().string();
+  }
+  ADD_FAILURE() << "no .deb in " << out_dir << "\n" << r.out;
+  return "";
+}
+
+// --version, status in a temporary project, and a wrapped spawn, from the
+// np-exec at `np_exec`.
+void CheckInstalledNpExec(const std::string& np_exec) {
+  RunResult version = RunTool({np_exec, "--version"});
+  EXPECT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_THAT(version.out, StartsWith("np-exec "));
+
+  TempDir project;
+  MakeProject(project.path(), R"({"isolation": {"tier": "direct"}})");
+  RunResult status = RunTool({np_exec, "status", "--json"}, project.path());
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  nlohmann::json parsed = nlohmann::json::parse(status.out, nullptr, false);
+  ASSERT_TRUE(parsed.is_object()) << status.out;
+  EXPECT_EQ(parsed["tier"], "direct");
+  EXPECT_EQ(parsed["effective_from"], "config");
+
+  RunResult spawn = RunTool({np_exec, "--", "/bin/echo", "ok"}, project.path());
+  EXPECT_EQ(spawn.exit_code, 0) << spawn.err;
+  EXPECT_EQ(spawn.out, "ok\n");
+  const std::string audit = ReadFile(project.Path(".nubos-pilot/audit/np-exec.jsonl"));
+  EXPECT_THAT(audit, HasSubstr("\"decision\":\"run\""));
+  EXPECT_THAT(audit, HasSubstr("\"program\":\"/bin/echo\""));
+}
+
+class PackageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (BinaryDir().empty()) GTEST_SKIP() << "NP_BINARY_DIR is not set";
+    for (const char* tool : {"/usr/bin/cpack", "/usr/bin/dpkg-deb"}) {
+      if (!FileExists(tool)) {
+        if (CiTrue()) FAIL() << tool << " is missing";
+        GTEST_SKIP() << tool << " is missing";
+      }
+    }
+    deb_ = BuildDeb(out_.path());
+    ASSERT_FALSE(deb_.empty());
+  }
+
+  std::string Field(const std::string& name) {
+    return Trim(RunTool({"/usr/bin/dpkg-deb", "-f", deb_, name}).out);
+  }
+
+  TempDir out_;
+  std::string deb_;
+};
+
+TEST_F(PackageTest, ControlFieldsNameTheStaticBinaryWithoutDependencies) {
+  EXPECT_EQ(Field("Package"), "np-exec");
+  EXPECT_EQ(Field("Architecture"), Trim(RunTool({"/usr/bin/dpkg", "--print-architecture"}).out));
+  EXPECT_EQ(Field("Depends"), "");
+  EXPECT_EQ(Field("Suggests"), "docker.io | podman | bubblewrap");
+  EXPECT_THAT(Field("Maintainer"), HasSubstr("@"));
+  EXPECT_THAT(Field("Description"), HasSubstr("isolation tier"));
+  EXPECT_EQ(Field("Version"),
+            Trim(RunTool({NpExecBin(), "--version"}).out).substr(std::string("np-exec ").size()));
+}
+
+TEST_F(PackageTest, UnpackedIntoAScratchRootItRuns) {
+  TempDir root;
+  RunResult x = RunTool({"/usr/bin/dpkg", "-x", deb_, root.path()});
+  ASSERT_EQ(x.exit_code, 0) << x.err;
+  const std::string usr = root.Path("usr");
+  EXPECT_TRUE(FileExists(usr + "/bin/np-exec"));
+  EXPECT_TRUE(FileExists(usr + "/share/man/man1/np-exec.1.gz") ||
+              FileExists(usr + "/share/man/man1/np-exec.1"));
+  EXPECT_TRUE(FileExists(usr + "/share/bash-completion/completions/np-exec"));
+  EXPECT_TRUE(FileExists(usr + "/share/doc/np-exec/copyright"));
+  const bool preload_built = FileExists(BinaryDir() + "/bin/libnp-exec-preload.so");
+  EXPECT_EQ(FileExists(usr + "/lib/np-exec/libnp-exec-preload.so"), preload_built);
+  CheckInstalledNpExec(usr + "/bin/np-exec");
+
+  // The installed layout is the one np-exec and the interposer look for.
+  if (preload_built) {
+    TempDir shims;
+    RunResult r = RunTool({usr + "/bin/np-exec", "shims", "install", shims.Path("s"), "--preload",
+                       "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr(usr + "/lib/np-exec/libnp-exec-preload.so"));
+  }
+  // The completion loads and registers itself.
+  RunResult complete = RunTool({"/bin/bash", "--norc", "-c",
+                            "source '" + usr + "/share/bash-completion/completions/np-exec' && "
+                            "complete -p np-exec"});
+  EXPECT_EQ(complete.exit_code, 0) << complete.err;
+  EXPECT_THAT(complete.out, HasSubstr("_np_exec"));
+}
+
+TEST_F(PackageTest, InstalledForRealWithDpkgAsRootInCi) {
+  if (geteuid() != 0 || !CiTrue()) GTEST_SKIP() << "only as root with CI=true";
+  // Never disturb an np-exec the machine already has from elsewhere.
+  if (RunTool({"/usr/bin/dpkg", "-s", "np-exec"}).exit_code == 0 || FileExists("/usr/bin/np-exec")) {
+    GTEST_SKIP() << "np-exec is already installed on this machine";
+  }
+  RunResult install = RunTool({"/usr/bin/dpkg", "-i", deb_});
+  ASSERT_EQ(install.exit_code, 0) << install.out << install.err;
+  CheckInstalledNpExec("/usr/bin/np-exec");
+  if (FileExists("/usr/bin/man")) {
+    EXPECT_THAT(RunTool({"/usr/bin/man", "-w", "np-exec"}).out, HasSubstr("np-exec.1"));
+  }
+  RunResult remove = RunTool({"/usr/bin/dpkg", "-r", "np-exec"});
+  EXPECT_EQ(remove.exit_code, 0) << remove.err;
+  EXPECT_FALSE(FileExists("/usr/bin/np-exec"));
+}
+
+}  // namespace
+}  // namespace np::testing
