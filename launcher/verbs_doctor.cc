@@ -1,6 +1,7 @@
 // doctor: the one place an operator looks.
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -85,6 +86,19 @@ nlohmann::json ImagePresent(const ContainerConfig& config, const Endpoint& endpo
   return inspect->exit_code == 0;
 }
 
+// The interposer library where `shims install --preload` looks for it: next
+// to np-exec in a build tree, ../lib/np-exec/ when installed. "" if absent.
+std::string InstalledInterposer(const HostFacts& host) {
+  const std::string dir = host.self_path.substr(0, host.self_path.rfind('/'));
+  for (const std::string& candidate :
+       {absl::StrCat(dir, "/libnp-exec-preload.so"),
+        absl::StrCat(dir, "/../lib/np-exec/libnp-exec-preload.so")}) {
+    char real[4096];
+    if (realpath(candidate.c_str(), real) != nullptr) return real;
+  }
+  return "";
+}
+
 }  // namespace
 
 int VerbDoctor(const CommandLine& cl, const HostFacts& host) {
@@ -145,6 +159,7 @@ int VerbDoctor(const CommandLine& cl, const HostFacts& host) {
 
   const absl::string_view preload = GetEnv(host.envp, "LD_PRELOAD");
   const bool interposer = absl::StrContains(preload, "libnp-exec-preload");
+  const std::string installed = InstalledInterposer(host);
   nlohmann::json audit = nullptr;
   if (!settings->project_root.empty()) {
     const std::string path = AuditLogPath(settings->project_root);
@@ -168,7 +183,10 @@ int VerbDoctor(const CommandLine& cl, const HostFacts& host) {
       {"image", image},
       {"deep", deep},
       {"shims_on_path", shims},
-      {"interposer", {{"active", interposer}, {"ld_preload", std::string(preload)}}},
+      {"interposer",
+       {{"active", interposer},
+        {"ld_preload", std::string(preload)},
+        {"installed", installed.empty() ? nlohmann::json(nullptr) : nlohmann::json(installed)}}},
       {"audit_log", audit},
       {"problems", problems},
       {"warnings", warnings},
@@ -197,7 +215,10 @@ int VerbDoctor(const CommandLine& cl, const HostFacts& host) {
                       ")\n");
     }
     absl::StrAppend(&text, "shims on PATH: ", shims.empty() ? "none" : shims.dump(), "\n");
-    absl::StrAppend(&text, "interposer: ", interposer ? "active" : "not loaded", "\n");
+    absl::StrAppend(&text, "interposer: ", interposer ? "active" : "not loaded",
+                  installed.empty() ? std::string(" (not installed)")
+                                    : absl::StrCat(" (installed: ", installed, ")"),
+                  "\n");
     if (!audit.is_null()) {
       absl::StrAppend(&text, "audit log: ", audit["path"].get<std::string>(),
                       audit["last_refusal"].is_null()
