@@ -24,7 +24,7 @@ using ::testing::StartsWith;
 
 std::string BinaryDir() {
   const char* dir = getenv("NP_BINARY_DIR");
-  return dir != nullptr ? dir : "";
+  return dir != nullptr && *dir != '\0' ? dir : NP_BINARY_DIR_FALLBACK;
 }
 
 bool CiTrue() {
@@ -83,7 +83,6 @@ void CheckInstalledNpExec(const std::string& np_exec) {
 class PackageTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (BinaryDir().empty()) GTEST_SKIP() << "NP_BINARY_DIR is not set";
     for (const char* tool : {"/usr/bin/cpack", "/usr/bin/dpkg-deb"}) {
       if (!FileExists(tool)) {
         if (CiTrue()) FAIL() << tool << " is missing";
