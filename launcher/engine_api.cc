@@ -162,6 +162,10 @@ absl::StatusOr<HttpResponse> EngineRequest(const std::string& socket_path,
   }
   absl::string_view headers = absl::string_view(response).substr(0, header_end);
   absl::string_view body = absl::string_view(response).substr(header_end + 4);
+  const size_t first_eol = headers.find("\r\n");
+  if (first_eol != absl::string_view::npos) {
+    result.headers = std::string(headers.substr(first_eol + 2));
+  }
   if (absl::StrContains(absl::AsciiStrToLower(headers), "transfer-encoding: chunked")) {
     if (!Dechunk(body, &result.body)) {
       return Unreachable(socket_path, "protocol-error", "malformed chunked body");

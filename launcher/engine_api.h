@@ -20,6 +20,7 @@ inline constexpr int kEngineTimeoutMs = 2000;
 
 struct HttpResponse {
   int status = 0;
+  std::string headers;  // The header lines, status line excluded, "\r\n"-separated.
   std::string body;
 };
 

@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "launcher/engine_api.h"
@@ -32,7 +34,34 @@ ProbeResult Available(Runtime runtime, std::string bin, std::string version) {
   return probe;
 }
 
+// The engine version Docker names in the Server header of every response
+// ("Server: Docker/20.10.24+dfsg1 (linux)", the same string /version reports);
+// "" when the header is missing or names another engine.
+std::string DockerServerVersion(absl::string_view headers) {
+  for (absl::string_view line : absl::StrSplit(headers, "\r\n")) {
+    if (!absl::StartsWithIgnoreCase(line, "server:")) continue;
+    absl::string_view value = absl::StripAsciiWhitespace(line.substr(7));
+    if (!absl::StartsWith(value, "Docker/")) return "";
+    value.remove_prefix(7);
+    return std::string(value.substr(0, value.find(' ')));
+  }
+  return "";
+}
+
 ProbeResult ProbeSocket(Runtime runtime, const Endpoint& endpoint) {
+  // /_ping answers in about 0.1 ms; /version has the daemon ask containerd for
+  // its components and takes 5 to 15 ms here, on every container spawn. Docker
+  // names its version in the ping's Server header, so the ping alone answers
+  // both questions; any other answer falls back to /version as before.
+  absl::StatusOr<HttpResponse> ping = EngineRequest(*endpoint.socket, "GET", "/_ping");
+  if (!ping.ok()) {
+    return Unavailable(runtime, kReasonUnreachable, std::string(ping.status().message()),
+                       endpoint.bin);
+  }
+  if (ping->status == 200) {
+    std::string version = DockerServerVersion(ping->headers);
+    if (!version.empty()) return Available(runtime, endpoint.bin, version);
+  }
   absl::StatusOr<HttpResponse> response = EngineRequest(*endpoint.socket, "GET", "/version");
   if (!response.ok()) {
     return Unavailable(runtime, kReasonUnreachable, std::string(response.status().message()),
