@@ -16,7 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<absl::string_view, 2> kIsolationKeys = {"tier", "container"};
+constexpr std::array<absl::string_view, 3> kIsolationKeys = {"tier", "container", "interpose"};
 constexpr std::array<absl::string_view, 10> kContainerKeys = {
     "runtime", "image", "network", "user",    "memory",
     "cpus",    "mounts", "env",    "workdir", "pull"};
@@ -82,6 +82,11 @@ bool AllOf(absl::string_view s, bool (*ok)(char)) {
 bool IsImageChar(char c) {
   return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
          c == '-' || c == '/' || c == ':' || c == '@';
+}
+
+bool IsProgramNameChar(char c) {
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+         c == '-' || c == '+';
 }
 
 bool IsUserChar(char c) {
@@ -362,6 +367,23 @@ absl::StatusOr<ProjectConfig> ParseProjectConfig(const json& root) {
     auto parsed = ParseTierValue(*tier, "isolation.tier");
     if (!parsed.ok()) return parsed.status();
     config.tier = *parsed;
+  }
+  if (auto interpose = isolation->find("interpose"); interpose != isolation->end()) {
+    constexpr absl::string_view kExpected =
+        "an array of program file names such as [\"node\", \"nodejs\"]";
+    if (!interpose->is_array()) {
+      return InvalidValue("isolation-invalid-value", "isolation.interpose", *interpose, kExpected);
+    }
+    for (const json& name : *interpose) {
+      const std::string text = name.is_string() ? name.get<std::string>() : std::string();
+      // A comma would split the name in NP_EXEC_PRELOAD_NAMES; a slash would
+      // never match a file name.
+      if (text.empty() || text == "." || text == ".." || text.size() > 255 ||
+          !AllOf(text, IsProgramNameChar)) {
+        return InvalidValue("isolation-invalid-value", "isolation.interpose[]", name, kExpected);
+      }
+      config.interpose.push_back(text);
+    }
   }
   if (auto container = isolation->find("container"); container != isolation->end()) {
     if (!container->is_object()) {

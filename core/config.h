@@ -57,6 +57,9 @@ struct ProjectConfig {
   std::optional<Tier> tier;  // Unset means the default, direct.
   bool worktree_isolation = false;
   ContainerConfig container;
+  // `isolation.interpose`: program names the LD_PRELOAD interposer wraps in
+  // addition to node. Only ever added, so a project cannot switch it off.
+  std::vector<std::string> interpose;
 };
 
 // Validates the np-exec part of a parsed config.json (an object). Codes:

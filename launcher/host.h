@@ -43,6 +43,7 @@ inline constexpr absl::string_view kDepthVar = "NP_EXEC_DEPTH";
 inline constexpr absl::string_view kExecPidVar = "NP_EXEC_EXEC_PID";
 inline constexpr absl::string_view kExecTargetVar = "NP_EXEC_EXEC_TARGET";
 inline constexpr absl::string_view kTierVar = "NP_EXEC_TIER";
+inline constexpr absl::string_view kPreloadNamesVar = "NP_EXEC_PRELOAD_NAMES";
 // Past this many nested np-exec invocations, a chain of wrappers is assumed to
 // be re-entering itself and is refused.
 inline constexpr int kMaxDepth = 16;

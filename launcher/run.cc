@@ -5,10 +5,13 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "core/bwrap_argv.h"
 #include "core/errors.h"
 #include "core/paths.h"
@@ -188,6 +191,19 @@ int RunBwrap(const SpawnPlan& plan, const Settings& settings, const Endpoint& en
               host);
 }
 
+// NP_EXEC_PRELOAD_NAMES for the program's descendants: what the interposer
+// wraps now (default node) plus the project's isolation.interpose names.
+std::string InterposeNames(const HostFacts& host, const std::vector<std::string>& extra) {
+  absl::string_view current = GetEnv(host.envp, kPreloadNamesVar);
+  std::vector<std::string> names =
+      absl::StrSplit(current.empty() ? absl::string_view("node") : current, ',',
+                     absl::SkipEmpty());
+  for (const std::string& name : extra) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return absl::StrCat(kPreloadNamesVar, "=", absl::StrJoin(names, ","));
+}
+
 }  // namespace
 
 int RunPathExitCode(const absl::Status& status) {
@@ -288,12 +304,13 @@ int RunProgram(const CommandLine& cl, const HostFacts& host) {
   record["decision"] = "run";
   record["path"] = resolved;
   Audit(host, *settings, std::move(record));
-  std::vector<std::string> env =
-      EditEnvironment(host.envp,
-                      {absl::StrCat(kDepthVar, "=", host.depth + 1),
-                       absl::StrCat(kExecPidVar, "=", host.pid),
-                       absl::StrCat(kExecTargetVar, "=", resolved)},
-                      {});
+  std::vector<std::string> set = {absl::StrCat(kDepthVar, "=", host.depth + 1),
+                                  absl::StrCat(kExecPidVar, "=", host.pid),
+                                  absl::StrCat(kExecTargetVar, "=", resolved)};
+  if (!settings->config.interpose.empty()) {
+    set.push_back(InterposeNames(host, settings->config.interpose));
+  }
+  std::vector<std::string> env = EditEnvironment(host.envp, set, {});
   return Fail(ExecInPlace(resolved, plan->argv, env), host);
 }
 

@@ -45,17 +45,17 @@ std::vector<char*> Pointers(const std::vector<std::string>& strings) {
   _exit(errno == ENOENT ? 127 : 126);
 }
 
+
+std::string EnvOr(const char* name, const char* fallback) {
+  const char* value = getenv(name);
+  return value != nullptr && *value != '\0' ? value : fallback;
+}
+
 }  // namespace
 
-std::string NpExecBin() {
-  const char* bin = getenv("NP_EXEC_BIN");
-  return bin != nullptr ? bin : "np-exec";
-}
-
-std::string SourceDir() {
-  const char* dir = getenv("NP_SOURCE_DIR");
-  return dir != nullptr ? dir : ".";
-}
+std::string NpExecBin() { return EnvOr("NP_EXEC_BIN", NP_DEFAULT_EXEC_BIN); }
+std::string SourceDir() { return EnvOr("NP_SOURCE_DIR", NP_DEFAULT_SOURCE_DIR); }
+std::string BinaryDir() { return EnvOr("NP_BINARY_DIR", NP_DEFAULT_BINARY_DIR); }
 
 void SetEnv(std::vector<std::string>& env, const std::string& name, const std::string& value) {
   const std::string prefix = name + "=";

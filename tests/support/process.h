@@ -36,11 +36,14 @@ pid_t StartProcess(const std::vector<std::string>& argv, const RunOptions& optio
 // waitpid with a timeout; returns 128+n for a signal, -1 on timeout.
 int WaitProcess(pid_t pid, int timeout_ms);
 
-// Path of the np-exec under test ($NP_EXEC_BIN).
+// Path of the np-exec under test: $NP_EXEC_BIN, else the one built with the tests.
 std::string NpExecBin();
 
-// $NP_SOURCE_DIR, the repository.
+// The repository: $NP_SOURCE_DIR, else the tree the tests were built from.
 std::string SourceDir();
+
+// The build directory: $NP_BINARY_DIR, else the one the tests were built in.
+std::string BinaryDir();
 
 // The test's PATH and HOME plus LANG, without NP_EXEC_* variables, as a base
 // environment for children. `extra` entries ("K=V") replace or add.
