@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-build=${BUILD_DIR:-$root/build}
+build=${BUILD_DIR:-$root/build-main}
 
 need=()
 for pkg in build-essential cmake libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev; do
