@@ -66,7 +66,7 @@ install(FILES ${_np_pkg_dir}/np-exec.bash-completion
         RENAME np-exec)
 
 install(FILES ${_np_pkg_dir}/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
-foreach(_np_doc README.md docs/recipes.md docs/install.md)
+foreach(_np_doc README.md ARCHITECTURE.md BENCHMARKS.md)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${_np_doc})
     install(FILES ${PROJECT_SOURCE_DIR}/${_np_doc} DESTINATION ${CMAKE_INSTALL_DOCDIR})
   endif()
