@@ -180,6 +180,26 @@ TEST(AuditLogTest, DirectRunAndRefusal) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
+TEST(AuditLogTest, UnwritableLogIsReportedAndTheSpawnGoesOn) {
+  Lab lab;
+  // The audit "directory" is a file: nothing can be appended below it.
+  lab.tmp().Write("proj/.nubos-pilot/audit", "not a directory");
+  RunResult r = lab.Run({"--", "sh", "-c", "echo ran"}, lab.Env());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "ran\n");
+  EXPECT_EQ(ErrorCodeOf(r.err), "audit-log-unwritable") << r.err;
+}
+
+TEST(AuditLogTest, SymlinkedAuditDirectoryIsNotFollowed) {
+  Lab lab;
+  const std::string elsewhere = lab.tmp().MakeDir("elsewhere");
+  ASSERT_EQ(symlink(elsewhere.c_str(), (lab.project() + "/.nubos-pilot/audit").c_str()), 0);
+  RunResult r = lab.Run({"--", "true"}, lab.Env());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(ErrorCodeOf(r.err), "audit-log-unwritable") << r.err;
+  EXPECT_FALSE(FileExists(elsewhere + "/np-exec.jsonl"));
+}
+
 // ---------------------------------------------------------------- container
 
 class ContainerRunTest : public ::testing::Test {

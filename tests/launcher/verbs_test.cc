@@ -1,5 +1,8 @@
 // The verbs of the built np-exec: status, describe, probe, wrap, doctor,
 // shims, --help, --version, and their error codes and exit statuses.
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -117,6 +120,16 @@ TEST(StatusVerbTest, ContainerWithRuntimeExitsZero) {
   EXPECT_EQ(out["runtime"]["available"], true);
   EXPECT_EQ(out["runtime"]["version"], "99.0-fake");
   EXPECT_EQ(out["runtime"]["bin"], lab.fakes() + "/docker");
+}
+
+TEST(StatusVerbTest, AdvisoryOnDirectOnceTheProjectHasPlans) {
+  Lab lab;
+  EXPECT_TRUE(ParseJson(lab.Run({"status", "--json"}, lab.Env()).out)["advisory"].is_null());
+  lab.tmp().MakeDir("proj/.nubos-pilot/milestones");
+  RunResult r = lab.Run({"status", "--json"}, lab.Env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(ParseJson(r.out)["advisory"].is_string());
+  EXPECT_THAT(lab.Run({"status"}, lab.Env()).out, HasSubstr("advisory: "));
 }
 
 // ---------------------------------------------------------------- describe
@@ -353,6 +366,47 @@ TEST(VerbsTest, ErrorIsAJsonEnvelopeWhenStderrIsNotATerminal) {
   EXPECT_TRUE(envelope["message"].is_string());
   EXPECT_TRUE(envelope.contains("details"));
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line";
+}
+
+// With stderr on a terminal the error is one human line, not JSON.
+TEST(VerbsTest, ErrorIsOneReadableLineOnATerminal) {
+  Lab lab;
+  int master = posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(grantpt(master), 0);
+  ASSERT_EQ(unlockpt(master), 0);
+  const std::string slave_name = ptsname(master);
+  std::vector<std::string> env = lab.Env();
+  std::string bin = NpExecBin();
+  std::string verb = "describe";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int slave = open(slave_name.c_str(), O_RDWR | O_NOCTTY);
+    int null_fd = open("/dev/null", O_RDWR);
+    dup2(null_fd, 0);
+    dup2(null_fd, 1);
+    dup2(slave, 2);
+    if (chdir(lab.project().c_str()) != 0) _exit(121);
+    std::vector<char*> argv = {bin.data(), verb.data(), nullptr};
+    std::vector<char*> envp;
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    execve(argv[0], argv.data(), envp.data());
+    _exit(127);
+  }
+  ASSERT_EQ(WaitProcess(pid, 20000), 1);
+  std::string text;
+  char buffer[4096];
+  pollfd fd = {master, POLLIN, 0};
+  while (poll(&fd, 1, 200) > 0) {
+    ssize_t n = read(master, buffer, sizeof(buffer));
+    if (n <= 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  close(master);
+  EXPECT_THAT(text, ::testing::StartsWith("np-exec: error: "));
+  EXPECT_THAT(text, HasSubstr("(isolation-missing-tier)"));
+  EXPECT_THAT(text, Not(HasSubstr("{\"code\"")));
 }
 
 // ---------------------------------------------------------------- shims
