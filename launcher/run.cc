@@ -206,6 +206,10 @@ std::string InterposeNames(const HostFacts& host, const std::vector<std::string>
 
 }  // namespace
 
+std::string PodmanInitPath() {
+  return access(kStaticTini, X_OK) == 0 ? std::string(kStaticTini) : std::string();
+}
+
 int RunPathExitCode(const absl::Status& status) {
   const std::string code = ErrorCode(status);
   if (code == "program-not-found") return 127;
@@ -281,9 +285,7 @@ int RunProgram(const CommandLine& cl, const HostFacts& host) {
     if (endpoint.socket.has_value()) facts.extra_forbidden.push_back(*endpoint.socket);
     // Podman's own init (catatonit) reports a program that is not found as 1,
     // not 127; a static tini, when the host has one, keeps the promise.
-    if (config.runtime == Runtime::kPodman && access(kStaticTini, X_OK) == 0) {
-      facts.init_path = kStaticTini;
-    }
+    if (config.runtime == Runtime::kPodman) facts.init_path = PodmanInitPath();
   }
 
   // 5. Plan: exactly one of exec-in-place or a runtime argv.

@@ -7,6 +7,8 @@
 #ifndef NP_EXEC_LAUNCHER_RUN_H_
 #define NP_EXEC_LAUNCHER_RUN_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "launcher/cli.h"
 #include "launcher/host.h"
@@ -16,6 +18,11 @@ namespace np {
 // Exit status of the run path for an error that stopped it before the program
 // ran: 127 not found, 126 not executable, 69 tier unavailable, else 125.
 int RunPathExitCode(const absl::Status& status);
+
+// Podman's --init binary for the plan: a static tini when the host has one
+// (podman's own catatonit reports a program that is not found as 1, not 127),
+// else "" for podman's default. `wrap` and the run path must plan alike.
+std::string PodmanInitPath();
 
 // Runs `cl.program`; returns np-exec's exit status (it returns at all only on
 // the container tier or on failure: direct execs in place).

@@ -9,6 +9,7 @@
 #include "core/plan.h"
 #include "launcher/output.h"
 #include "launcher/probe.h"
+#include "launcher/run.h"
 #include "launcher/verbs.h"
 
 namespace np {
@@ -50,6 +51,7 @@ int VerbWrap(const CommandLine& cl, const HostFacts& host) {
     if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
     facts.container_name = absl::StrFormat("np-exec-wrap-%d-%08x", host.pid, random);
     if (endpoint.socket.has_value()) facts.extra_forbidden.push_back(*endpoint.socket);
+    if (config.runtime == Runtime::kPodman) facts.init_path = PodmanInitPath();
   }
   absl::StatusOr<SpawnPlan> plan =
       PlanSpawn(*settings, container ? &probe : nullptr, facts, cl.program, cl.env_names);
