@@ -335,5 +335,74 @@ TEST_F(ContainerRunTest, AuditLogRecordsRunExitAndRefusal) {
   EXPECT_EQ(refused["code"], "isolation-image-missing");
 }
 
+
+// podman through its API socket (CONTAINER_HOST), with the same argv contract.
+TEST(PodmanRunTest, RunsExactlyTheArgvCoreBuilt) {
+  Lab lab;
+  lab.Config(R"({"isolation":{"tier":"container","container":{"runtime":"podman"}}})");
+  WriteFakeRuntime(lab.fakes(), "podman");
+  FakeEngine engine(lab.tmp().Path("podman.sock"));
+  std::vector<std::string> env = lab.Env();
+  SetEnv(env, "CONTAINER_HOST", engine.docker_host());
+  SetEnv(env, "API_KEY", "podman-secret-value");
+  RunResult wrap = lab.Run({"wrap", "--env", "API_KEY", "--", "node", "x.cjs"}, env);
+  ASSERT_EQ(wrap.exit_code, 0) << wrap.err;
+  json plan = ParseJson(wrap.out);
+  EXPECT_EQ(plan["bin"], lab.fakes() + "/podman");
+  RunResult r = lab.Run({"--env", "API_KEY", "--", "node", "x.cjs"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> ran = ReadNulSeparated(lab.fakes() + "/podman.argv");
+  std::vector<std::string> planned = plan["args"].get<std::vector<std::string>>();
+  auto strip = [](std::vector<std::string> args) {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i] == "--name" || (args[i] == "--label" && i + 1 < args.size() &&
+                                  args[i + 1].rfind("dev.nubos.np-exec.owner=", 0) == 0)) {
+        ++i;
+        continue;
+      }
+      out.push_back(args[i]);
+    }
+    return out;
+  };
+  EXPECT_EQ(strip(ran), strip(planned));
+  EXPECT_THAT(ReadNulSeparated(lab.fakes() + "/podman.env"),
+              Contains("API_KEY=podman-secret-value"));
+  for (const std::string& arg : ran) EXPECT_THAT(arg, Not(HasSubstr("podman-secret-value")));
+  EXPECT_FALSE(lab.Invoked("docker"));
+}
+
+// bubblewrap is exec'd in place with an environment np-exec built: values of
+// forwarded variables reach it through the environment, never the argv.
+TEST(BwrapRunTest, ExecsBubblewrapInPlaceWithValuesOnlyInItsEnvironment) {
+  Lab lab;
+  lab.Config(R"({"isolation":{"tier":"container","container":{"runtime":"bwrap","env":["API_KEY"]}}})");
+  const std::string rec = lab.fakes() + "/bwrap";
+  WriteExecutable(rec, "#!/bin/sh\n"
+                       ": > '" + rec + ".argv'\n"
+                       "for a in \"$@\"; do printf '%s\\0' \"$a\" >> '" + rec + ".argv'; done\n"
+                       "/usr/bin/env -0 > '" + rec + ".env'\n"
+                       "echo $$\n");
+  std::vector<std::string> env = lab.Env();
+  SetEnv(env, "API_KEY", "bwrap-secret-value");
+  SetEnv(env, "OTHER_SECRET", "not-forwarded-value");
+  Started s = StartAndWait(lab, {"--", "sh", "-c", "true"}, env);
+  ASSERT_EQ(s.status, 0);
+  // The last line is the run (the probe's no-op sandbox printed first).
+  std::string last = s.out.substr(0, s.out.size() - 1);
+  last = last.substr(last.rfind('\n') + 1);
+  EXPECT_EQ(last, std::to_string(s.pid)) << "bubblewrap replaced np-exec";
+  std::vector<std::string> argv = ReadNulSeparated(rec + ".argv");
+  ASSERT_GE(argv.size(), 4u);
+  EXPECT_EQ(std::vector<std::string>(argv.end() - 4, argv.end()),
+            (std::vector<std::string>{"--", "sh", "-c", "true"}));
+  EXPECT_THAT(argv, Contains("--unshare-net"));
+  EXPECT_THAT(argv, Contains("--die-with-parent"));
+  for (const std::string& arg : argv) EXPECT_THAT(arg, Not(HasSubstr("bwrap-secret-value")));
+  std::vector<std::string> seen = ReadNulSeparated(rec + ".env");
+  EXPECT_THAT(seen, Contains("API_KEY=bwrap-secret-value"));
+  for (const std::string& var : seen) EXPECT_THAT(var, Not(HasSubstr("not-forwarded-value")));
+}
+
 }  // namespace
 }  // namespace np::testing

@@ -218,6 +218,24 @@ TEST(ProbeVerbTest, NonLocalEndpointFallsBackToTheClient) {
             (std::vector<std::string>{"version", "--format", "{{.Server.Version}}"}));
 }
 
+TEST(ProbeVerbTest, PodmanThroughItsSocketAndRemotely) {
+  Lab lab;
+  WriteFakeRuntime(lab.fakes(), "podman");
+  FakeEngine engine(lab.tmp().Path("podman.sock"));
+  std::vector<std::string> env = lab.Env();
+  SetEnv(env, "CONTAINER_HOST", engine.docker_host());
+  RunResult local = lab.Run({"probe", "--runtime", "podman", "--json"}, env);
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  EXPECT_EQ(ParseJson(local.out)["version"], "99.0-fake");
+  EXPECT_FALSE(lab.Invoked("podman"));
+  SetEnv(env, "CONTAINER_HOST", "tcp://127.0.0.1:9");
+  RunResult remote = lab.Run({"probe", "--runtime", "podman", "--json"}, env);
+  ASSERT_EQ(remote.exit_code, 0) << remote.err;
+  EXPECT_EQ(ParseJson(remote.out)["bin"], lab.fakes() + "/podman");
+  EXPECT_EQ(ReadNulSeparated(lab.fakes() + "/podman.argv"),
+            (std::vector<std::string>{"version", "--format", "{{.Server.Version}}"}));
+}
+
 TEST(ProbeVerbTest, NoBinaryIsRuntimeNotInstalled) {
   Lab lab;
   FakeEngine engine(lab.tmp().Path("engine.sock"));  // Even with an engine up.
