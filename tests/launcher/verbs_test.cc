@@ -96,6 +96,21 @@ TEST(StatusVerbTest, TextNamesTierAndSource) {
   EXPECT_THAT(r.out, HasSubstr("does not protect against"));
 }
 
+TEST(StatusVerbTest, TextNamesEverySource) {
+  Lab lab;
+  EXPECT_THAT(lab.Run({"status"}, lab.Env()).out, HasSubstr("effective tier: direct (from default)"));
+  std::vector<std::string> env = lab.Env();
+  SetEnv(env, "NP_EXEC_TIER", "worktree");
+  EXPECT_THAT(lab.Run({"status"}, env).out, HasSubstr("effective tier: worktree (from env)"));
+  lab.tmp().Write("scratch/xdg/nubos-pilot/config.json", R"({"isolation":{"tier":"worktree"}})");
+  EXPECT_THAT(lab.Run({"status"}, lab.Env()).out,
+              HasSubstr("effective tier: worktree (from operator)"));
+  lab.tmp().Write("scratch/xdg/nubos-pilot/config.json", "{}");
+  lab.Config(R"({"workflow":{"worktree_isolation":true}})");
+  EXPECT_THAT(lab.Run({"status"}, lab.Env()).out,
+              HasSubstr("effective tier: worktree (from worktree_isolation)"));
+}
+
 TEST(StatusVerbTest, ContainerWithoutRuntimeExitsOne) {
   Lab lab;
   lab.Config(kContainer);
