@@ -376,7 +376,8 @@ void AddEnvAndPathCases(std::vector<Case>& cases) {
                      "isolation-bad-env-name"});
   }
   // A program that exists only in the working directory: PATH entries that
-  // are empty or relative must never resolve against it.
+  // are empty or relative must never resolve against it. These exit 127, the
+  // documented status of a program that is not found, not 125.
   auto only_in_cwd = [](std::function<std::string(Ctx&)> path) {
     return [path](Ctx& ctx) {
       WriteSentinelProgram(ctx.lab.project() + "/evil", ctx.lab.sentinel());
