@@ -60,6 +60,18 @@ absl::StatusOr<std::string> FormatBindMount(Runtime runtime, absl::string_view s
           {{"path", path}, {"runtime", RuntimeName(runtime)}});
     }
   }
+  // The usual case has nothing to quote: build the value in one allocation
+  // (this runs for every mount of every container spawn).
+  auto plain = [](absl::string_view path) {
+    for (char c : path) {
+      if (c == ',' || c == '"') return false;
+    }
+    return true;
+  };
+  if (plain(source) && plain(target)) {
+    return absl::StrCat("type=bind,source=", source, ",target=", target,
+                        writable ? "" : ",readonly");
+  }
   std::string value = absl::StrCat("type=bind,", CsvField(absl::StrCat("source=", source)), ",",
                                    CsvField(absl::StrCat("target=", target)));
   if (!writable) absl::StrAppend(&value, ",readonly");
