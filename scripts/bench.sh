@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# scripts/bench.sh: build np-exec for speed and measure the promises of
+# design.md section 6 (and issue 9's bubblewrap row). Results: BENCHMARKS.md.
+#
+#   scripts/bench.sh [--short] [--build-dir DIR] [--no-build] [--out DIR]
+#
+#   --short       a quick run for CI: few repetitions, prints the ratios, and
+#                 never fails on timing; it fails only on errors (a build that
+#                 breaks, a command that exits non-zero).
+#   --build-dir   the CMake build directory (default: build-bench, Release).
+#   --no-build    use what is already built there.
+#   --out DIR     where the raw results go (micro.json, spawn.tsv); default
+#                 <build-dir>/bench-results.
+#
+# What runs:
+#   1. np-micro-bench (Google Benchmark): BuildContainerArgv, LoadConfig,
+#      ValidateMount, FindRealProgram (20-directory PATH), ResolveTier.
+#   2. np-spawn-harness, one interleaved run per scenario (commands alternate
+#      round by round, so a drifting machine load cancels in the ratios):
+#        direct:    env /bin/true | /bin/true | np-exec -- /bin/true | node shim
+#        probe:     docker version --format ... | np-exec probe
+#        container: docker run <np-exec's own argv> | np-exec -- true | node -e 0
+#        runtimes:  np-exec -- true on bwrap | docker | podman, and bare bwrap
+#   3. A summary: each target, the measured value, met or missed.
+# Scenarios whose runtime is missing (no docker daemon, no podman, no bwrap)
+# are skipped with a note, never counted as failures.
+set -euo pipefail
+
+short=0
+build_dir=""
+do_build=1
+out_dir=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --short) short=1 ;;
+    --build-dir) build_dir="$2"; shift ;;
+    --no-build) do_build=0 ;;
+    --out) out_dir="$2"; shift ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+src="$(cd "$(dirname "$0")/.." && pwd)"
+build_dir="${build_dir:-$src/build-bench}"
+case "$build_dir" in /*) ;; *) build_dir="$PWD/$build_dir" ;; esac
+
+if [ "$short" = 1 ]; then
+  R_DIRECT=40 R_PROBE=10 R_CONTAINER=3 R_RUNTIMES=3 WARM=2 MICRO_MIN=0.05
+else
+  R_DIRECT=400 R_PROBE=60 R_CONTAINER=25 R_RUNTIMES=25 WARM=5 MICRO_MIN=0.5
+fi
+
+if [ "$do_build" = 1 ]; then
+  echo "== build ($build_dir, Release)"
+  # Tests off: the benchmarks must not depend on every test compiling.
+  cmake -S "$src" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DNP_BUILD_BENCH=ON \
+    -DNP_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$build_dir" -j "$(nproc)" --target np-exec np-micro-bench np-spawn-harness
+fi
+bin="$build_dir/bin"
+np="$bin/np-exec"
+harness="$bin/np-spawn-harness"
+for f in "$np" "$harness" "$bin/np-micro-bench"; do
+  [ -x "$f" ] || { echo "bench.sh: $f is not built" >&2; exit 1; }
+done
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/np-bench.XXXXXX")"
+work="$(cd "$work" && pwd -P)"
+cleanup() { rm -rf "$work"; }
+trap cleanup EXIT
+out_dir="${out_dir:-$build_dir/bench-results}"
+mkdir -p "$out_dir"
+tsv="$out_dir/spawn.tsv"
+: >"$tsv"
+status=0
+
+echo "== machine"
+echo "nproc $(nproc); kernel $(uname -r); cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# --- 1. micro-benchmarks ------------------------------------------------------
+echo "== micro-benchmarks"
+"$bin/np-micro-bench" --benchmark_min_time="$MICRO_MIN" --benchmark_repetitions=3 \
+  --benchmark_report_aggregates_only=true --benchmark_out="$out_dir/micro.json" \
+  --benchmark_out_format=json || status=1
+
+# --- 2. spawn scenarios ---------------------------------------------------------
+# A project of each kind. Every config is a typical one: the keys np-exec
+# reads plus keys of the rest of nubos-pilot it must skip.
+project() {  # project NAME TIER [RUNTIME]
+  local dir="$work/$1"
+  mkdir -p "$dir/.nubos-pilot" "$dir/src"
+  local container=""
+  if [ -n "${3:-}" ]; then
+    container=",\"container\":{\"runtime\":\"$3\",\"image\":\"np-test:local\",\"network\":\"none\"}"
+  fi
+  cat >"$dir/.nubos-pilot/config.json" <<EOF
+{"project":{"name":"bench"},"workflow":{"worktree_isolation":false,"auto_commit":true},
+ "isolation":{"tier":"$2"$container}}
+EOF
+  echo "$dir"
+}
+run() {  # run ARGS...: one harness run; a non-zero exit is an error.
+  if ! "$harness" --tsv "$tsv" "$@"; then
+    echo "bench.sh: a scenario failed (see above)" >&2
+    status=1
+  fi
+  echo
+}
+
+echo "== spawn overhead"
+direct="$(project direct direct)"
+mkdir -p "$work/shims" "$work/real"
+ln -s "$np" "$work/shims/node"       # the shim: np-exec under the name node
+ln -s /bin/true "$work/real/node"    # the real "node" it resolves to, later on PATH
+run --title direct --runs "$R_DIRECT" --warmup "$WARM" \
+  --cmd "env /bin/true" --cwd "$direct" -- env /bin/true \
+  --cmd "/bin/true" --cwd "$direct" -- /bin/true \
+  --cmd "np-exec -- /bin/true" --cwd "$direct" -- "$np" -- /bin/true \
+  --cmd "node shim -> /bin/true" --cwd "$direct" --env "PATH=$work/shims:$work/real:$PATH" -- node
+
+have_docker=0
+if command -v docker >/dev/null && docker version --format '{{.Server.Version}}' >/dev/null 2>&1 &&
+   docker image inspect np-test:local >/dev/null 2>&1; then
+  have_docker=1
+else
+  echo "(no docker daemon or no image np-test:local: probe and docker rows skipped)"
+fi
+
+if [ "$have_docker" = 1 ]; then
+  run --title probe --runs "$R_PROBE" --warmup "$WARM" \
+    --cmd "docker version" --cwd "$direct" -- docker version --format '{{.Server.Version}}' \
+    --cmd "np-exec probe" --cwd "$direct" -- "$np" probe
+
+  cdocker="$(project container-docker container docker)"
+  # The same argv np-exec runs, from `wrap` (which plans without running),
+  # with a unique name per spawn; np-exec's own run adds only an owner label.
+  mapfile -t dargv < <(cd "$cdocker" && "$np" wrap -- true | jq -r '.bin, .args[]')
+  for i in "${!dargv[@]}"; do
+    if [ "${dargv[$i]}" = "--name" ]; then dargv[$((i + 1))]="np-bench-{n}"; fi
+  done
+  node_cmd=()
+  if command -v node >/dev/null; then node_cmd=(--cmd "node -e 0" --cwd "$cdocker" -- node -e 0); fi
+  run --title container --runs "$R_CONTAINER" --warmup "$WARM" \
+    --cmd "docker run (same argv, direct)" --cwd "$cdocker" -- "${dargv[@]}" \
+    --cmd "np-exec -- true (docker)" --cwd "$cdocker" -- "$np" -- true \
+    "${node_cmd[@]}"
+fi
+
+# Runtimes side by side, each through np-exec (issue 9): bubblewrap first,
+# as the baseline of the ratios.
+rt=()
+if command -v bwrap >/dev/null; then
+  cbwrap="$(project container-bwrap container bwrap)"
+  mapfile -t bargv < <(cd "$cbwrap" && "$np" wrap -- true | jq -r '.bin, .args[]')
+  rt+=(--cmd "np-exec -- true (bwrap)" --cwd "$cbwrap" -- "$np" -- true)
+  rt+=(--cmd "bwrap (same argv, direct)" --cwd "$cbwrap" -- "${bargv[@]}")
+else
+  echo "(bwrap not installed: its row is skipped)"
+fi
+if [ "$have_docker" = 1 ]; then
+  rt+=(--cmd "np-exec -- true (docker)" --cwd "$cdocker" -- "$np" -- true)
+fi
+if command -v podman >/dev/null; then
+  # Rootful podman 4.3 asks for rlimits above this machine's hard limit
+  # (runtimes.md section 5); a private containers.conf fixes that per run.
+  printf '[containers]\ndefault_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]\n' \
+    >"$work/containers.conf"
+  export CONTAINERS_CONF="$work/containers.conf"
+  if ! podman image exists np-test:local 2>/dev/null && [ "$have_docker" = 1 ]; then
+    cid="$(docker create np-test:local true)"
+    docker export "$cid" | podman import --change 'ENV PATH=/bin' - np-test:local >/dev/null
+    docker rm "$cid" >/dev/null
+  fi
+  if podman image exists np-test:local 2>/dev/null; then
+    cpodman="$(project container-podman container podman)"
+    rt+=(--cmd "np-exec -- true (podman)" --cwd "$cpodman" -- "$np" -- true)
+  else
+    echo "(podman has no image np-test:local: its row is skipped)"
+  fi
+else
+  echo "(podman not installed: its row is skipped)"
+fi
+if [ "${#rt[@]}" -gt 0 ] && [ "$(printf '%s\n' "${rt[@]}" | grep -c '^--cmd$')" -ge 2 ]; then
+  run --title runtimes --runs "$R_RUNTIMES" --warmup "$WARM" "${rt[@]}"
+fi
+
+# --- 3. summary -----------------------------------------------------------------
+echo "== targets (design.md section 6, issue 9)"
+med() { awk -F'\t' -v t="$1" -v l="$2" '$1==t && $2==l {print $5}' "$tsv" | tail -1; }
+rat() { awk -F'\t' -v t="$1" -v l="$2" '$1==t && $2==l {print $7}' "$tsv" | tail -1; }
+verdict() {  # verdict NAME MEASURED OP LIMIT UNIT
+  if [ -z "$2" ]; then printf '%-46s %12s   (not measured)\n' "$1" "-"; return; fi
+  local ok
+  ok="$(awk -v m="$2" -v l="$4" -v op="$3" 'BEGIN{print (op=="<=" ? m<=l : m>=l) ? "met" : "MISSED"}')"
+  printf '%-46s %12s   target %s %s %s   %s\n' "$1" "$2" "$3" "$4" "$5" "$ok"
+}
+argv_ns="$(jq -r '.benchmarks[] | select(.name=="BM_BuildContainerArgv_median") | .cpu_time' \
+  "$out_dir/micro.json" 2>/dev/null | awk '{printf "%.0f", $1}')"
+verdict "argv build (cpu time, median of 3)" "$argv_ns" "<=" 1000 ns
+verdict "np-exec -- /bin/true / env /bin/true" "$(rat direct 'np-exec -- /bin/true')" "<=" 0.95 x
+verdict "node shim / env /bin/true" "$(rat direct 'node shim -> /bin/true')" "<=" 0.95 x
+probe_x="$(awk -v r="$(rat probe 'np-exec probe')" 'BEGIN{ if (r > 0) printf "%.1f", 1 / r }')"
+verdict "docker version / np-exec probe (speed-up)" "$probe_x" ">=" 10 x
+verdict "np-exec -- true / docker run (docker)" "$(rat container 'np-exec -- true (docker)')" "<=" 1.02 x
+verdict "np-exec -- true on bwrap, median per spawn" "$(med runtimes 'np-exec -- true (bwrap)')" "<=" 10 ms
+if [ "$short" = 1 ]; then
+  echo "(--short: few repetitions; the ratios are indicative and never fail the run)"
+fi
+echo "raw results: $out_dir"
+exit "$status"
