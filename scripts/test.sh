@@ -134,7 +134,8 @@ optional_script() {
   local script=$1
   shift
   if [ -f "$repo/scripts/$script" ]; then
-    step "$script $*" env BUILD_DIR="$build" bash "$repo/scripts/$script" "$@"
+    # Each uses its own build directory (build-asan, build-fuzz, ...).
+    step "$script $*" bash "$repo/scripts/$script" "$@"
   else
     summary+=("SKIP  $script (not in this checkout)")
   fi
