@@ -35,8 +35,13 @@ HostFacts ReadHostFacts(char** envp) {
   host.docker_host = std::string(GetEnv(envp, "DOCKER_HOST"));
   host.container_host = std::string(GetEnv(envp, "CONTAINER_HOST"));
   host.term = std::string(GetEnv(envp, "TERM"));
+  // A marker that is set but not a small non-negative number was tampered
+  // with or overflowed: it counts as the limit, so the loop it may hide stops.
+  const absl::string_view depth_text = GetEnv(envp, kDepthVar);
   int depth = 0;
-  if (absl::SimpleAtoi(GetEnv(envp, kDepthVar), &depth) && depth > 0) host.depth = depth;
+  if (!depth_text.empty()) {
+    host.depth = absl::SimpleAtoi(depth_text, &depth) && depth >= 0 ? depth : kMaxDepth;
+  }
   int exec_pid = 0;
   if (absl::SimpleAtoi(GetEnv(envp, kExecPidVar), &exec_pid)) host.exec_pid = exec_pid;
   host.exec_target = std::string(GetEnv(envp, kExecTargetVar));

@@ -91,9 +91,15 @@ TEST(ResolveTierTest, EveryCombinationTakesTheStrongest) {
           }
           if (worktree && kW > strongest) strongest = kW;
           EXPECT_EQ(resolved.tier, strongest);
-          if (operator_file.has_value()) EXPECT_GE(resolved.tier, *operator_file);
-          if (env.has_value()) EXPECT_GE(resolved.tier, *env);
-          if (worktree) EXPECT_GE(resolved.tier, kW);
+          if (operator_file.has_value()) {
+            EXPECT_GE(resolved.tier, *operator_file);
+          }
+          if (env.has_value()) {
+            EXPECT_GE(resolved.tier, *env);
+          }
+          if (worktree) {
+            EXPECT_GE(resolved.tier, kW);
+          }
           switch (resolved.from) {
             case TierSource::kDefault:
               EXPECT_FALSE(project || worktree || operator_file || env);

@@ -437,6 +437,16 @@ void AddEnvAndPathCases(std::vector<Case>& cases) {
   cases.push_back({"DepthMarkerHuge",
                    [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "1000"); },
                    "recursive-invocation"});
+  // A marker that is not a small non-negative number counts as the limit.
+  cases.push_back({"DepthMarkerOverflowing",
+                   [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "99999999999999999999"); },
+                   "recursive-invocation"});
+  cases.push_back({"DepthMarkerNegative",
+                   [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "-5"); },
+                   "recursive-invocation"});
+  cases.push_back({"DepthMarkerNotANumber",
+                   [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "abc"); },
+                   "recursive-invocation"});
 }
 
 void AddProjectPathCases(std::vector<Case>& cases) {
