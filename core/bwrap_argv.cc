@@ -42,8 +42,8 @@ std::vector<RootEntry> ReadHostRootLayout() {
 
 const std::vector<std::string>& SandboxEtcFiles() {
   static const auto* files = new std::vector<std::string>{
-      "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd",
-      "/etc/group",       "/etc/nsswitch.conf", "/etc/localtime", "/etc/alternatives",
+      "/etc/ld.so.cache", "/etc/ld.so.conf",     "/etc/ld.so.conf.d", "/etc/passwd",
+      "/etc/group",       "/etc/nsswitch.conf",  "/etc/localtime",    "/etc/alternatives",
       "/etc/ssl/certs",   "/etc/ca-certificates"};
   return *files;
 }
@@ -55,9 +55,10 @@ std::vector<std::string> BwrapBaseEnvironment(absl::string_view term) {
   return env;
 }
 
-absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(
-    const ContainerConfig& config, const std::vector<ValidatedMount>& mounts,
-    const ContainerSpawn& spawn, const std::vector<RootEntry>& root_layout) {
+absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& config,
+                                                        const std::vector<ValidatedMount>& mounts,
+                                                        const ContainerSpawn& spawn,
+                                                        const std::vector<RootEntry>& root_layout) {
   if (spawn.program.empty() || spawn.program.front().empty()) {
     return MakeError(absl::StatusCode::kInvalidArgument, "isolation-wrap-no-command",
                      "no program to run: give one after --");
@@ -81,10 +82,16 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(
     if (!target_ok.ok()) return target_ok;
   }
 
-  std::vector<std::string> argv = {
-      "bwrap",        "--unshare-user", "--unshare-pid",       "--unshare-ipc",
-      "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
-      "--cap-drop",   "ALL"};
+  std::vector<std::string> argv = {"bwrap",
+                                   "--unshare-user",
+                                   "--unshare-pid",
+                                   "--unshare-ipc",
+                                   "--unshare-uts",
+                                   "--unshare-cgroup-try",
+                                   "--die-with-parent",
+                                   "--new-session",
+                                   "--cap-drop",
+                                   "ALL"};
   if (config.network != Network::kHost) argv.emplace_back("--unshare-net");
   argv.insert(argv.end(), {"--ro-bind", "/usr", "/usr"});
   for (const RootEntry& entry : root_layout) {

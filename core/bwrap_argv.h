@@ -12,11 +12,11 @@
 #ifndef NP_EXEC_CORE_BWRAP_ARGV_H_
 #define NP_EXEC_CORE_BWRAP_ARGV_H_
 
-#include "absl/strings/string_view.h"
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/container_argv.h"
 
 namespace np {
@@ -41,9 +41,10 @@ inline constexpr absl::string_view kSandboxPath = "/usr/local/bin:/usr/bin:/bin"
 // (memory, cpus, a bridge network or a user setting, which bubblewrap cannot
 // deliver), `isolation-wrap-no-command`, `isolation-cwd-outside-project`,
 // `invalid-path`, `isolation-mount-bad-source`, `isolation-mount-bad-target`.
-absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(
-    const ContainerConfig& config, const std::vector<ValidatedMount>& mounts,
-    const ContainerSpawn& spawn, const std::vector<RootEntry>& root_layout);
+absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& config,
+                                                        const std::vector<ValidatedMount>& mounts,
+                                                        const ContainerSpawn& spawn,
+                                                        const std::vector<RootEntry>& root_layout);
 
 // The environment bubblewrap is executed with, minus the forwarded variables'
 // values, which only the launcher reads: PATH, HOME and, when set, TERM.

@@ -18,8 +18,7 @@ using nlohmann::json;
 
 constexpr std::array<absl::string_view, 3> kIsolationKeys = {"tier", "container", "interpose"};
 constexpr std::array<absl::string_view, 10> kContainerKeys = {
-    "runtime", "image", "network", "user",    "memory",
-    "cpus",    "mounts", "env",    "workdir", "pull"};
+    "runtime", "image", "network", "user", "memory", "cpus", "mounts", "env", "workdir", "pull"};
 constexpr std::array<absl::string_view, 3> kMountKeys = {"source", "target", "mode"};
 
 // Edit distance, to suggest "tier" for "tire". Keys are short, so the
@@ -32,8 +31,7 @@ size_t EditDistance(absl::string_view a, absl::string_view b) {
     row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
       size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
-                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
       diagonal = above;
     }
   }
@@ -61,8 +59,7 @@ absl::Status CheckKnownKeys(const json& object, absl::string_view prefix,
     absl::StrAppend(&message, " Known keys: ", absl::StrJoin(known, ", "), ".");
     json details = {{"key", dotted}, {"known", known}};
     if (!best.empty()) details["suggestion"] = absl::StrCat(prefix, ".", best);
-    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-unknown-key", message,
-                     details);
+    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-unknown-key", message, details);
   }
   return absl::OkStatus();
 }
@@ -80,18 +77,17 @@ bool AllOf(absl::string_view s, bool (*ok)(char)) {
 }
 
 bool IsImageChar(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
-         c == '-' || c == '/' || c == ':' || c == '@';
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ||
+         c == '/' || c == ':' || c == '@';
 }
 
 bool IsProgramNameChar(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
-         c == '-' || c == '+';
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ||
+         c == '+';
 }
 
 bool IsUserChar(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' ||
-         c == '-';
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
 }
 
 // "512m", "1g", "1073741824", "1.5g". Docker's size grammar, minus spaces.
@@ -169,8 +165,7 @@ absl::StatusOr<UserSpec> ParseUser(const json& value) {
 absl::StatusOr<MountSpec> ParseMount(const json& value, size_t index) {
   const std::string key = absl::StrCat("isolation.container.mounts[", index, "]");
   if (!value.is_object()) {
-    return InvalidValue("isolation-invalid-value", key, value,
-                        "an object {source, target, mode}");
+    return InvalidValue("isolation-invalid-value", key, value, "an object {source, target, mode}");
   }
   absl::Status known = CheckKnownKeys(value, key, kMountKeys);
   if (!known.ok()) return known;
@@ -287,8 +282,7 @@ absl::Status ParseContainer(const json& c, ContainerConfig& out) {
   if (auto it = c.find("workdir"); it != c.end() && !it->is_null()) {
     constexpr absl::string_view kExpected = "null or an absolute path other than /";
     if (!it->is_string()) {
-      return InvalidValue("isolation-invalid-value", "isolation.container.workdir", *it,
-                          kExpected);
+      return InvalidValue("isolation-invalid-value", "isolation.container.workdir", *it, kExpected);
     }
     const std::string workdir = it->get<std::string>();
     if (!CheckAbsolutePath(workdir, "x").ok() || HasDotDot(workdir) ||
@@ -399,8 +393,7 @@ absl::StatusOr<ProjectConfig> ParseProjectConfig(const json& root) {
 absl::StatusOr<std::optional<Tier>> ParseOperatorTier(const json& root) {
   if (!root.is_object()) {
     return MakeError(absl::StatusCode::kInvalidArgument, "config-invalid-shape",
-                     "the operator config must be a JSON object",
-                     {{"type", root.type_name()}});
+                     "the operator config must be a JSON object", {{"type", root.type_name()}});
   }
   auto isolation = root.find("isolation");
   if (isolation == root.end()) return std::optional<Tier>();

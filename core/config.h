@@ -9,13 +9,12 @@
 #ifndef NP_EXEC_CORE_CONFIG_H_
 #define NP_EXEC_CORE_CONFIG_H_
 
-#include "absl/strings/string_view.h"
 #include <optional>
 #include <string>
-
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/tier.h"
 #include "nlohmann/json.hpp"
 

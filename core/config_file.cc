@@ -117,10 +117,10 @@ absl::StatusOr<nlohmann::json> ReadConfigFile(absl::string_view path) {
   }
   if (static_cast<size_t>(st.st_size) > kMaxConfigBytes) {
     close(fd);
-    return MakeError(absl::StatusCode::kInvalidArgument, "config-too-large",
-                     absl::StrCat(name, " is ", st.st_size, " bytes; the limit is ",
-                                  kMaxConfigBytes),
-                     {{"file", name}, {"bytes", st.st_size}, {"limit", kMaxConfigBytes}});
+    return MakeError(
+        absl::StatusCode::kInvalidArgument, "config-too-large",
+        absl::StrCat(name, " is ", st.st_size, " bytes; the limit is ", kMaxConfigBytes),
+        {{"file", name}, {"bytes", st.st_size}, {"limit", kMaxConfigBytes}});
   }
   std::string text(static_cast<size_t>(st.st_size), '\0');
   size_t got = 0;
@@ -140,8 +140,7 @@ absl::StatusOr<nlohmann::json> ReadConfigFile(absl::string_view path) {
   return ParseConfigText(text, name);
 }
 
-absl::StatusOr<nlohmann::json> ParseConfigText(absl::string_view text,
-                                               absl::string_view name) {
+absl::StatusOr<nlohmann::json> ParseConfigText(absl::string_view text, absl::string_view name) {
   while (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   if (IsBlank(text)) return nlohmann::json::object();
   // The parser takes a NUL byte for the end of input and would silently
@@ -168,14 +167,13 @@ absl::StatusOr<nlohmann::json> ParseConfigText(absl::string_view text,
     parsed = nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::exception& e) {
     return MakeError(absl::StatusCode::kInvalidArgument, "config-invalid-json",
-                     absl::StrCat(name, " is not valid JSON: ", e.what()),
-                     {{"file", name}});
+                     absl::StrCat(name, " is not valid JSON: ", e.what()), {{"file", name}});
   }
   if (!parsed.is_object()) {
-    return MakeError(absl::StatusCode::kInvalidArgument, "config-invalid-shape",
-                     absl::StrCat(name, " must hold a JSON object at the top level, not ",
-                                  parsed.type_name()),
-                     {{"file", name}, {"type", parsed.type_name()}});
+    return MakeError(
+        absl::StatusCode::kInvalidArgument, "config-invalid-shape",
+        absl::StrCat(name, " must hold a JSON object at the top level, not ", parsed.type_name()),
+        {{"file", name}, {"type", parsed.type_name()}});
   }
   return parsed;
 }

@@ -8,12 +8,11 @@
 #ifndef NP_EXEC_CORE_CONFIG_FILE_H_
 #define NP_EXEC_CORE_CONFIG_FILE_H_
 
-#include "absl/strings/string_view.h"
 #include <cstddef>
 #include <string>
 
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 
 namespace np {
@@ -41,8 +40,7 @@ absl::StatusOr<nlohmann::json> ReadConfigFile(absl::string_view path);
 
 // Parses config text (as ReadConfigFile does after reading). `name` is used in
 // error details.
-absl::StatusOr<nlohmann::json> ParseConfigText(absl::string_view text,
-                                               absl::string_view name);
+absl::StatusOr<nlohmann::json> ParseConfigText(absl::string_view text, absl::string_view name);
 
 }  // namespace np
 

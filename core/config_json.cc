@@ -5,7 +5,8 @@ namespace np {
 nlohmann::json ContainerConfigToJson(const ContainerConfig& config) {
   nlohmann::json mounts = nlohmann::json::array();
   for (const MountSpec& m : config.mounts) {
-    mounts.push_back({{"source", m.source}, {"target", m.target}, {"mode", m.writable ? "rw" : "ro"}});
+    mounts.push_back(
+        {{"source", m.source}, {"target", m.target}, {"mode", m.writable ? "rw" : "ro"}});
   }
   nlohmann::json user = nullptr;
   if (config.user.kind == UserSpec::Kind::kImage) user = "image";

@@ -30,8 +30,8 @@ absl::StatusOr<std::string> MapWorkingDirectory(const ContainerConfig& config,
   }
   if (!IsInside(spawn.cwd, spawn.project_root)) {
     return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-cwd-outside-project",
-                     absl::StrCat("the working directory ", spawn.cwd,
-                                  " is outside the project ", spawn.project_root),
+                     absl::StrCat("the working directory ", spawn.cwd, " is outside the project ",
+                                  spawn.project_root),
                      {{"cwd", spawn.cwd}, {"project", spawn.project_root}});
   }
   const std::string target = ProjectTarget(config, spawn);
@@ -54,8 +54,7 @@ absl::StatusOr<std::string> FormatBindMount(Runtime runtime, absl::string_view s
           absl::StatusCode::kInvalidArgument, code,
           absl::StrCat("the path \"", path, "\" cannot be passed to ", RuntimeName(runtime),
                        "'s --mount: it contains a ",
-                       runtime == Runtime::kPodman ? "newline, comma or quote"
-                                                   : "newline",
+                       runtime == Runtime::kPodman ? "newline, comma or quote" : "newline",
                        ". Rename the directory"),
           {{"path", path}, {"runtime", RuntimeName(runtime)}});
     }
@@ -146,9 +145,8 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
   argv.emplace_back("--mount");
   argv.push_back(*std::move(project_mount));
   for (const ValidatedMount& mount : mounts) {
-    absl::StatusOr<std::string> value =
-        FormatBindMount(config.runtime, mount.source, mount.target, mount.writable,
-                        "isolation-mount-bad-source");
+    absl::StatusOr<std::string> value = FormatBindMount(
+        config.runtime, mount.source, mount.target, mount.writable, "isolation-mount-bad-source");
     if (!value.ok()) return value.status();
     argv.emplace_back("--mount");
     argv.push_back(*std::move(value));

@@ -9,13 +9,12 @@
 #ifndef NP_EXEC_CORE_CONTAINER_ARGV_H_
 #define NP_EXEC_CORE_CONTAINER_ARGV_H_
 
-#include "absl/strings/string_view.h"
 #include <cstdint>
 #include <string>
-
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/config.h"
 #include "core/mounts.h"
 

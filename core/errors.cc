@@ -19,9 +19,8 @@ absl::Status MakeError(absl::StatusCode canonical, absl::string_view code,
   if (!details.is_null()) {
     // dump() with the replace handler cannot throw on invalid UTF-8 coming
     // from hostile paths.
-    status.SetPayload(kDetailsUrl,
-                      absl::Cord(details.dump(-1, ' ', false,
-                                              nlohmann::json::error_handler_t::replace)));
+    status.SetPayload(kDetailsUrl, absl::Cord(details.dump(
+                                       -1, ' ', false, nlohmann::json::error_handler_t::replace)));
   }
   return status;
 }

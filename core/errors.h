@@ -9,19 +9,17 @@
 #ifndef NP_EXEC_CORE_ERRORS_H_
 #define NP_EXEC_CORE_ERRORS_H_
 
-#include "absl/strings/string_view.h"
 #include <string>
 
-
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 
 namespace np {
 
 // Builds an error with a stable code string and, when given, JSON details.
 absl::Status MakeError(absl::StatusCode canonical, absl::string_view code,
-                       absl::string_view message,
-                       const nlohmann::json& details = nullptr);
+                       absl::string_view message, const nlohmann::json& details = nullptr);
 
 // Returns the stable code string of an error ("" for OK, "internal-error" for a
 // status that was not built by MakeError).

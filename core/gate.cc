@@ -21,32 +21,33 @@ nlohmann::json ProbeToJson(const ProbeResult& probe) {
 absl::Status AssertTierAvailable(const ResolvedTier& resolved, Runtime runtime,
                                  const ProbeResult* probe) {
   if (resolved.tier != Tier::kContainer) return absl::OkStatus();
-  const bool well_formed =
-      probe != nullptr && probe->runtime == runtime &&
-      (probe->available ? !probe->bin.empty()
-                        : (probe->reason == kReasonNotInstalled ||
-                           probe->reason == kReasonUnreachable));
+  const bool well_formed = probe != nullptr && probe->runtime == runtime &&
+                           (probe->available ? !probe->bin.empty()
+                                             : (probe->reason == kReasonNotInstalled ||
+                                                probe->reason == kReasonUnreachable));
   if (!well_formed) {
-    return MakeError(absl::StatusCode::kInternal, "isolation-probe-required",
-                     absl::StrCat("the container tier needs a probe result for ",
-                                  RuntimeName(runtime),
-                                  " before it can be asserted; none (or a malformed one) "
-                                  "was given"),
-                     {{"runtime", RuntimeName(runtime)}});
+    return MakeError(
+        absl::StatusCode::kInternal, "isolation-probe-required",
+        absl::StrCat("the container tier needs a probe result for ", RuntimeName(runtime),
+                     " before it can be asserted; none (or a malformed one) "
+                     "was given"),
+        {{"runtime", RuntimeName(runtime)}});
   }
   if (probe->available) return absl::OkStatus();
   std::string how_to_accept;
   switch (resolved.from) {
     case TierSource::kOperator:
-      how_to_accept = "the operator config ($XDG_CONFIG_HOME/nubos-pilot/config.json) asks "
-                      "for it; change it there to accept direct";
+      how_to_accept =
+          "the operator config ($XDG_CONFIG_HOME/nubos-pilot/config.json) asks "
+          "for it; change it there to accept direct";
       break;
     case TierSource::kEnv:
       how_to_accept = "NP_EXEC_TIER asks for it; unset it to accept direct";
       break;
     default:
-      how_to_accept = "to run without isolation, set \"isolation\": {\"tier\": \"direct\"} "
-                      "in .nubos-pilot/config.json explicitly";
+      how_to_accept =
+          "to run without isolation, set \"isolation\": {\"tier\": \"direct\"} "
+          "in .nubos-pilot/config.json explicitly";
       break;
   }
   return MakeError(

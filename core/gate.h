@@ -8,12 +8,11 @@
 #ifndef NP_EXEC_CORE_GATE_H_
 #define NP_EXEC_CORE_GATE_H_
 
-#include "absl/strings/string_view.h"
 #include <optional>
 #include <string>
 
-
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "core/resolve_tier.h"
 #include "core/tier.h"
 #include "nlohmann/json.hpp"

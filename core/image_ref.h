@@ -4,7 +4,6 @@
 
 #include "absl/strings/string_view.h"
 
-
 namespace np {
 
 // kDigest: "name@sha256:..." names exact bytes. kTag: a version tag, which

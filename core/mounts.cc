@@ -42,8 +42,13 @@ absl::StatusOr<std::string> RealPathOf(const std::string& path, absl::string_vie
 }  // namespace
 
 std::vector<std::string> DefaultForbiddenSources() {
-  return {"/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock",
-          "/run/containerd/containerd.sock", "/proc", "/sys", "/dev"};
+  return {"/var/run/docker.sock",
+          "/run/docker.sock",
+          "/run/podman/podman.sock",
+          "/run/containerd/containerd.sock",
+          "/proc",
+          "/sys",
+          "/dev"};
 }
 
 absl::StatusOr<std::string> ResolveRealPath(absl::string_view path, absl::string_view code) {
@@ -112,8 +117,8 @@ absl::StatusOr<ValidatedMount> ValidateMount(const MountSpec& mount, const Mount
   if (mount.writable && !IsInside(*source, policy.project_real)) {
     return MakeError(
         absl::StatusCode::kPermissionDenied, "isolation-mount-writable-outside-project",
-        absl::StrCat("mount source \"", mount.source, "\" (", *source,
-                     ") is outside the project ", policy.project_real,
+        absl::StrCat("mount source \"", mount.source, "\" (", *source, ") is outside the project ",
+                     policy.project_real,
                      " and asks to be writable; that reopens the hole the container tier "
                      "closes. Mount it with \"mode\": \"ro\", or move it into the project"),
         {{"source", mount.source}, {"real_source", *source}, {"project", policy.project_real}});
@@ -129,8 +134,8 @@ absl::StatusOr<ValidatedMount> ValidateMount(const MountSpec& mount, const Mount
   if (!target_ok.ok()) return target_ok;
   const std::string target = NormalizePath(mount.target);
   if (HasDotDot(mount.target) || target == "/" ||
-      mount.target.find_first_of(",\"\n\r:") != std::string::npos ||
-      IsInside(target, "/proc") || IsInside(target, "/sys") || IsInside(target, "/dev")) {
+      mount.target.find_first_of(",\"\n\r:") != std::string::npos || IsInside(target, "/proc") ||
+      IsInside(target, "/sys") || IsInside(target, "/dev")) {
     return MakeError(absl::StatusCode::kInvalidArgument, kBadTarget,
                      absl::StrCat("mount target \"", mount.target,
                                   "\" must be an absolute path inside the container, not /, "
@@ -171,10 +176,10 @@ absl::StatusOr<std::vector<ValidatedMount>> ValidateMounts(
     if (!checked.ok()) return checked.status();
     for (const std::string& used : taken) {
       if (used == checked->target) {
-        return MakeError(absl::StatusCode::kInvalidArgument, "isolation-mount-bad-target",
-                         absl::StrCat("mount target \"", checked->target,
-                                      "\" is already used by another mount"),
-                         {{"target", checked->target}});
+        return MakeError(
+            absl::StatusCode::kInvalidArgument, "isolation-mount-bad-target",
+            absl::StrCat("mount target \"", checked->target, "\" is already used by another mount"),
+            {{"target", checked->target}});
       }
     }
     taken.push_back(checked->target);

@@ -10,12 +10,11 @@
 #ifndef NP_EXEC_CORE_MOUNTS_H_
 #define NP_EXEC_CORE_MOUNTS_H_
 
-#include "absl/strings/string_view.h"
 #include <string>
-
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/config.h"
 
 namespace np {

@@ -11,14 +11,14 @@ namespace np {
 
 absl::Status CheckAbsolutePath(absl::string_view path, absl::string_view code) {
   if (path.find('\0') != absl::string_view::npos) {
-    return MakeError(absl::StatusCode::kInvalidArgument, code,
-                     "path contains a NUL byte", {{"path", path}});
+    return MakeError(absl::StatusCode::kInvalidArgument, code, "path contains a NUL byte",
+                     {{"path", path}});
   }
   if (path.size() > kMaxPathBytes) {
-    return MakeError(absl::StatusCode::kInvalidArgument, code,
-                     absl::StrCat("path is ", path.size(), " bytes long; the limit is ",
-                                  kMaxPathBytes),
-                     {{"bytes", path.size()}});
+    return MakeError(
+        absl::StatusCode::kInvalidArgument, code,
+        absl::StrCat("path is ", path.size(), " bytes long; the limit is ", kMaxPathBytes),
+        {{"bytes", path.size()}});
   }
   if (path.empty() || path.front() != '/') {
     return MakeError(absl::StatusCode::kInvalidArgument, code,

@@ -5,11 +5,10 @@
 #ifndef NP_EXEC_CORE_PATHS_H_
 #define NP_EXEC_CORE_PATHS_H_
 
-#include "absl/strings/string_view.h"
 #include <string>
 
-
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace np {
 

@@ -34,8 +34,8 @@ struct SpawnFacts {
 struct SpawnPlan {
   ResolvedTier resolved;
   Runtime runtime = Runtime::kDocker;
-  bool wrapped = false;            // True: run `argv` (a runtime command).
-  std::vector<std::string> argv;   // Container: runtime argv; else the program.
+  bool wrapped = false;           // True: run `argv` (a runtime command).
+  std::vector<std::string> argv;  // Container: runtime argv; else the program.
   std::vector<std::string> env_names;
   std::vector<ValidatedMount> mounts;
   std::string workdir;        // Container only: the working directory inside.

@@ -6,10 +6,9 @@
 #ifndef NP_EXEC_CORE_RESOLVE_TIER_H_
 #define NP_EXEC_CORE_RESOLVE_TIER_H_
 
-#include "absl/strings/string_view.h"
 #include <optional>
 
-
+#include "absl/strings/string_view.h"
 #include "core/tier.h"
 
 namespace np {
@@ -20,10 +19,10 @@ enum class TierSource { kDefault, kConfig, kWorktreeIsolation, kOperator, kEnv }
 absl::string_view TierSourceName(TierSource source);
 
 struct TierInputs {
-  std::optional<Tier> project;    // isolation.tier in the project file.
+  std::optional<Tier> project;  // isolation.tier in the project file.
   bool worktree_isolation = false;
   std::optional<Tier> operator_file;
-  std::optional<Tier> env;        // NP_EXEC_TIER.
+  std::optional<Tier> env;  // NP_EXEC_TIER.
 };
 
 struct ResolvedTier {

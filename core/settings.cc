@@ -13,8 +13,7 @@ absl::StatusOr<Settings> LoadSettings(const SettingsInputs& inputs) {
   absl::StatusOr<std::string> root = FindProjectRoot(inputs.cwd);
   if (root.ok()) {
     settings.project_root = *std::move(root);
-    absl::StatusOr<nlohmann::json> file =
-        ReadConfigFile(ProjectConfigPath(settings.project_root));
+    absl::StatusOr<nlohmann::json> file = ReadConfigFile(ProjectConfigPath(settings.project_root));
     if (!file.ok()) return file.status();
     absl::StatusOr<ProjectConfig> config = ParseProjectConfig(*file);
     if (!config.ok()) return config.status();
@@ -40,8 +39,8 @@ absl::StatusOr<Settings> LoadSettings(const SettingsInputs& inputs) {
 
   if (settings.project_root.empty()) return settings;
   struct stat st;
-  const std::string milestones = absl::StrCat(settings.project_root == "/" ? "" : settings.project_root,
-                                              "/.nubos-pilot/milestones");
+  const std::string milestones = absl::StrCat(
+      settings.project_root == "/" ? "" : settings.project_root, "/.nubos-pilot/milestones");
   settings.has_milestones = stat(milestones.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
   return settings;
 }

@@ -51,20 +51,20 @@ absl::StatusOr<Tier> ParseTier(absl::string_view name) {
   if (name == "direct") return Tier::kDirect;
   if (name == "worktree") return Tier::kWorktree;
   if (name == "container") return Tier::kContainer;
-  return MakeError(absl::StatusCode::kInvalidArgument, "isolation-unknown-tier",
-                   absl::StrCat("unknown tier \"", name,
-                                "\"; expected direct, worktree or container"),
-                   {{"tier", name}, {"expected", {"direct", "worktree", "container"}}});
+  return MakeError(
+      absl::StatusCode::kInvalidArgument, "isolation-unknown-tier",
+      absl::StrCat("unknown tier \"", name, "\"; expected direct, worktree or container"),
+      {{"tier", name}, {"expected", {"direct", "worktree", "container"}}});
 }
 
 absl::StatusOr<Runtime> ParseRuntime(absl::string_view name) {
   if (name == "docker") return Runtime::kDocker;
   if (name == "podman") return Runtime::kPodman;
   if (name == "bwrap") return Runtime::kBwrap;
-  return MakeError(absl::StatusCode::kInvalidArgument, "isolation-invalid-runtime",
-                   absl::StrCat("unknown container runtime \"", name,
-                                "\"; expected docker, podman or bwrap"),
-                   {{"runtime", name}, {"expected", {"docker", "podman", "bwrap"}}});
+  return MakeError(
+      absl::StatusCode::kInvalidArgument, "isolation-invalid-runtime",
+      absl::StrCat("unknown container runtime \"", name, "\"; expected docker, podman or bwrap"),
+      {{"runtime", name}, {"expected", {"docker", "podman", "bwrap"}}});
 }
 
 TierDescription DescribeTier(Tier tier, Runtime runtime) {
@@ -127,10 +127,10 @@ TierDescription DescribeTier(Tier tier, Runtime runtime) {
       "rewrite anything in it, including .git and build scripts you later run "
       "outside the container");
   if (runtime == Runtime::kBwrap) {
-    d.summary = absl::StrCat(
-        d.summary,
-        " Runtime bwrap: no daemon and no image; the host's /usr and a few /etc "
-        "files are visible read-only; no memory or cpu limits.");
+    d.summary =
+        absl::StrCat(d.summary,
+                     " Runtime bwrap: no daemon and no image; the host's /usr and a few /etc "
+                     "files are visible read-only; no memory or cpu limits.");
     d.does_not_protect_against.push_back(
         "reads of the host's system directories (/usr and the /etc files "
         "programs need): they are bound read-only into the sandbox");

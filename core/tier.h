@@ -6,12 +6,11 @@
 #ifndef NP_EXEC_CORE_TIER_H_
 #define NP_EXEC_CORE_TIER_H_
 
-#include "absl/strings/string_view.h"
 #include <string>
-
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 
 namespace np {

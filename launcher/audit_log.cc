@@ -61,8 +61,7 @@ absl::Status Unwritable(const std::string& path, int err) {
 }  // namespace
 
 std::string AuditLogPath(const std::string& project_root) {
-  return absl::StrCat(project_root == "/" ? "" : project_root,
-                      "/.nubos-pilot/audit/np-exec.jsonl");
+  return absl::StrCat(project_root == "/" ? "" : project_root, "/.nubos-pilot/audit/np-exec.jsonl");
 }
 
 std::string ArgvDigest(const std::vector<std::string>& argv) {
@@ -86,8 +85,8 @@ absl::Status AppendAudit(const std::string& project_root, nlohmann::json record)
     dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   }
   if (dir_fd < 0) return Unwritable(path, errno);
-  int fd = openat(dir_fd, "np-exec.jsonl", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-                  0600);
+  int fd =
+      openat(dir_fd, "np-exec.jsonl", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   const int open_errno = errno;
   close(dir_fd);
   if (fd < 0) return Unwritable(path, open_errno);

@@ -16,8 +16,8 @@ absl::Status Usage(absl::string_view message) {
 }
 
 // Reads "--name VALUE" or "--name=VALUE" at args[*i]; advances *i.
-bool TakeOption(absl::Span<char* const> args, size_t* i, absl::string_view name,
-                std::string* value, absl::Status* error) {
+bool TakeOption(absl::Span<char* const> args, size_t* i, absl::string_view name, std::string* value,
+                absl::Status* error) {
   absl::string_view arg = args[*i];
   if (arg == name) {
     if (*i + 1 >= args.size()) {
@@ -93,8 +93,7 @@ absl::Status ParseWrap(absl::Span<char* const> args, CommandLine* cl) {
     } else if (arg == "--json") {
       cl->json = true;  // wrap always prints JSON; accepted for symmetry.
     } else {
-      return Usage(absl::StrCat("wrap takes [--workdir PATH] [--env NAMES] -- PROGRAM; got ",
-                                arg));
+      return Usage(absl::StrCat("wrap takes [--workdir PATH] [--env NAMES] -- PROGRAM; got ", arg));
     }
   }
   for (; i < args.size(); ++i) cl->program.emplace_back(args[i]);
@@ -137,14 +136,13 @@ absl::Status ParseRun(absl::Span<char* const> args, CommandLine* cl) {
 }  // namespace
 
 const std::vector<std::string>& VerbNames() {
-  static const auto* names = new std::vector<std::string>{
-      "status", "describe", "probe", "wrap", "doctor", "shims", "help"};
+  static const auto* names = new std::vector<std::string>{"status", "describe", "probe", "wrap",
+                                                          "doctor", "shims",    "help"};
   return *names;
 }
 
 bool IsNodeScript(absl::string_view arg) {
-  return absl::EndsWith(arg, ".js") || absl::EndsWith(arg, ".cjs") ||
-         absl::EndsWith(arg, ".mjs");
+  return absl::EndsWith(arg, ".js") || absl::EndsWith(arg, ".cjs") || absl::EndsWith(arg, ".mjs");
 }
 
 absl::StatusOr<CommandLine> ParseCommandLine(absl::Span<char* const> argv) {

@@ -7,12 +7,11 @@
 #ifndef NP_EXEC_LAUNCHER_CLI_H_
 #define NP_EXEC_LAUNCHER_CLI_H_
 
-#include "absl/strings/string_view.h"
 #include <string>
-
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
 namespace np {
@@ -22,16 +21,16 @@ enum class Verb { kRun, kStatus, kDescribe, kProbe, kWrap, kDoctor, kShims, kHel
 struct CommandLine {
   Verb verb = Verb::kRun;
   bool json = false;
-  bool deep = false;     // doctor --deep
-  bool preload = false;  // shims install --preload
-  bool shim_mode = false;    // Reached through a shim named after a program.
-  bool script_mode = false;  // np-exec SCRIPT.js: runs node.
+  bool deep = false;              // doctor --deep
+  bool preload = false;           // shims install --preload
+  bool shim_mode = false;         // Reached through a shim named after a program.
+  bool script_mode = false;       // np-exec SCRIPT.js: runs node.
   bool explicit_program = false;  // "--" came before the program.
-  std::string help_topic;  // VERB --help; empty for the general help.
-  std::string tier;        // describe
-  std::string runtime;     // probe/describe --runtime
-  std::string workdir;     // wrap --workdir
-  std::string shims_dir;   // shims install DIR
+  std::string help_topic;         // VERB --help; empty for the general help.
+  std::string tier;               // describe
+  std::string runtime;            // probe/describe --runtime
+  std::string workdir;            // wrap --workdir
+  std::string shims_dir;          // shims install DIR
   std::vector<std::string> shim_names;
   std::vector<std::string> env_names;  // --env, validated
   std::vector<std::string> program;

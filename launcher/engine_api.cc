@@ -91,9 +91,8 @@ std::string UrlEncode(absl::string_view text) {
   return out;
 }
 
-absl::StatusOr<HttpResponse> EngineRequest(const std::string& socket_path,
-                                           absl::string_view method, absl::string_view target,
-                                           int timeout_ms) {
+absl::StatusOr<HttpResponse> EngineRequest(const std::string& socket_path, absl::string_view method,
+                                           absl::string_view target, int timeout_ms) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   if (socket_path.empty() || socket_path.size() >= sizeof(address.sun_path)) {

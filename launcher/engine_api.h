@@ -7,12 +7,11 @@
 #ifndef NP_EXEC_LAUNCHER_ENGINE_API_H_
 #define NP_EXEC_LAUNCHER_ENGINE_API_H_
 
-#include "absl/strings/string_view.h"
 #include <optional>
 #include <string>
 
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace np {
 
@@ -32,8 +31,8 @@ std::optional<std::string> UnixSocketPath(absl::string_view endpoint,
 // Sends one request and reads the whole response. Error code
 // `engine-unreachable`; details.reason is one of socket-missing,
 // connection-refused, permission-denied, timed-out, protocol-error.
-absl::StatusOr<HttpResponse> EngineRequest(const std::string& socket_path,
-                                           absl::string_view method, absl::string_view target,
+absl::StatusOr<HttpResponse> EngineRequest(const std::string& socket_path, absl::string_view method,
+                                           absl::string_view target,
                                            int timeout_ms = kEngineTimeoutMs);
 
 // Percent-encodes a path segment or query value.

@@ -58,8 +58,7 @@ absl::Status ExecInPlace(const std::string& path, const std::vector<std::string>
   }
   if (err == ENOENT) {
     return MakeError(absl::StatusCode::kNotFound, "program-not-found",
-                     absl::StrCat("cannot run ", path, ": ", strerror(err)),
-                     {{"program", path}});
+                     absl::StrCat("cannot run ", path, ": ", strerror(err)), {{"program", path}});
   }
   return MakeError(absl::StatusCode::kPermissionDenied, "program-not-executable",
                    absl::StrCat("cannot run ", path, ": ", strerror(err)),

@@ -3,13 +3,12 @@
 #ifndef NP_EXEC_LAUNCHER_EXEC_H_
 #define NP_EXEC_LAUNCHER_EXEC_H_
 
-#include "absl/strings/string_view.h"
 #include <string>
-
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace np {
 

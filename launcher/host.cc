@@ -17,8 +17,7 @@ absl::string_view GetEnv(char** envp, absl::string_view name) {
   if (envp == nullptr) return {};
   for (char** entry = envp; *entry != nullptr; ++entry) {
     absl::string_view var(*entry);
-    if (var.size() > name.size() && var[name.size()] == '=' &&
-        var.substr(0, name.size()) == name) {
+    if (var.size() > name.size() && var[name.size()] == '=' && var.substr(0, name.size()) == name) {
       return var.substr(name.size() + 1);
     }
   }

@@ -5,12 +5,11 @@
 #ifndef NP_EXEC_LAUNCHER_HOST_H_
 #define NP_EXEC_LAUNCHER_HOST_H_
 
-#include "absl/strings/string_view.h"
 #include <sys/types.h>
 
 #include <string>
 
-
+#include "absl/strings/string_view.h"
 #include "shim/find_real_program.h"
 
 namespace np {
@@ -21,21 +20,21 @@ struct HostFacts {
   std::string path;       // PATH.
   std::string home;       // HOME.
   std::string xdg_config_home;
-  std::string env_tier;     // NP_EXEC_TIER.
-  std::string docker_host;  // DOCKER_HOST.
+  std::string env_tier;        // NP_EXEC_TIER.
+  std::string docker_host;     // DOCKER_HOST.
   std::string container_host;  // CONTAINER_HOST (podman remote).
-  std::string term;         // TERM.
-  int depth = 0;            // NP_EXEC_DEPTH.
-  pid_t exec_pid = 0;       // NP_EXEC_EXEC_PID.
-  std::string exec_target;  // NP_EXEC_EXEC_TARGET.
+  std::string term;            // TERM.
+  int depth = 0;               // NP_EXEC_DEPTH.
+  pid_t exec_pid = 0;          // NP_EXEC_EXEC_PID.
+  std::string exec_target;     // NP_EXEC_EXEC_TARGET.
   pid_t pid = 0;
   uid_t uid = 0;
   gid_t gid = 0;
   bool stdin_tty = false;
   bool stdout_tty = false;
   bool stderr_tty = false;
-  FileId self;           // Device and inode of /proc/self/exe.
-  std::string self_path; // Its path, for shims.
+  FileId self;            // Device and inode of /proc/self/exe.
+  std::string self_path;  // Its path, for shims.
 };
 
 // Environment variable names np-exec itself reads or sets.

@@ -5,10 +5,8 @@
 #ifndef NP_EXEC_LAUNCHER_OUTPUT_H_
 #define NP_EXEC_LAUNCHER_OUTPUT_H_
 
-#include "absl/strings/string_view.h"
-
-
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 
 namespace np {

@@ -4,8 +4,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "core/errors.h"
 #include "launcher/engine_api.h"
 #include "launcher/subprocess.h"
@@ -68,10 +68,10 @@ ProbeResult ProbeSocket(Runtime runtime, const Endpoint& endpoint) {
                        endpoint.bin);
   }
   if (response->status != 200) {
-    return Unavailable(runtime, kReasonUnreachable,
-                       absl::StrCat("engine socket ", *endpoint.socket, " answered HTTP ",
-                                    response->status),
-                       endpoint.bin);
+    return Unavailable(
+        runtime, kReasonUnreachable,
+        absl::StrCat("engine socket ", *endpoint.socket, " answered HTTP ", response->status),
+        endpoint.bin);
   }
   nlohmann::json body = nlohmann::json::parse(response->body, nullptr, false);
   std::string version = "unknown";
@@ -129,11 +129,35 @@ ProbeResult ProbeBwrap(const Endpoint& endpoint, const HostFacts& host, bool wit
 }  // namespace
 
 std::vector<std::string> BwrapProbeArgs(const std::string& bin) {
-  return {bin,         "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-          "--unshare-uts", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr",
-          "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink",
-          "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/",
-          "--", "/usr/bin/true"};
+  return {bin,
+          "--unshare-user",
+          "--unshare-pid",
+          "--unshare-net",
+          "--unshare-ipc",
+          "--unshare-uts",
+          "--die-with-parent",
+          "--cap-drop",
+          "ALL",
+          "--ro-bind",
+          "/usr",
+          "/usr",
+          "--symlink",
+          "usr/bin",
+          "/bin",
+          "--symlink",
+          "usr/lib",
+          "/lib",
+          "--symlink",
+          "usr/lib64",
+          "/lib64",
+          "--proc",
+          "/proc",
+          "--dev",
+          "/dev",
+          "--remount-ro",
+          "/",
+          "--",
+          "/usr/bin/true"};
 }
 
 Endpoint ResolveEndpoint(Runtime runtime, const HostFacts& host) {
@@ -146,9 +170,9 @@ Endpoint ResolveEndpoint(Runtime runtime, const HostFacts& host) {
       endpoint.socket = UnixSocketPath(host.docker_host, "/var/run/docker.sock");
       break;
     case Runtime::kPodman: {
-      const std::string fallback = host.uid == 0
-                                       ? std::string("/run/podman/podman.sock")
-                                       : absl::StrCat("/run/user/", host.uid, "/podman/podman.sock");
+      const std::string fallback =
+          host.uid == 0 ? std::string("/run/podman/podman.sock")
+                        : absl::StrCat("/run/user/", host.uid, "/podman/podman.sock");
       endpoint.socket = UnixSocketPath(host.container_host, fallback);
       struct stat st;
       // Podman needs no daemon: without its API service the socket simply is
@@ -177,9 +201,9 @@ ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, bool with_versi
       return ProbeCommand(runtime, endpoint, host, "{{.Server.Version}}");
     case Runtime::kPodman:
       if (endpoint.socket.has_value()) return ProbeSocket(runtime, endpoint);
-      return ProbeCommand(runtime, endpoint, host,
-                          host.container_host.empty() ? "{{.Client.Version}}"
-                                                      : "{{.Server.Version}}");
+      return ProbeCommand(
+          runtime, endpoint, host,
+          host.container_host.empty() ? "{{.Client.Version}}" : "{{.Server.Version}}");
     case Runtime::kBwrap:
       return ProbeBwrap(endpoint, host, with_version);
   }

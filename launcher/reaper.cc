@@ -19,8 +19,7 @@ bool OwnerAlive(absl::string_view owner) {
   std::pair<absl::string_view, absl::string_view> parts = absl::StrSplit(owner, ':');
   int pid = 0;
   unsigned long long start = 0;
-  if (!absl::SimpleAtoi(parts.first, &pid) || !absl::SimpleAtoi(parts.second, &start) ||
-      pid <= 0) {
+  if (!absl::SimpleAtoi(parts.first, &pid) || !absl::SimpleAtoi(parts.second, &start) || pid <= 0) {
     return false;
   }
   return ProcessStartTime(pid) == start;
@@ -39,8 +38,8 @@ absl::Status RemoveContainer(const std::string& socket_path, absl::string_view n
 }
 
 absl::StatusOr<int> ReapOrphans(const std::string& socket_path) {
-  const std::string filter = UrlEncode(
-      nlohmann::json({{"label", {std::string(kOwnerLabel)}}}).dump());
+  const std::string filter =
+      UrlEncode(nlohmann::json({{"label", {std::string(kOwnerLabel)}}}).dump());
   absl::StatusOr<HttpResponse> response =
       EngineRequest(socket_path, "GET", absl::StrCat("/containers/json?all=1&filters=", filter));
   if (!response.ok()) return response.status();

@@ -9,11 +9,10 @@
 #ifndef NP_EXEC_LAUNCHER_REAPER_H_
 #define NP_EXEC_LAUNCHER_REAPER_H_
 
-#include "absl/strings/string_view.h"
 #include <string>
 
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace np {
 

@@ -35,7 +35,7 @@ constexpr char kStaticTini[] = "/usr/bin/tini-static";
 // Variables of the LD_PRELOAD interposer; never handed to a runtime client,
 // so nothing np-exec starts inside a container is interposed again.
 const std::vector<absl::string_view> kInterposerVars = {"LD_PRELOAD", "NP_EXEC_PRELOAD",
-                                                       "NP_EXEC_PRELOAD_NAMES"};
+                                                        "NP_EXEC_PRELOAD_NAMES"};
 
 int Fail(const absl::Status& status, const HostFacts& host) {
   WriteError(status, host.stderr_tty);
@@ -95,18 +95,22 @@ int Refuse(const absl::Status& status, const HostFacts& host, const Settings& se
 
 nlohmann::json MountsJson(const SpawnPlan& plan) {
   nlohmann::json mounts = nlohmann::json::array();
-  mounts.push_back({{"source", plan.project_mount}, {"target", plan.project_mount}, {"mode", "rw"}});
+  mounts.push_back(
+      {{"source", plan.project_mount}, {"target", plan.project_mount}, {"mode", "rw"}});
   for (const ValidatedMount& m : plan.mounts) {
-    mounts.push_back({{"source", m.source}, {"target", m.target}, {"mode", m.writable ? "rw" : "ro"}});
+    mounts.push_back(
+        {{"source", m.source}, {"target", m.target}, {"mode", m.writable ? "rw" : "ro"}});
   }
   return mounts;
 }
 
 absl::Status ImageMissing(absl::string_view image, absl::string_view bin) {
   return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-image-missing",
-                   absl::StrCat("image \"", image, "\" is not present locally and np-exec "
-                                "does not pull unless asked. Get it with `", bin, " pull ",
-                                image, "` (or build or import it), or set "
+                   absl::StrCat("image \"", image,
+                                "\" is not present locally and np-exec "
+                                "does not pull unless asked. Get it with `",
+                                bin, " pull ", image,
+                                "` (or build or import it), or set "
                                 "isolation.container.pull to \"missing\""),
                    {{"image", image}});
 }
@@ -140,12 +144,12 @@ int RunSupervised(const SpawnPlan& plan, const Settings& settings, const Endpoin
   request.tty = host.stdin_tty && host.stdout_tty;
   SuperviseResult result = Supervise(request);
   if (result.start_errno != 0) {
-    return Refuse(MakeError(absl::StatusCode::kUnavailable, "isolation-container-unavailable",
-                            absl::StrCat("cannot execute ", endpoint.bin, ": ",
-                                         strerror(result.start_errno),
-                                         "; nothing ran, and np-exec does not fall back"),
-                            {{"bin", endpoint.bin}}),
-                  host, settings, program);
+    return Refuse(
+        MakeError(absl::StatusCode::kUnavailable, "isolation-container-unavailable",
+                  absl::StrCat("cannot execute ", endpoint.bin, ": ", strerror(result.start_errno),
+                               "; nothing ran, and np-exec does not fall back"),
+                  {{"bin", endpoint.bin}}),
+        host, settings, program);
   }
   if (result.exit_code == 125 && !endpoint.socket.has_value() && !config.pull_missing) {
     // Without an API socket the image was not checked beforehand; 125 is the
@@ -196,8 +200,7 @@ int RunBwrap(const SpawnPlan& plan, const Settings& settings, const Endpoint& en
 std::string InterposeNames(const HostFacts& host, const std::vector<std::string>& extra) {
   absl::string_view current = GetEnv(host.envp, kPreloadNamesVar);
   std::vector<std::string> names =
-      absl::StrSplit(current.empty() ? absl::string_view("node") : current, ',',
-                     absl::SkipEmpty());
+      absl::StrSplit(current.empty() ? absl::string_view("node") : current, ',', absl::SkipEmpty());
   for (const std::string& name : extra) {
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
@@ -225,13 +228,13 @@ int RunProgram(const CommandLine& cl, const HostFacts& host) {
   // shebang or `exec` chain in between (env, sh) is a legitimate spawn.
   if (host.exec_pid == host.pid && !host.exec_target.empty() &&
       StatFile(host.exec_target).id == host.self) {
-    return Fail(Recursion(absl::StrCat("\"", cl.program.front(),
-                                       "\" resolved to another copy of np-exec")),
-                host);
+    return Fail(
+        Recursion(absl::StrCat("\"", cl.program.front(), "\" resolved to another copy of np-exec")),
+        host);
   }
   if (host.depth >= kMaxDepth) {
-    return Fail(Recursion(absl::StrCat(kDepthVar, " is ", host.depth, "; the limit is ",
-                                       kMaxDepth, " nested invocations")),
+    return Fail(Recursion(absl::StrCat(kDepthVar, " is ", host.depth, "; the limit is ", kMaxDepth,
+                                       " nested invocations")),
                 host);
   }
   if (host.cwd.empty()) {

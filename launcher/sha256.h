@@ -4,9 +4,9 @@
 #ifndef NP_EXEC_LAUNCHER_SHA256_H_
 #define NP_EXEC_LAUNCHER_SHA256_H_
 
-#include "absl/strings/string_view.h"
 #include <string>
 
+#include "absl/strings/string_view.h"
 
 namespace np {
 

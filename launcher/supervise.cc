@@ -30,8 +30,7 @@ bool IsTerminating(int sig) {
 }
 
 void ForceRemove(const SuperviseRequest& request) {
-  if (request.socket.has_value() &&
-      RemoveContainer(*request.socket, request.container_name).ok()) {
+  if (request.socket.has_value() && RemoveContainer(*request.socket, request.container_name).ok()) {
     return;
   }
   std::vector<char*> env = CStrings(request.env);
@@ -42,10 +41,9 @@ void ForceRemove(const SuperviseRequest& request) {
 // container through the API instead.
 void SignalContainer(const SuperviseRequest& request, int sig) {
   if (!request.socket.has_value()) return;
-  (void)EngineRequest(*request.socket, "POST",
-                      absl::StrCat("/containers/", UrlEncode(request.container_name),
-                                   "/kill?signal=", sig),
-                      1000);
+  (void)EngineRequest(
+      *request.socket, "POST",
+      absl::StrCat("/containers/", UrlEncode(request.container_name), "/kill?signal=", sig), 1000);
 }
 
 }  // namespace
@@ -125,7 +123,8 @@ SuperviseResult Supervise(const SuperviseRequest& request) {
         deadline = -1;
         continue;
       }
-      timespec timeout{static_cast<time_t>(left / 1000), static_cast<long>((left % 1000) * 1000000)};
+      timespec timeout{static_cast<time_t>(left / 1000),
+                       static_cast<long>((left % 1000) * 1000000)};
       sig = sigtimedwait(&watched, &info, &timeout);
       if (sig < 0) continue;  // Timed out or interrupted: re-check the deadline.
     } else {

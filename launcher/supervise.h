@@ -18,18 +18,18 @@
 namespace np {
 
 struct SuperviseRequest {
-  std::string bin;                 // Absolute path of the runtime client.
-  std::vector<std::string> argv;   // argv[0] is the runtime's name.
-  std::vector<std::string> env;    // The client's environment.
+  std::string bin;                // Absolute path of the runtime client.
+  std::vector<std::string> argv;  // argv[0] is the runtime's name.
+  std::vector<std::string> env;   // The client's environment.
   std::string container_name;
   std::optional<std::string> socket;  // Engine API socket, when local.
-  bool tty = false;  // -t: docker does not proxy signals then.
+  bool tty = false;                   // -t: docker does not proxy signals then.
   int grace_ms = 10000;
 };
 
 struct SuperviseResult {
-  int exit_code = 0;      // The client's status, 128+n for a signal.
-  int start_errno = 0;    // Non-zero when the client could not be executed.
+  int exit_code = 0;    // The client's status, 128+n for a signal.
+  int start_errno = 0;  // Non-zero when the client could not be executed.
   long long duration_ms = 0;
 };
 

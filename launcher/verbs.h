@@ -4,8 +4,6 @@
 #define NP_EXEC_LAUNCHER_VERBS_H_
 
 #include "absl/strings/string_view.h"
-
-
 #include "launcher/cli.h"
 #include "launcher/host.h"
 

@@ -121,9 +121,8 @@ int VerbDoctor(const CommandLine& cl, const HostFacts& host) {
   if (config.runtime != Runtime::kBwrap) {
     const ImagePinning pinning = ClassifyImage(config.image);
     nlohmann::json present = probe.available ? ImagePresent(config, endpoint, host) : nullptr;
-    image = {{"reference", config.image},
-             {"pinning", ImagePinningName(pinning)},
-             {"present", present}};
+    image = {
+        {"reference", config.image}, {"pinning", ImagePinningName(pinning)}, {"present", present}};
     if (pinning == ImagePinning::kMoving) {
       warnings.push_back(absl::StrCat("image \"", config.image,
                                       "\" is a moving tag: the sandbox changes with no change "
@@ -195,36 +194,36 @@ int VerbDoctor(const CommandLine& cl, const HostFacts& host) {
   if (cl.json) {
     WriteJson(out);
   } else {
-    std::string text = absl::StrCat("tier: ", TierName(tier), " (from ",
-                                    TierSourceName(settings->resolved.from), ")\n",
-                                    "does not protect against:\n");
+    std::string text =
+        absl::StrCat("tier: ", TierName(tier), " (from ", TierSourceName(settings->resolved.from),
+                     ")\n", "does not protect against:\n");
     for (const std::string& limit : description.does_not_protect_against) {
       absl::StrAppend(&text, "  - ", limit, "\n");
     }
     absl::StrAppend(&text, "runtime: ", RuntimeName(config.runtime), ": ",
-                    probe.available ? absl::StrCat("available, engine ", probe.version)
-                                    : absl::StrCat("unavailable (", probe.reason, ": ",
-                                                   probe.detail, ")"),
+                    probe.available
+                        ? absl::StrCat("available, engine ", probe.version)
+                        : absl::StrCat("unavailable (", probe.reason, ": ", probe.detail, ")"),
                     "\n");
     if (!image.is_null()) {
       absl::StrAppend(&text, "image: ", config.image, " (", image["pinning"].get<std::string>(),
                       ", ",
-                      image["present"].is_null() ? "presence unknown"
+                      image["present"].is_null()     ? "presence unknown"
                       : image["present"].get<bool>() ? "present"
                                                      : "missing",
                       ")\n");
     }
     absl::StrAppend(&text, "shims on PATH: ", shims.empty() ? "none" : shims.dump(), "\n");
     absl::StrAppend(&text, "interposer: ", interposer ? "active" : "not loaded",
-                  installed.empty() ? std::string(" (not installed)")
-                                    : absl::StrCat(" (installed: ", installed, ")"),
-                  "\n");
+                    installed.empty() ? std::string(" (not installed)")
+                                      : absl::StrCat(" (installed: ", installed, ")"),
+                    "\n");
     if (!audit.is_null()) {
-      absl::StrAppend(&text, "audit log: ", audit["path"].get<std::string>(),
-                      audit["last_refusal"].is_null()
-                          ? "\n"
-                          : absl::StrCat(" (last refusal: ",
-                                         audit["last_refusal"].value("code", "?"), ")\n"));
+      absl::StrAppend(
+          &text, "audit log: ", audit["path"].get<std::string>(),
+          audit["last_refusal"].is_null()
+              ? "\n"
+              : absl::StrCat(" (last refusal: ", audit["last_refusal"].value("code", "?"), ")\n"));
     }
     for (const std::string& w : warnings) absl::StrAppend(&text, "warning: ", w, "\n");
     for (const std::string& p : problems) absl::StrAppend(&text, "problem: ", p, "\n");

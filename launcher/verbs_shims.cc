@@ -29,8 +29,8 @@ absl::Status MakeDirs(const std::string& dir) {
 }
 
 absl::Status InstallOne(const std::string& dir, const std::string& name, const HostFacts& host) {
-  if (name.empty() || name.find('/') != std::string::npos || name == "np-exec" ||
-      name == "." || name == "..") {
+  if (name.empty() || name.find('/') != std::string::npos || name == "np-exec" || name == "." ||
+      name == "..") {
     return MakeError(absl::StatusCode::kInvalidArgument, "shim-bad-name",
                      absl::StrCat("\"", name, "\" cannot be a shim name"), {{"name", name}});
   }
@@ -43,14 +43,14 @@ absl::Status InstallOne(const std::string& dir, const std::string& name, const H
       return absl::OkStatus();  // Already a shim of this np-exec.
     }
     return MakeError(absl::StatusCode::kAlreadyExists, "shim-exists",
-                     absl::StrCat(link, " exists and is not np-exec; np-exec does not replace "
-                                        "it. Remove it or choose another directory"),
+                     absl::StrCat(link,
+                                  " exists and is not np-exec; np-exec does not replace "
+                                  "it. Remove it or choose another directory"),
                      {{"path", link}});
   }
   if (symlink(host.self_path.c_str(), link.c_str()) != 0) {
     return MakeError(absl::StatusCode::kFailedPrecondition, "shim-dir-unwritable",
-                     absl::StrCat("cannot create ", link, ": ", strerror(errno)),
-                     {{"path", link}});
+                     absl::StrCat("cannot create ", link, ": ", strerror(errno)), {{"path", link}});
   }
   return absl::OkStatus();
 }
@@ -59,9 +59,8 @@ absl::Status InstallOne(const std::string& dir, const std::string& name, const H
 // ../lib/np-exec when installed.
 std::string FindPreloadLibrary(const HostFacts& host) {
   const std::string dir = host.self_path.substr(0, host.self_path.rfind('/'));
-  for (const std::string& candidate :
-       {JoinPath(dir, "libnp-exec-preload.so"),
-        JoinPath(dir, "../lib/np-exec/libnp-exec-preload.so")}) {
+  for (const std::string& candidate : {JoinPath(dir, "libnp-exec-preload.so"),
+                                       JoinPath(dir, "../lib/np-exec/libnp-exec-preload.so")}) {
     char real[4096];
     if (realpath(candidate.c_str(), real) != nullptr) return real;
   }
@@ -73,9 +72,9 @@ std::string FindPreloadLibrary(const HostFacts& host) {
 int VerbShims(const CommandLine& cl, const HostFacts& host) {
   std::string dir = cl.shims_dir;
   if (dir.empty() || dir.find('\0') != std::string::npos) {
-    return VerbFail(MakeError(absl::StatusCode::kInvalidArgument, "usage",
-                              "shims install needs a directory"),
-                    host);
+    return VerbFail(
+        MakeError(absl::StatusCode::kInvalidArgument, "usage", "shims install needs a directory"),
+        host);
   }
   if (dir.front() != '/') dir = JoinPath(host.cwd, dir);
   dir = NormalizePath(dir);
@@ -102,9 +101,9 @@ int VerbShims(const CommandLine& cl, const HostFacts& host) {
   if (cl.json) {
     WriteJson(out);
   } else {
-    std::string text = absl::StrCat("installed ", cl.shim_names.size(), " shim(s) in ", dir,
-                                    "\nadd them to PATH:\n  ", out["path_line"].get<std::string>(),
-                                    "\n");
+    std::string text =
+        absl::StrCat("installed ", cl.shim_names.size(), " shim(s) in ", dir,
+                     "\nadd them to PATH:\n  ", out["path_line"].get<std::string>(), "\n");
     if (cl.preload) {
       absl::StrAppend(&text, "load the interposer:\n  ", out["preload_line"].get<std::string>(),
                       "\n");

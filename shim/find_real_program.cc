@@ -17,10 +17,10 @@ absl::Status NotFound(absl::string_view name, absl::string_view where) {
 }
 
 absl::Status NotExecutable(absl::string_view name, absl::string_view path) {
-  return MakeError(absl::StatusCode::kPermissionDenied, "program-not-executable",
-                   absl::StrCat("program \"", name, "\" was found at ", path,
-                                " but is not executable"),
-                   {{"program", name}, {"path", path}});
+  return MakeError(
+      absl::StatusCode::kPermissionDenied, "program-not-executable",
+      absl::StrCat("program \"", name, "\" was found at ", path, " but is not executable"),
+      {{"program", name}, {"path", path}});
 }
 
 absl::Status Recursive(absl::string_view name) {

@@ -11,14 +11,13 @@
 #ifndef NP_EXEC_SHIM_FIND_REAL_PROGRAM_H_
 #define NP_EXEC_SHIM_FIND_REAL_PROGRAM_H_
 
-#include "absl/strings/string_view.h"
 #include <sys/types.h>
 
 #include <functional>
 #include <string>
 
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace np {
 

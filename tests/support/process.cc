@@ -45,7 +45,6 @@ std::vector<char*> Pointers(const std::vector<std::string>& strings) {
   _exit(errno == ENOENT ? 127 : 126);
 }
 
-
 std::string EnvOr(const char* name, const char* fallback) {
   const char* value = getenv(name);
   return value != nullptr && *value != '\0' ? value : fallback;
@@ -131,8 +130,8 @@ RunResult RunProcess(const std::vector<std::string>& argv, const RunOptions& opt
       }
     }
     if (in[1] >= 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
-      ssize_t n = write(in[1], options.stdin_data.data() + written,
-                        options.stdin_data.size() - written);
+      ssize_t n =
+          write(in[1], options.stdin_data.data() + written, options.stdin_data.size() - written);
       if (n > 0) written += static_cast<size_t>(n);
       if (n < 0 && errno != EAGAIN && errno != EINTR) written = options.stdin_data.size();
       if (written == options.stdin_data.size()) {
