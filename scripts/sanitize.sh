@@ -18,7 +18,10 @@ cmake --build "$build" -j "$jobs"
 
 # Any sanitizer report fails the test that triggered it. Leak checking needs
 # ptrace, which some containers forbid; it stays on where it works.
-export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1}"
+# verify_asan_link_order=0: the interposer tests exec the (here dynamically
+# linked, instrumented) np-exec with LD_PRELOAD set, which puts the interposer
+# ahead of the ASan runtime in the library list.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:verify_asan_link_order=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 cd "$build"
 ctest -LE e2e -j "$jobs" --output-on-failure --timeout 600
