@@ -103,7 +103,8 @@ ProbeResult ProbeCommand(Runtime runtime, const Endpoint& endpoint, const HostFa
   return Available(runtime, endpoint.bin, version);
 }
 
-ProbeResult ProbeBwrap(const Endpoint& endpoint, const HostFacts& host, bool with_version) {
+ProbeResult ProbeBwrap(const Endpoint& endpoint, const HostFacts& host, bool for_run_path) {
+  if (for_run_path) return Available(Runtime::kBwrap, endpoint.bin, "unknown");
   absl::StatusOr<CaptureResult> sandbox =
       RunAndCapture(BwrapProbeArgs(endpoint.bin), host.envp, kCommandTimeoutMs);
   if (!sandbox.ok() || sandbox->exit_code != 0) {
@@ -115,7 +116,7 @@ ProbeResult ProbeBwrap(const Endpoint& endpoint, const HostFacts& host, bool wit
                        endpoint.bin);
   }
   std::string version = "unknown";
-  if (with_version) {
+  {
     absl::StatusOr<CaptureResult> v =
         RunAndCapture({endpoint.bin, "--version"}, host.envp, kCommandTimeoutMs);
     if (v.ok() && v->exit_code == 0) {
@@ -189,7 +190,7 @@ Endpoint ResolveEndpoint(Runtime runtime, const HostFacts& host) {
   return endpoint;
 }
 
-ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, bool with_version) {
+ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, bool for_run_path) {
   Endpoint endpoint = ResolveEndpoint(runtime, host);
   if (endpoint.bin.empty()) {
     return Unavailable(runtime, kReasonNotInstalled,
@@ -205,7 +206,7 @@ ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, bool with_versi
           runtime, endpoint, host,
           host.container_host.empty() ? "{{.Client.Version}}" : "{{.Server.Version}}");
     case Runtime::kBwrap:
-      return ProbeBwrap(endpoint, host, with_version);
+      return ProbeBwrap(endpoint, host, for_run_path);
   }
   return Unavailable(runtime, kReasonNotInstalled, "unknown runtime");
 }

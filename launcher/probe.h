@@ -28,9 +28,13 @@ struct Endpoint {
 // beyond stat.
 Endpoint ResolveEndpoint(Runtime runtime, const HostFacts& host);
 
-// Probes one runtime. `with_version`: also ask bubblewrap for its version (one
-// more spawn), which the run path does not need.
-ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, bool with_version = true);
+// Probes one runtime. `for_run_path`: the caller is about to run bubblewrap
+// under supervision with --info-fd, so the spawn's own sandbox is the check
+// that the namespaces can be created (a sandbox that never reports itself set
+// up is refused with exit 69); the probe then only finds the binary, instead of
+// paying for a second, no-op sandbox on every spawn. Docker and podman are
+// probed the same way either way.
+ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, bool for_run_path = false);
 
 // The bubblewrap arguments of the no-op sandbox the probe runs.
 std::vector<std::string> BwrapProbeArgs(const std::string& bin);

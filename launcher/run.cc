@@ -1,6 +1,8 @@
 #include "launcher/run.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -169,8 +171,10 @@ int RunSupervised(const SpawnPlan& plan, const Settings& settings, const Endpoin
   return result.exit_code;
 }
 
-// Bubblewrap: exec'd in place (its --die-with-parent child goes with it), with
-// an environment np-exec built, so no value ever enters an argv.
+// Bubblewrap: supervised like a runtime client, with an environment np-exec
+// built, so no value ever enters an argv. bubblewrap writes to --info-fd once
+// its namespaces and mounts are set up; a sandbox that never reports that
+// never ran the program, and is refused like an unusable runtime.
 int RunBwrap(const SpawnPlan& plan, const Settings& settings, const Endpoint& endpoint,
              const HostFacts& host, const std::vector<std::string>& program) {
   // bubblewrap reports a missing program as 1; the sandbox sees the host's
@@ -178,21 +182,54 @@ int RunBwrap(const SpawnPlan& plan, const Settings& settings, const Endpoint& en
   absl::StatusOr<std::string> found =
       FindRealProgram(program.front(), kSandboxPath, host.cwd, FileId{}, StatFile);
   if (!found.ok()) return Refuse(found.status(), host, settings, program);
+  int info[2];
+  if (pipe2(info, O_CLOEXEC | O_NONBLOCK) != 0) {
+    return Fail(MakeError(absl::StatusCode::kInternal, "spawn-failed",
+                          absl::StrCat("pipe: ", strerror(errno))),
+                host);
+  }
   nlohmann::json record = BaseRecord(host, settings, program);
   record["decision"] = "run";
   record["env"] = plan.env_names;
   record["mounts"] = MountsJson(plan);
-  Audit(host, settings, std::move(record));
-  std::vector<std::string> env = BwrapBaseEnvironment(host.term);
+  Audit(host, settings, record);
+
+  SuperviseRequest request;
+  request.bin = endpoint.bin;
+  request.argv = plan.argv;
+  request.argv.insert(request.argv.begin() + 1, {"--info-fd", absl::StrCat(info[1])});
+  request.env = BwrapBaseEnvironment(host.term);
   for (const std::string& var : plan.env_names) {
     absl::string_view value = GetEnv(host.envp, var);
     // Unset stays unset inside, as with docker's -e NAME.
-    if (value.data() != nullptr) env.push_back(absl::StrCat(var, "=", value));
+    if (value.data() != nullptr) request.env.push_back(absl::StrCat(var, "=", value));
   }
-  absl::Status exec = ExecInPlace(endpoint.bin, plan.argv, env);
-  return Fail(MakeError(absl::StatusCode::kUnavailable, "isolation-container-unavailable",
-                        absl::StrCat("cannot execute ", endpoint.bin, ": ", exec.message())),
-              host);
+  request.keep_fd = info[1];
+  request.parent_death_signal = SIGKILL;
+  SuperviseResult result = Supervise(request);
+  close(info[1]);
+  char byte;
+  const bool set_up = read(info[0], &byte, 1) == 1;
+  close(info[0]);
+  if (result.start_errno != 0 || !set_up) {
+    return Refuse(
+        MakeError(absl::StatusCode::kUnavailable, "isolation-container-unavailable",
+                  result.start_errno != 0
+                      ? absl::StrCat("cannot execute ", endpoint.bin, ": ",
+                                     strerror(result.start_errno))
+                      : absl::StrCat("bubblewrap could not set up the sandbox (it exited ",
+                                     result.exit_code,
+                                     " before reporting it ready); the program did not run, "
+                                     "and np-exec does not fall back"),
+                  {{"bin", endpoint.bin}, {"exit_code", result.exit_code}}),
+        host, settings, program);
+  }
+  record["event"] = "exit";
+  record.erase("decision");
+  record["exit_status"] = result.exit_code;
+  record["duration_ms"] = result.duration_ms;
+  Audit(host, settings, std::move(record));
+  return result.exit_code;
 }
 
 // NP_EXEC_PRELOAD_NAMES for the program's descendants: what the interposer
@@ -276,7 +313,7 @@ int RunProgram(const CommandLine& cl, const HostFacts& host) {
   facts.cwd = host.cwd;
   if (container) {
     endpoint = ResolveEndpoint(config.runtime, host);
-    probe = ProbeRuntime(config.runtime, host, /*with_version=*/false);
+    probe = ProbeRuntime(config.runtime, host, /*for_run_path=*/true);
     const unsigned long long start = ProcessStartTime(host.pid);
     facts.home = RealHome(host);
     facts.uid = host.uid;

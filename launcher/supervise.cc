@@ -30,6 +30,7 @@ bool IsTerminating(int sig) {
 }
 
 void ForceRemove(const SuperviseRequest& request) {
+  if (request.container_name.empty()) return;  // bubblewrap: nothing outlives it.
   if (request.socket.has_value() && RemoveContainer(*request.socket, request.container_name).ok()) {
     return;
   }
@@ -77,10 +78,11 @@ SuperviseResult Supervise(const SuperviseRequest& request) {
   if (child == 0) {
     // Between fork and exec: async-signal-safe calls only.
     close(report[0]);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    prctl(PR_SET_PDEATHSIG, request.parent_death_signal);
     // np-exec may have died before prctl took effect; then nobody would
     // deliver the parent-death signal, so act on it now.
-    if (getppid() != parent) _exit(128 + SIGTERM);
+    if (getppid() != parent) _exit(128 + request.parent_death_signal);
+    if (request.keep_fd >= 0) fcntl(request.keep_fd, F_SETFD, 0);
     sigprocmask(SIG_SETMASK, &original, nullptr);
     execve(request.bin.c_str(), argv.data(), env.data());
     int err = errno;

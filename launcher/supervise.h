@@ -11,6 +11,8 @@
 #ifndef NP_EXEC_LAUNCHER_SUPERVISE_H_
 #define NP_EXEC_LAUNCHER_SUPERVISE_H_
 
+#include <signal.h>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +27,11 @@ struct SuperviseRequest {
   std::optional<std::string> socket;  // Engine API socket, when local.
   bool tty = false;                   // -t: docker does not proxy signals then.
   int grace_ms = 10000;
+  int keep_fd = -1;  // Left open across exec in the child (bubblewrap's --info-fd).
+  // Sent to the child when np-exec dies. SIGTERM lets a docker or podman
+  // client stop its container; bubblewrap forwards nothing, so it gets SIGKILL
+  // and its --die-with-parent child goes with it.
+  int parent_death_signal = SIGTERM;
 };
 
 struct SuperviseResult {

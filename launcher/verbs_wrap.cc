@@ -38,7 +38,7 @@ int VerbWrap(const CommandLine& cl, const HostFacts& host) {
   Endpoint endpoint;
   if (container) {
     endpoint = ResolveEndpoint(config.runtime, host);
-    probe = ProbeRuntime(config.runtime, host, /*with_version=*/false);
+    probe = ProbeRuntime(config.runtime, host);
     char home[PATH_MAX];
     facts.home = !host.home.empty() && realpath(host.home.c_str(), home) != nullptr
                      ? std::string(home)

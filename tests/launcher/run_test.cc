@@ -372,36 +372,64 @@ TEST(PodmanRunTest, RunsExactlyTheArgvCoreBuilt) {
   EXPECT_FALSE(lab.Invoked("docker"));
 }
 
-// bubblewrap is exec'd in place with an environment np-exec built: values of
-// forwarded variables reach it through the environment, never the argv.
-TEST(BwrapRunTest, ExecsBubblewrapInPlaceWithValuesOnlyInItsEnvironment) {
-  Lab lab;
-  lab.Config(R"({"isolation":{"tier":"container","container":{"runtime":"bwrap","env":["API_KEY"]}}})");
+// A fake bubblewrap: records its argv and environment, reports the sandbox set
+// up on --info-fd when `report` is true (as the real one does once its
+// namespaces exist), prints its parent's pid, then runs the program after --.
+std::string WriteFakeBwrap(const Lab& lab, bool report) {
   const std::string rec = lab.fakes() + "/bwrap";
   WriteExecutable(rec, "#!/bin/sh\n"
                        ": > '" + rec + ".argv'\n"
                        "for a in \"$@\"; do printf '%s\\0' \"$a\" >> '" + rec + ".argv'; done\n"
                        "/usr/bin/env -0 > '" + rec + ".env'\n"
-                       "echo $$\n");
+                       "fd=''\n"
+                       "while [ $# -gt 0 ]; do\n"
+                       "  case $1 in --info-fd) fd=$2; shift ;; --) shift; break ;; esac\n"
+                       "  shift\n"
+                       "done\n" +
+                       std::string(report ? "eval \"echo '{\\\"child-pid\\\": 2}' >&$fd\"\n"
+                                          : "echo 'bwrap: Creating new namespace failed' >&2\n"
+                                            "exit 1\n") +
+                       "echo \"parent $PPID\"\n"
+                       "\"$@\"\n");
+  return rec;
+}
+
+// bubblewrap runs as np-exec's child (so np-exec can refuse a sandbox that
+// never came up) with an environment np-exec built: values of forwarded
+// variables reach it through the environment, never the argv.
+TEST(BwrapRunTest, SupervisesBubblewrapWithValuesOnlyInItsEnvironment) {
+  Lab lab;
+  lab.Config(R"({"isolation":{"tier":"container","container":{"runtime":"bwrap","env":["API_KEY"]}}})");
+  const std::string rec = WriteFakeBwrap(lab, /*report=*/true);
   std::vector<std::string> env = lab.Env();
   SetEnv(env, "API_KEY", "bwrap-secret-value");
   SetEnv(env, "OTHER_SECRET", "not-forwarded-value");
-  Started s = StartAndWait(lab, {"--", "sh", "-c", "true"}, env);
-  ASSERT_EQ(s.status, 0);
-  // The last line is the run (the probe's no-op sandbox printed first).
-  std::string last = s.out.substr(0, s.out.size() - 1);
-  last = last.substr(last.rfind('\n') + 1);
-  EXPECT_EQ(last, std::to_string(s.pid)) << "bubblewrap replaced np-exec";
+  Started s = StartAndWait(lab, {"--", "sh", "-c", "exit 7"}, env);
+  EXPECT_EQ(s.status, 7) << "the program's status passes through";
+  EXPECT_THAT(s.out, HasSubstr("parent " + std::to_string(s.pid) + "\n"))
+      << "bubblewrap is np-exec's child";
   std::vector<std::string> argv = ReadNulSeparated(rec + ".argv");
   ASSERT_GE(argv.size(), 4u);
   EXPECT_EQ(std::vector<std::string>(argv.end() - 4, argv.end()),
-            (std::vector<std::string>{"--", "sh", "-c", "true"}));
+            (std::vector<std::string>{"--", "sh", "-c", "exit 7"}));
+  EXPECT_EQ(argv[0], "--info-fd");
   EXPECT_THAT(argv, Contains("--unshare-net"));
   EXPECT_THAT(argv, Contains("--die-with-parent"));
   for (const std::string& arg : argv) EXPECT_THAT(arg, Not(HasSubstr("bwrap-secret-value")));
   std::vector<std::string> seen = ReadNulSeparated(rec + ".env");
   EXPECT_THAT(seen, Contains("API_KEY=bwrap-secret-value"));
   for (const std::string& var : seen) EXPECT_THAT(var, Not(HasSubstr("not-forwarded-value")));
+}
+
+// A sandbox that never reports itself set up never ran the program: refused
+// like an unusable runtime, never run some other way.
+TEST(BwrapRunTest, SandboxThatNeverComesUpIsRefused) {
+  Lab lab;
+  lab.Config(R"({"isolation":{"tier":"container","container":{"runtime":"bwrap"}}})");
+  WriteFakeBwrap(lab, /*report=*/false);
+  Started s = StartAndWait(lab, {"--", lab.sentinel_program()}, lab.Env());
+  EXPECT_EQ(s.status, 69);
+  EXPECT_FALSE(FileExists(lab.sentinel()));
 }
 
 }  // namespace
