@@ -69,7 +69,10 @@ void SetEnv(std::vector<std::string>& env, const std::string& name, const std::s
 
 std::vector<std::string> BaseEnv(const std::vector<std::string>& extra) {
   std::vector<std::string> env;
-  for (const char* name : {"PATH", "HOME", "LANG", "TMPDIR", "DOCKER_HOST", "CI"}) {
+  // The sanitizer settings too, so an instrumented np-exec under test keeps
+  // the options scripts/sanitize.sh chose.
+  for (const char* name : {"PATH", "HOME", "LANG", "TMPDIR", "DOCKER_HOST", "CI", "ASAN_OPTIONS",
+                           "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
     const char* value = getenv(name);
     if (value != nullptr) env.push_back(std::string(name) + "=" + value);
   }

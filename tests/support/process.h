@@ -45,8 +45,8 @@ std::string SourceDir();
 // The build directory: $NP_BINARY_DIR, else the one the tests were built in.
 std::string BinaryDir();
 
-// The test's PATH and HOME plus LANG, without NP_EXEC_* variables, as a base
-// environment for children. `extra` entries ("K=V") replace or add.
+// The test's PATH, HOME, LANG, TMPDIR, DOCKER_HOST, CI and sanitizer options,
+// without NP_EXEC_* variables, as a base environment for children. `extra` entries ("K=V") replace or add.
 std::vector<std::string> BaseEnv(const std::vector<std::string>& extra = {});
 
 // Replaces or adds "K=V" in env.
