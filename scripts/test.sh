@@ -69,7 +69,7 @@ installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install o
 install_packages() {
   local required=(build-essential cmake libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev
     googletest libbenchmark-dev clang libclang-rt-14-dev docker.io podman catatonit
-    busybox-static bubblewrap tini)
+    busybox-static bubblewrap tini jq groff-base util-linux iproute2)
   local optional=(hyperfine)
   command -v node >/dev/null 2>&1 || required+=(nodejs)
   local missing=() p
@@ -98,7 +98,8 @@ install_packages() {
 }
 
 build_project() {
-  cmake -S "$repo" -B "$build" -DNP_WERROR=ON && cmake --build "$build" -j "$jobs"
+  cmake -S "$repo" -B "$build" -DNP_WERROR=ON -DNP_BUILD_TESTS=ON -DNP_BUILD_BENCH=ON &&
+    cmake --build "$build" -j "$jobs"
 }
 
 # run_ctest NAME ARGS...: ctest with --output-on-failure, counting its tests.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/support/process.h"
 
 namespace np {
 namespace {
@@ -101,11 +102,7 @@ TEST(CorePurityTest, MatcherCatchesEveryForbiddenWord) {
 }
 
 TEST(CorePurityTest, CoreNeverSpawnsExecsOpensSocketsOrReadsTheEnvironment) {
-  // $NP_SOURCE_DIR when the runner sets it, else the tree this was built from.
-  const char* source_dir = std::getenv("NP_SOURCE_DIR");
-  const std::string core =
-      std::string(source_dir != nullptr && *source_dir != '\0' ? source_dir : NP_BUILT_FROM) +
-      "/core";
+  const std::string core = np::testing::SourceDir() + "/core";
   DIR* dir = opendir(core.c_str());
   ASSERT_NE(dir, nullptr) << core;
   std::vector<std::string> files;

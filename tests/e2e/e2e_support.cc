@@ -41,13 +41,6 @@ std::string OwnContainersConf() {
   return path;
 }
 
-// $NP_SOURCE_DIR, else the source tree this was built from: ctest does not
-// always pass NP_SOURCE_DIR (np_add_test's ENVIRONMENT list keeps only its
-// first entry through gtest_discover_tests).
-std::string RepoDir() {
-  const char* dir = getenv("NP_SOURCE_DIR");
-  return dir != nullptr && *dir ? dir : NP_E2E_SOURCE_DIR;
-}
 
 std::string ComputeUnavailableReason(const std::string& runtime) {
   std::vector<std::string> env = RuntimeEnv();
@@ -66,7 +59,7 @@ std::string ComputeUnavailableReason(const std::string& runtime) {
     return runtime + " version failed (" + std::to_string(version.exit_code) + "): " +
            Trim(version.err);
   }
-  RunResult build = RunProcess({"/bin/bash", RepoDir() + "/scripts/build-images.sh", runtime},
+  RunResult build = RunProcess({"/bin/bash", SourceDir() + "/scripts/build-images.sh", runtime},
                                Options(env, 300000));
   if (build.exit_code != 0) return "building the test images failed: " + Trim(build.err);
   for (const char* image : {"np-test:local", "np-node:local"}) {

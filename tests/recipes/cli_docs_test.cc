@@ -30,13 +30,8 @@ using ::testing::UnorderedElementsAre;
 
 const std::vector<std::string> kVerbs = {"status", "describe", "probe", "wrap", "doctor", "shims"};
 
-// $NP_SOURCE_DIR, else the source directory this test was built from.
-std::string Source() {
-  const char* dir = getenv("NP_SOURCE_DIR");
-  return dir != nullptr && *dir != '\0' ? dir : NP_SOURCE_DIR_FALLBACK;
-}
-std::string ManPath() { return Source() + "/packaging/np-exec.1"; }
-std::string CompletionPath() { return Source() + "/packaging/np-exec.bash-completion"; }
+std::string ManPath() { return SourceDir() + "/packaging/np-exec.1"; }
+std::string CompletionPath() { return SourceDir() + "/packaging/np-exec.bash-completion"; }
 
 std::string Collapse(const std::string& text) {
   std::string out;

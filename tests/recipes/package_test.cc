@@ -22,11 +22,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-std::string BinaryDir() {
-  const char* dir = getenv("NP_BINARY_DIR");
-  return dir != nullptr && *dir != '\0' ? dir : NP_BINARY_DIR_FALLBACK;
-}
-
 bool CiTrue() {
   const char* ci = getenv("CI");
   return ci != nullptr && std::string(ci) == "true";
