@@ -1,8 +1,8 @@
 #include "launcher/run.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -106,6 +106,38 @@ nlohmann::json MountsJson(const SpawnPlan& plan) {
   return mounts;
 }
 
+// The "run" line of a supervised container spawn, written before it starts;
+// returned so the "exit" line repeats its fields.
+nlohmann::json AuditRun(const HostFacts& host, const Settings& settings, const SpawnPlan& plan,
+                        const std::vector<std::string>& program,
+                        const std::string& container_name) {
+  nlohmann::json record = BaseRecord(host, settings, program);
+  record["decision"] = "run";
+  if (!container_name.empty()) record["container"] = container_name;
+  record["env"] = plan.env_names;
+  record["mounts"] = MountsJson(plan);
+  Audit(host, settings, record);
+  return record;
+}
+
+// The "exit" line that follows it, with the status and the duration.
+void AuditExit(const HostFacts& host, const Settings& settings, nlohmann::json record,
+               const SuperviseResult& result) {
+  record.erase("decision");
+  record["event"] = "exit";
+  record["exit_status"] = result.exit_code;
+  record["duration_ms"] = result.duration_ms;
+  Audit(host, settings, std::move(record));
+}
+
+// The runtime's binary was found by the probe but could not be executed.
+absl::Status RuntimeNotExecutable(const std::string& bin, int err) {
+  return MakeError(absl::StatusCode::kUnavailable, "isolation-container-unavailable",
+                   absl::StrCat("cannot execute ", bin, ": ", strerror(err),
+                                "; nothing ran, and np-exec does not fall back"),
+                   {{"bin", bin}});
+}
+
 absl::Status ImageMissing(absl::string_view image, absl::string_view bin) {
   return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-image-missing",
                    absl::StrCat("image \"", image,
@@ -130,12 +162,7 @@ int RunSupervised(const SpawnPlan& plan, const Settings& settings, const Endpoin
                     program);
     }
   }
-  nlohmann::json record = BaseRecord(host, settings, program);
-  record["decision"] = "run";
-  record["container"] = container_name;
-  record["env"] = plan.env_names;
-  record["mounts"] = MountsJson(plan);
-  Audit(host, settings, record);
+  nlohmann::json record = AuditRun(host, settings, plan, program, container_name);
 
   SuperviseRequest request;
   request.bin = endpoint.bin;
@@ -146,12 +173,7 @@ int RunSupervised(const SpawnPlan& plan, const Settings& settings, const Endpoin
   request.tty = host.stdin_tty && host.stdout_tty;
   SuperviseResult result = Supervise(request);
   if (result.start_errno != 0) {
-    return Refuse(
-        MakeError(absl::StatusCode::kUnavailable, "isolation-container-unavailable",
-                  absl::StrCat("cannot execute ", endpoint.bin, ": ", strerror(result.start_errno),
-                               "; nothing ran, and np-exec does not fall back"),
-                  {{"bin", endpoint.bin}}),
-        host, settings, program);
+    return Refuse(RuntimeNotExecutable(endpoint.bin, result.start_errno), host, settings, program);
   }
   if (result.exit_code == 125 && !endpoint.socket.has_value() && !config.pull_missing) {
     // Without an API socket the image was not checked beforehand; 125 is the
@@ -163,11 +185,7 @@ int RunSupervised(const SpawnPlan& plan, const Settings& settings, const Endpoin
       WriteError(ImageMissing(config.image, RuntimeName(config.runtime)), host.stderr_tty);
     }
   }
-  record["event"] = "exit";
-  record.erase("decision");
-  record["exit_status"] = result.exit_code;
-  record["duration_ms"] = result.duration_ms;
-  Audit(host, settings, std::move(record));
+  AuditExit(host, settings, std::move(record), result);
   return result.exit_code;
 }
 
@@ -188,11 +206,7 @@ int RunBwrap(const SpawnPlan& plan, const Settings& settings, const Endpoint& en
                           absl::StrCat("pipe: ", strerror(errno))),
                 host);
   }
-  nlohmann::json record = BaseRecord(host, settings, program);
-  record["decision"] = "run";
-  record["env"] = plan.env_names;
-  record["mounts"] = MountsJson(plan);
-  Audit(host, settings, record);
+  nlohmann::json record = AuditRun(host, settings, plan, program, "");
 
   SuperviseRequest request;
   request.bin = endpoint.bin;
@@ -211,24 +225,20 @@ int RunBwrap(const SpawnPlan& plan, const Settings& settings, const Endpoint& en
   char byte;
   const bool set_up = read(info[0], &byte, 1) == 1;
   close(info[0]);
-  if (result.start_errno != 0 || !set_up) {
+  if (result.start_errno != 0) {
+    return Refuse(RuntimeNotExecutable(endpoint.bin, result.start_errno), host, settings, program);
+  }
+  if (!set_up) {
     return Refuse(
-        MakeError(absl::StatusCode::kUnavailable, "isolation-container-unavailable",
-                  result.start_errno != 0
-                      ? absl::StrCat("cannot execute ", endpoint.bin, ": ",
-                                     strerror(result.start_errno))
-                      : absl::StrCat("bubblewrap could not set up the sandbox (it exited ",
-                                     result.exit_code,
-                                     " before reporting it ready); the program did not run, "
-                                     "and np-exec does not fall back"),
-                  {{"bin", endpoint.bin}, {"exit_code", result.exit_code}}),
+        MakeError(
+            absl::StatusCode::kUnavailable, "isolation-container-unavailable",
+            absl::StrCat("bubblewrap could not set up the sandbox (it exited ", result.exit_code,
+                         " before reporting it ready); the program did not run, and "
+                         "np-exec does not fall back"),
+            {{"bin", endpoint.bin}, {"exit_code", result.exit_code}}),
         host, settings, program);
   }
-  record["event"] = "exit";
-  record.erase("decision");
-  record["exit_status"] = result.exit_code;
-  record["duration_ms"] = result.duration_ms;
-  Audit(host, settings, std::move(record));
+  AuditExit(host, settings, std::move(record), result);
   return result.exit_code;
 }
 
