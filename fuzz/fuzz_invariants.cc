@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_split.h"
 #include "core/config.h"
+#include "tests/support/docker_csv.h"
 
 namespace np::fuzz {
 namespace {
@@ -35,39 +36,6 @@ bool HasPair(const std::vector<std::string>& v, const std::string& a, const std:
   return false;
 }
 
-// Go's encoding/csv, as docker reads --mount.
-bool ParseCsv(const std::string& record, std::vector<std::string>* fields) {
-  fields->clear();
-  size_t i = 0;
-  for (;;) {
-    std::string field;
-    if (i < record.size() && record[i] == '"') {
-      ++i;
-      for (;;) {
-        if (i >= record.size()) return false;
-        if (record[i] == '"') {
-          if (i + 1 < record.size() && record[i + 1] == '"') {
-            field += '"';
-            i += 2;
-            continue;
-          }
-          ++i;
-          break;
-        }
-        field += record[i++];
-      }
-      if (i < record.size() && record[i] != ',') return false;
-    } else {
-      while (i < record.size() && record[i] != ',') {
-        if (record[i] == '"') return false;
-        field += record[i++];
-      }
-    }
-    fields->push_back(field);
-    if (i >= record.size()) return true;
-    ++i;
-  }
-}
 
 struct Bind {
   std::string source;
@@ -79,7 +47,7 @@ struct Bind {
 bool ParseMount(Runtime runtime, const std::string& value, Bind* bind) {
   std::vector<std::string> fields;
   if (runtime == Runtime::kDocker) {
-    if (!ParseCsv(value, &fields)) return false;
+    if (!np::testing::ParseCsvRecord(value, &fields)) return false;
   } else {
     fields = absl::StrSplit(value, ',');
   }

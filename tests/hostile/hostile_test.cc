@@ -21,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/launcher/fakes.h"
+#include "tests/support/docker_csv.h"
 
 namespace np::testing {
 namespace {
@@ -527,47 +528,6 @@ TEST(HostileTableTest, HasAtLeastFortyCases) { EXPECT_GE(AllCases().size(), 40u)
 // ---------------------------------------------------------------- awkward
 // project paths that must work
 
-// Go's encoding/csv, as docker's --mount parser uses it (no lazy quotes).
-std::vector<std::string> ParseCsvRecord(const std::string& record, bool* ok) {
-  std::vector<std::string> fields;
-  std::string field;
-  size_t i = 0;
-  *ok = true;
-  while (true) {
-    field.clear();
-    if (i < record.size() && record[i] == '"') {
-      ++i;
-      for (;;) {
-        if (i >= record.size()) {
-          *ok = false;
-          return fields;
-        }
-        if (record[i] == '"') {
-          if (i + 1 < record.size() && record[i + 1] == '"') {
-            field.push_back('"');
-            i += 2;
-            continue;
-          }
-          ++i;
-          break;
-        }
-        field.push_back(record[i++]);
-      }
-      if (i < record.size() && record[i] != ',') {
-        *ok = false;
-        return fields;
-      }
-    } else {
-      while (i < record.size() && record[i] != ',') {
-        if (record[i] == '"') *ok = false;
-        field.push_back(record[i++]);
-      }
-    }
-    fields.push_back(field);
-    if (i >= record.size()) return fields;
-    ++i;  // the comma
-  }
-}
 
 class AwkwardProjectPathTest : public ::testing::TestWithParam<std::string> {};
 
@@ -596,9 +556,8 @@ TEST_P(AwkwardProjectPathTest, MountedIntactOnDocker) {
   auto mount = std::find(ran.begin(), ran.end(), "--mount");
   ASSERT_NE(mount, ran.end());
   ASSERT_NE(mount + 1, ran.end());
-  bool ok = false;
-  std::vector<std::string> fields = ParseCsvRecord(*(mount + 1), &ok);
-  ASSERT_TRUE(ok) << *(mount + 1);
+  std::vector<std::string> fields;
+  ASSERT_TRUE(ParseCsvRecord(*(mount + 1), &fields)) << *(mount + 1);
   EXPECT_EQ(fields, (std::vector<std::string>{"type=bind", "source=" + dir, "target=" + dir}))
       << *(mount + 1);
   auto workdir = std::find(ran.begin(), ran.end(), "-w");
