@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include "core/paths.h"
 #include "core/plan.h"
 #include "launcher/audit_log.h"
+#include "launcher/container_facts.h"
 #include "launcher/engine_api.h"
 #include "launcher/exec.h"
 #include "launcher/output.h"
@@ -30,9 +30,6 @@
 
 namespace np {
 namespace {
-
-// Debian's tini package; static, so it runs in any image.
-constexpr char kStaticTini[] = "/usr/bin/tini-static";
 
 // Variables of the LD_PRELOAD interposer; never handed to a runtime client,
 // so nothing np-exec starts inside a container is interposed again.
@@ -47,18 +44,6 @@ int Fail(const absl::Status& status, const HostFacts& host) {
 absl::Status Recursion(absl::string_view why) {
   return MakeError(absl::StatusCode::kFailedPrecondition, "recursive-invocation",
                    absl::StrCat("recursive invocation of np-exec refused: ", why));
-}
-
-std::string RealHome(const HostFacts& host) {
-  if (host.home.empty()) return "";
-  char buffer[4096];
-  return realpath(host.home.c_str(), buffer) != nullptr ? std::string(buffer) : host.home;
-}
-
-std::string ContainerName(const HostFacts& host, unsigned long long start) {
-  uint32_t random = 0;
-  if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
-  return absl::StrFormat("np-exec-%d-%d-%08x", host.pid, start, random);
 }
 
 nlohmann::json BaseRecord(const HostFacts& host, const Settings& settings,
@@ -256,10 +241,6 @@ std::string InterposeNames(const HostFacts& host, const std::vector<std::string>
 
 }  // namespace
 
-std::string PodmanInitPath() {
-  return access(kStaticTini, X_OK) == 0 ? std::string(kStaticTini) : std::string();
-}
-
 int RunPathExitCode(const absl::Status& status) {
   const std::string code = ErrorCode(status);
   if (code == "program-not-found") return 127;
@@ -324,18 +305,8 @@ int RunProgram(const CommandLine& cl, const HostFacts& host) {
   if (container) {
     endpoint = ResolveEndpoint(config.runtime, host);
     probe = ProbeRuntime(config.runtime, host, /*for_run_path=*/true);
-    const unsigned long long start = ProcessStartTime(host.pid);
-    facts.home = RealHome(host);
-    facts.uid = host.uid;
-    facts.gid = host.gid;
-    facts.stdin_tty = host.stdin_tty;
-    facts.stdout_tty = host.stdout_tty;
-    facts.container_name = ContainerName(host, start);
-    facts.owner = OwnerLabelValue(host.pid, start);
-    if (endpoint.socket.has_value()) facts.extra_forbidden.push_back(*endpoint.socket);
-    // Podman's own init (catatonit) reports a program that is not found as 1,
-    // not 127; a static tini, when the host has one, keeps the promise.
-    if (config.runtime == Runtime::kPodman) facts.init_path = PodmanInitPath();
+    facts = ContainerFacts(host, host.cwd, config.runtime, endpoint, "np-exec",
+                           OwnerLabelValue(host.pid, ProcessStartTime(host.pid)));
   }
 
   // 5. Plan: exactly one of exec-in-place or a runtime argv.

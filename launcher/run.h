@@ -19,11 +19,6 @@ namespace np {
 // ran: 127 not found, 126 not executable, 69 tier unavailable, else 125.
 int RunPathExitCode(const absl::Status& status);
 
-// Podman's --init binary for the plan: a static tini when the host has one
-// (podman's own catatonit reports a program that is not found as 1, not 127),
-// else "" for podman's default. `wrap` and the run path must plan alike.
-std::string PodmanInitPath();
-
 // Runs `cl.program`; returns np-exec's exit status (it returns at all only on
 // the container tier or on failure: direct execs in place).
 int RunProgram(const CommandLine& cl, const HostFacts& host);

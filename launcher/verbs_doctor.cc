@@ -13,6 +13,7 @@
 #include "core/image_ref.h"
 #include "core/plan.h"
 #include "launcher/audit_log.h"
+#include "launcher/container_facts.h"
 #include "launcher/engine_api.h"
 #include "launcher/output.h"
 #include "launcher/probe.h"
@@ -136,12 +137,11 @@ int VerbDoctor(const CommandLine& cl, const HostFacts& host) {
 
   nlohmann::json deep = nullptr;
   if (cl.deep && container && probe.available) {
-    SpawnFacts facts;
-    facts.cwd = host.cwd;
-    facts.uid = host.uid;
-    facts.gid = host.gid;
-    facts.container_name = absl::StrCat("np-exec-doctor-", host.pid);
-    facts.owner = OwnerLabelValue(host.pid, ProcessStartTime(host.pid));
+    SpawnFacts facts = ContainerFacts(host, host.cwd, config.runtime, endpoint, "np-exec-doctor",
+                                      OwnerLabelValue(host.pid, ProcessStartTime(host.pid)));
+    // The no-op container runs with stdin on /dev/null, never a terminal.
+    facts.stdin_tty = false;
+    facts.stdout_tty = false;
     absl::StatusOr<SpawnPlan> plan = PlanSpawn(*settings, &probe, facts, {"true"}, {});
     if (!plan.ok()) {
       problems.emplace_back(plan.status().message());

@@ -1,12 +1,12 @@
 // wrap: print the plan for a spawn; run nothing.
 #include <limits.h>
 #include <stdlib.h>
-#include <sys/random.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/errors.h"
 #include "core/plan.h"
+#include "launcher/container_facts.h"
 #include "launcher/output.h"
 #include "launcher/probe.h"
 #include "launcher/run.h"
@@ -39,19 +39,7 @@ int VerbWrap(const CommandLine& cl, const HostFacts& host) {
   if (container) {
     endpoint = ResolveEndpoint(config.runtime, host);
     probe = ProbeRuntime(config.runtime, host);
-    char home[PATH_MAX];
-    facts.home = !host.home.empty() && realpath(host.home.c_str(), home) != nullptr
-                     ? std::string(home)
-                     : host.home;
-    facts.uid = host.uid;
-    facts.gid = host.gid;
-    facts.stdin_tty = host.stdin_tty;
-    facts.stdout_tty = host.stdout_tty;
-    uint32_t random = 0;
-    if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
-    facts.container_name = absl::StrFormat("np-exec-wrap-%d-%08x", host.pid, random);
-    if (endpoint.socket.has_value()) facts.extra_forbidden.push_back(*endpoint.socket);
-    if (config.runtime == Runtime::kPodman) facts.init_path = PodmanInitPath();
+    facts = ContainerFacts(host, cwd, config.runtime, endpoint, "np-exec-wrap", /*owner=*/"");
   }
   absl::StatusOr<SpawnPlan> plan =
       PlanSpawn(*settings, container ? &probe : nullptr, facts, cl.program, cl.env_names);
