@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -37,6 +38,22 @@ absl::StatusOr<std::string> RealPathOf(const std::string& path, absl::string_vie
   }
   if (err == ELOOP) return BadSource(code, path, "is a symbolic link loop");
   return BadSource(code, path, absl::StrCat("cannot be resolved: ", strerror(err)));
+}
+
+// Where the symlink `path` points, made absolute and normalised without
+// following anything further; "" when `path` is not a symlink.
+std::string LinkTargetAsWritten(const std::string& path) {
+  struct stat st;
+  if (path.empty() || path.front() != '/' || lstat(path.c_str(), &st) != 0 ||
+      !S_ISLNK(st.st_mode)) {
+    return "";
+  }
+  char buffer[PATH_MAX];
+  ssize_t n = readlink(path.c_str(), buffer, sizeof(buffer) - 1);
+  if (n <= 0) return "";
+  std::string target(buffer, static_cast<size_t>(n));
+  if (target.front() != '/') target = JoinPath(path.substr(0, path.rfind('/')), target);
+  return HasDotDot(target) ? "" : NormalizePath(target);
 }
 
 }  // namespace
@@ -110,6 +127,12 @@ absl::StatusOr<ValidatedMount> ValidateMount(const MountSpec& mount, const Mount
   if (CheckAbsolutePath(mount.source, kBadSource).ok() && !HasDotDot(mount.source) &&
       TouchesForbidden(NormalizePath(mount.source), policy)) {
     return forbidden(NormalizePath(mount.source));
+  }
+  // And on where a link named as the source points, as written: a link to the
+  // engine endpoint dangles while the daemon is down, and is still that link.
+  const std::string link_target = LinkTargetAsWritten(mount.source);
+  if (!link_target.empty() && TouchesForbidden(link_target, policy)) {
+    return forbidden(link_target);
   }
   absl::StatusOr<std::string> source = ResolveRealPath(mount.source, kBadSource);
   if (!source.ok()) return source.status();
