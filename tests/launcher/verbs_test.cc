@@ -412,6 +412,12 @@ TEST(VerbsTest, ErrorIsOneReadableLineOnATerminal) {
   std::vector<std::string> env = lab.Env();
   std::string bin = NpExecBin();
   std::string verb = "describe";
+  // Built before fork: the child makes async-signal-safe calls only.
+  std::vector<char*> argv = {bin.data(), verb.data(), nullptr};
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const std::string project = lab.project();
   pid_t pid = fork();
   if (pid == 0) {
     int slave = open(slave_name.c_str(), O_RDWR | O_NOCTTY);
@@ -419,11 +425,7 @@ TEST(VerbsTest, ErrorIsOneReadableLineOnATerminal) {
     dup2(null_fd, 0);
     dup2(null_fd, 1);
     dup2(slave, 2);
-    if (chdir(lab.project().c_str()) != 0) _exit(121);
-    std::vector<char*> argv = {bin.data(), verb.data(), nullptr};
-    std::vector<char*> envp;
-    for (std::string& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
+    if (chdir(project.c_str()) != 0) _exit(121);
     execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }

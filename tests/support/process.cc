@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 
 extern char** environ;
@@ -29,20 +30,58 @@ std::vector<char*> Pointers(const std::vector<std::string>& strings) {
   return p;
 }
 
-// In the child: reset what a test runner may have changed, then exec.
-[[noreturn]] void ExecChild(const std::vector<std::string>& argv, const RunOptions& options) {
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) signal(sig, SIG_DFL);
-  if (options.new_session) setsid();
-  if (!options.cwd.empty() && chdir(options.cwd.c_str()) != 0) _exit(121);
-  std::vector<std::string> args = argv;
-  if (!options.argv0.empty()) args[0] = options.argv0;
-  std::vector<char*> a = Pointers(args);
-  std::vector<char*> e = Pointers(options.env);
-  execve(argv[0].c_str(), a.data(), e.data());
-  _exit(errno == ENOENT ? 127 : 126);
+// Everything the child needs, built before fork: the test runner and the
+// load tests spawn from many threads at once, and a child that allocates
+// between fork and exec can deadlock on an allocator lock another thread
+// held at the fork (ASan's allocator does, under load).
+class PreparedExec {
+ public:
+  PreparedExec(const std::vector<std::string>& argv, const RunOptions& options)
+      : path_(argv[0]), args_(argv), env_(options.env), options_(options) {
+    if (!options.argv0.empty()) args_[0] = options.argv0;
+    arg_pointers_ = Pointers(args_);
+    env_pointers_ = Pointers(env_);
+  }
+
+  // In the child: async-signal-safe calls only. Resets what a test runner
+  // may have changed, then execs.
+  [[noreturn]] void Exec() const {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) signal(sig, SIG_DFL);
+    if (options_.new_session) setsid();
+    if (!options_.cwd.empty() && chdir(options_.cwd.c_str()) != 0) _exit(121);
+    execve(path_.c_str(), arg_pointers_.data(), env_pointers_.data());
+    _exit(errno == ENOENT ? 127 : 126);
+  }
+
+ private:
+  std::string path_;
+  std::vector<std::string> args_;
+  std::vector<std::string> env_;
+  const RunOptions& options_;
+  std::vector<char*> arg_pointers_;
+  std::vector<char*> env_pointers_;
+};
+
+// What a child that outlived its timeout was doing, for the failure message:
+// which program it was (the test binary itself: it never reached exec) and
+// where in the kernel it waited.
+std::string DescribeStuck(pid_t pid, int timeout_ms) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  char exe[4096];
+  ssize_t n = readlink((proc + "/exe").c_str(), exe, sizeof(exe) - 1);
+  std::string program = n > 0 ? std::string(exe, static_cast<size_t>(n)) : "?";
+  std::string wchan = "?";
+  if (FILE* f = fopen((proc + "/wchan").c_str(), "r")) {
+    char buffer[256];
+    size_t got = fread(buffer, 1, sizeof(buffer) - 1, f);
+    wchan.assign(buffer, got);
+    fclose(f);
+  }
+  return "\n[RunProcess: timed out after " + std::to_string(timeout_ms) + " ms; pid " +
+         std::to_string(pid) + " was running " + program + ", waiting in " + wchan + "]\n";
 }
 
 std::string EnvOr(const char* name, const char* fallback) {
@@ -89,12 +128,13 @@ RunResult RunProcess(const std::vector<std::string>& argv, const RunOptions& opt
   if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
     return result;
   }
+  const PreparedExec exec(argv, options);
   pid_t pid = fork();
   if (pid == 0) {
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
-    ExecChild(argv, options);
+    exec.Exec();
   }
   close(in[0]);
   close(out[1]);
@@ -113,6 +153,7 @@ RunResult RunProcess(const std::vector<std::string>& argv, const RunOptions& opt
     long long left = deadline - NowMs();
     if (left <= 0) {
       result.timed_out = true;
+      result.err += DescribeStuck(pid, options.timeout_ms);
       kill(pid, SIGKILL);
       break;
     }
@@ -155,6 +196,7 @@ RunResult RunProcess(const std::vector<std::string>& argv, const RunOptions& opt
 
 pid_t StartProcess(const std::vector<std::string>& argv, const RunOptions& options,
                    const std::string& out_path, const std::string& err_path) {
+  const PreparedExec exec(argv, options);
   pid_t pid = fork();
   if (pid == 0) {
     int in = open("/dev/null", O_RDONLY);
@@ -163,7 +205,7 @@ pid_t StartProcess(const std::vector<std::string>& argv, const RunOptions& optio
     dup2(in, 0);
     dup2(out, 1);
     dup2(err, 2);
-    ExecChild(argv, options);
+    exec.Exec();
   }
   return pid;
 }
