@@ -33,6 +33,7 @@ tests_passed=0
 tests_failed=0
 steps_failed=0
 steps_passed=0
+step_notes=()  # lines a step's command adds under its summary line
 counted=0  # set by run_ctest: its tests are counted one by one, not as a step
 
 say() { printf '\n== %s\n' "$*"; }
@@ -44,6 +45,7 @@ step() {
   say "$name"
   start=$(date +%s.%N)
   counted=0
+  step_notes=()
   "$@"
   rc=$?
   end=$(date +%s.%N)
@@ -56,6 +58,7 @@ step() {
     summary+=("FAIL  $name (exit $rc, ${secs} s)")
     [ $counted = 1 ] || steps_failed=$((steps_failed + 1))
   fi
+  summary+=("${step_notes[@]}")
   return $rc
 }
 
@@ -128,7 +131,29 @@ run_ctest() {
   local skipped
   skipped=$(grep -cE '\*\*\*Skipped|\[  SKIPPED \] [A-Za-z]' "$log" || true)
   [ "${skipped:-0}" -gt 0 ] && summary+=("      $name: $skipped skipped (see $log)")
+  [ "$rc" -eq 0 ] || note_failures "$log"
   return $rc
+}
+
+# note_failures LOG: puts under the current step's summary line the tests
+# ctest listed as failed in LOG, and the log's path (CI shows the summary even
+# when it cuts the rest of the output).
+note_failures() {
+  local log=$1 line
+  while IFS= read -r line; do
+    step_notes+=("      failed: ${line#"${line%%[![:space:]]*}"}")
+  done < <(sed -n '/The following tests FAILED:/,/^[^[:space:]]/{/^[[:space:]]/p}' "$log")
+  step_notes+=("      log: $log")
+}
+
+# run_logged LOG COMMAND...: runs it with its output also in LOG; see note_failures.
+run_logged() {
+  local log=$1 rc
+  shift
+  "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  [ "$rc" -eq 0 ] || note_failures "$log"
+  return "$rc"
 }
 
 optional_script() {
@@ -136,7 +161,7 @@ optional_script() {
   shift
   if [ -f "$repo/scripts/$script" ]; then
     # Each uses its own build directory (build-asan, build-fuzz, ...).
-    step "$script $*" bash "$repo/scripts/$script" "$@"
+    step "$script $*" run_logged "$logdir/${script%.sh}.log" bash "$repo/scripts/$script" "$@"
   else
     summary+=("SKIP  $script (not in this checkout)")
   fi
