@@ -256,7 +256,8 @@ TEST(CliDocs, ConfigurationListsEveryKey) {
        {"isolation.tier", "workflow.worktree_isolation", "isolation.container.runtime",
         "isolation.container.image", "isolation.container.network", "isolation.container.user",
         "isolation.container.memory", "isolation.container.cpus", "isolation.container.mounts",
-        "isolation.container.env", "isolation.container.workdir", "isolation.container.pull"}) {
+        "isolation.container.env", "isolation.container.workdir", "isolation.container.pull",
+        "isolation.interpose"}) {
     EXPECT_THAT(config, HasSubstr(key));
   }
   EXPECT_THAT(config, HasSubstr("\"never\" | \"missing\""));
