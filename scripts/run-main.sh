@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's first command: install what is missing, build np-exec, and run
-# its main job: a real spawn wrapped by the configured tier in a demo project,
-# then `np-exec status`. Debian 12, as root (or with sudo for the install).
+# its main job: a real spawn through the default (direct) tier in a demo
+# project, then `np-exec status`. Debian 12, as root (or with sudo for the install).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -26,7 +26,9 @@ echo "built $np ($("$np" --version))"
 demo=$(mktemp -d /tmp/np-exec-demo.XXXXXX)
 trap 'rm -rf "$demo"' EXIT
 mkdir -p "$demo/.nubos-pilot" "$demo/src"
-printf '{\n  "isolation": {"tier": "direct"}\n}\n' >"$demo/.nubos-pilot/config.json"
+# No tier set: the spawn runs on the default tier, and `np-exec status` says
+# `effective_from: default` (an operator file or NP_EXEC_TIER would raise it).
+printf '{\n  "isolation": {}\n}\n' >"$demo/.nubos-pilot/config.json"
 cd "$demo/src"
 
 echo
