@@ -12,11 +12,13 @@ namespace np {
 
 int Main(int argc, char** argv, char** envp) {
   const HostFacts host = ReadHostFacts(envp);
-  absl::StatusOr<CommandLine> cl =
-      ParseCommandLine(absl::MakeConstSpan(argv, static_cast<size_t>(argc)));
+  const absl::Span<char* const> args = absl::MakeConstSpan(argv, static_cast<size_t>(argc));
+  absl::StatusOr<CommandLine> cl = ParseCommandLine(args);
   if (!cl.ok()) {
     WriteError(cl.status(), host.stderr_tty);
-    // Errors of a verb's own options exit 1 like the verb; the run path's 125.
+    // Verbs exit 0 or 1, their option errors included (design.md 5); the run
+    // path's usage errors are 125: nothing ran.
+    if (InvokesVerb(args)) return 1;
     const std::string code = ErrorCode(cl.status());
     return code == "usage" || code == "isolation-bad-env-name" ? 125 : 1;
   }

@@ -141,6 +141,15 @@ const std::vector<std::string>& VerbNames() {
   return *names;
 }
 
+bool InvokesVerb(absl::Span<char* const> argv) {
+  if (argv.size() < 2 || BaseName(argv[0]) != "np-exec") return false;
+  const absl::string_view first = argv[1];
+  for (const std::string& verb : VerbNames()) {
+    if (first == verb) return true;
+  }
+  return false;
+}
+
 bool IsNodeScript(absl::string_view arg) {
   return absl::EndsWith(arg, ".js") || absl::EndsWith(arg, ".cjs") || absl::EndsWith(arg, ".mjs");
 }

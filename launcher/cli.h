@@ -44,6 +44,10 @@ const std::vector<std::string>& VerbNames();
 // `isolation-bad-env-name`.
 absl::StatusOr<CommandLine> ParseCommandLine(absl::Span<char* const> argv);
 
+// True when argv asks for a verb (np-exec VERB ...), whether or not the rest
+// parses: a verb's own usage errors exit 1 like the verb, the run path's 125.
+bool InvokesVerb(absl::Span<char* const> argv);
+
 // True for a path ending in .js, .cjs or .mjs.
 bool IsNodeScript(absl::string_view arg);
 

@@ -444,6 +444,48 @@ TEST(VerbsTest, ErrorIsOneReadableLineOnATerminal) {
   EXPECT_THAT(text, Not(HasSubstr("{\"code\"")));
 }
 
+// A verb's own usage errors exit 1 like the verb (design.md 5: verbs exit 0
+// or 1); only the run path's usage errors are 125. Nothing runs either way.
+struct VerbUsageCase {
+  std::vector<std::string> args;
+  std::string code;
+};
+
+class VerbUsageErrorTest : public ::testing::TestWithParam<VerbUsageCase> {};
+
+TEST_P(VerbUsageErrorTest, ExitsOneWithItsCode) {
+  Lab lab;
+  lab.FakeDocker();
+  RunResult r = lab.Run(GetParam().args, lab.Env());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(ErrorCodeOf(r.err), GetParam().code) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(lab.Invoked("docker"));
+  EXPECT_FALSE(FileExists(lab.sentinel()));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Verbs, VerbUsageErrorTest,
+    ::testing::Values(VerbUsageCase{{"status", "--bogus"}, "usage"},
+                      VerbUsageCase{{"status", "extra"}, "usage"},
+                      VerbUsageCase{{"describe", "direct", "container"}, "usage"},
+                      VerbUsageCase{{"describe", "--runtime"}, "usage"},
+                      VerbUsageCase{{"probe", "--nope"}, "usage"},
+                      VerbUsageCase{{"doctor", "--preload"}, "usage"},
+                      VerbUsageCase{{"shims"}, "usage"},
+                      VerbUsageCase{{"shims", "remove", "dir"}, "usage"},
+                      VerbUsageCase{{"wrap", "--env", "A=x", "--", "sentinel"},
+                                    "isolation-bad-env-name"},
+                      VerbUsageCase{{"wrap", "--workdir"}, "usage"}));
+
+// The run path's own usage errors stay 125.
+TEST(VerbsTest, RunPathUsageErrorsStay125) {
+  Lab lab;
+  EXPECT_EQ(lab.Run({"--env", "A=x", "--", lab.sentinel_program()}, lab.Env()).exit_code, 125);
+  EXPECT_EQ(lab.Run({"--bogus", lab.sentinel_program()}, lab.Env()).exit_code, 125);
+  EXPECT_FALSE(FileExists(lab.sentinel()));
+}
+
 // ---------------------------------------------------------------- shims
 
 TEST(ShimsVerbTest, InstallCreatesSymlinksToNpExec) {
