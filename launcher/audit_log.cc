@@ -54,7 +54,7 @@ std::string UtcNow() {
 absl::Status Unwritable(const std::string& path, int err) {
   return MakeError(absl::StatusCode::kUnavailable, "audit-log-unwritable",
                    absl::StrCat("cannot append to the audit log ", path, ": ", strerror(err),
-                                "; the spawn goes on without its record"),
+                                "; np-exec goes on without this record"),
                    {{"path", path}});
 }
 

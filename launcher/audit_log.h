@@ -4,7 +4,7 @@
 // O_APPEND and written with a single write(2) per line, so concurrent spawns
 // never interleave or tear a line. It records env names and an argv digest,
 // never values. A log that cannot be written never blocks a spawn silently:
-// the failure is reported on stderr and the spawn goes on. Writes files.
+// the failure is reported on stderr and np-exec goes on. Writes files.
 #ifndef NP_EXEC_LAUNCHER_AUDIT_LOG_H_
 #define NP_EXEC_LAUNCHER_AUDIT_LOG_H_
 

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/bwrap_argv.h"
+#include "core/config_file.h"
 #include "core/errors.h"
 #include "core/paths.h"
 #include "core/plan.h"
@@ -77,6 +78,28 @@ int Refuse(const absl::Status& status, const HostFacts& host, const Settings& se
   record["decision"] = "refused";
   record["code"] = ErrorCode(status);
   Audit(host, settings, std::move(record));
+  return Fail(status, host);
+}
+
+// A refusal before the settings exist (a broken config or operator file, a
+// recursion): logged in the project the working directory is in, if any.
+int RefuseUnsettled(const absl::Status& status, const HostFacts& host,
+                    const std::vector<std::string>& program) {
+  absl::StatusOr<std::string> root =
+      host.cwd.empty() ? absl::StatusOr<std::string>(absl::NotFoundError("no cwd"))
+                       : FindProjectRoot(host.cwd);
+  if (root.ok()) {
+    nlohmann::json record = {
+        {"pid", host.pid},
+        {"program", program.front()},
+        {"argv_digest", ArgvDigest(program)},
+        {"cwd", host.cwd},
+        {"decision", "refused"},
+        {"code", ErrorCode(status)},
+    };
+    absl::Status logged = AppendAudit(*root, std::move(record));
+    if (!logged.ok()) WriteError(logged, host.stderr_tty);
+  }
   return Fail(status, host);
 }
 
@@ -199,6 +222,11 @@ int RunBwrap(const SpawnPlan& plan, const Settings& settings, const Endpoint& en
   request.argv.insert(request.argv.begin() + 1, {"--info-fd", absl::StrCat(info[1])});
   request.env = BwrapBaseEnvironment(host.term);
   for (const std::string& var : plan.env_names) {
+    // The interposer's variables never reach a sandbox, forwarded or not, as
+    // they never reach a runtime client (RunSupervised).
+    if (std::find(kInterposerVars.begin(), kInterposerVars.end(), var) != kInterposerVars.end()) {
+      continue;
+    }
     absl::string_view value = GetEnv(host.envp, var);
     // Unset stays unset inside, as with docker's -e NAME.
     if (value.data() != nullptr) request.env.push_back(absl::StrCat(var, "=", value));
@@ -256,14 +284,14 @@ int RunProgram(const CommandLine& cl, const HostFacts& host) {
   // shebang or `exec` chain in between (env, sh) is a legitimate spawn.
   if (host.exec_pid == host.pid && !host.exec_target.empty() &&
       StatFile(host.exec_target).id == host.self) {
-    return Fail(
+    return RefuseUnsettled(
         Recursion(absl::StrCat("\"", cl.program.front(), "\" resolved to another copy of np-exec")),
-        host);
+        host, cl.program);
   }
   if (host.depth >= kMaxDepth) {
-    return Fail(Recursion(absl::StrCat(kDepthVar, " is ", host.depth, "; the limit is ", kMaxDepth,
-                                       " nested invocations")),
-                host);
+    return RefuseUnsettled(Recursion(absl::StrCat(kDepthVar, " is ", host.depth, "; the limit is ",
+                                                  kMaxDepth, " nested invocations")),
+                           host, cl.program);
   }
   if (host.cwd.empty()) {
     return Fail(MakeError(absl::StatusCode::kFailedPrecondition, "invalid-path",
@@ -293,7 +321,7 @@ int RunProgram(const CommandLine& cl, const HostFacts& host) {
   // 3. Settings and the effective tier.
   absl::StatusOr<Settings> settings =
       LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier, true});
-  if (!settings.ok()) return Fail(settings.status(), host);
+  if (!settings.ok()) return RefuseUnsettled(settings.status(), host, cl.program);
   const ContainerConfig& config = settings->config.container;
   const bool container = settings->resolved.tier == Tier::kContainer;
 
@@ -326,6 +354,9 @@ int RunProgram(const CommandLine& cl, const HostFacts& host) {
   nlohmann::json record = BaseRecord(host, *settings, cl.program);
   record["decision"] = "run";
   record["path"] = resolved;
+  // On these tiers the program inherits the whole environment; the names
+  // configured or asked for with --env are recorded as given.
+  record["env"] = plan->env_names;
   Audit(host, *settings, std::move(record));
   std::vector<std::string> set = {absl::StrCat(kDepthVar, "=", host.depth + 1),
                                   absl::StrCat(kExecPidVar, "=", host.pid),

@@ -20,6 +20,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "core/config_file.h"
 #include "tests/launcher/fakes.h"
 #include "tests/support/docker_csv.h"
 
@@ -46,6 +47,9 @@ struct Case {
   std::function<void(Ctx&)> setup;
   std::string code;
   int exit = 125;
+  // In the audit log. Command-line errors are not: np-exec stops while
+  // parsing its own arguments, before there is a spawn to record.
+  bool logged = true;
 };
 
 std::ostream& operator<<(std::ostream& os, const Case& c) { return os << c.name; }
@@ -374,7 +378,7 @@ void AddEnvAndPathCases(std::vector<Case>& cases) {
            {"EnvFlagHome", "HOME"},
        }) {
     cases.push_back({name, [l = list](Ctx& ctx) { ctx.args = {"--env", l, "--", "sentinel"}; },
-                     "isolation-bad-env-name"});
+                     "isolation-bad-env-name", 125, /*logged=*/false});
   }
   // A program that exists only in the working directory: PATH entries that
   // are empty or relative must never resolve against it. These exit 127, the
@@ -517,7 +521,35 @@ TEST_P(HostileInputTest, RefusedWithItsCodeAndNothingRuns) {
   EXPECT_FALSE(lab.Invoked("docker")) << ReadFile(lab.fakes() + "/docker.calls");
   EXPECT_FALSE(lab.Invoked("podman")) << ReadFile(lab.fakes() + "/podman.calls");
   EXPECT_TRUE(r.out.empty()) << r.out;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one error line: " << r.err;
+
+  // The refusal is in the audit log of the project the spawn was asked from
+  // (issue 6.5), with its code. An unprivileged caller that cannot write the
+  // log is told so on a line of its own, ahead of the refusal.
+  int lines_expected = 1;
+  absl::StatusOr<std::string> root = FindProjectRoot(options.cwd);
+  const std::string log =
+      root.ok() ? *root + "/.nubos-pilot/audit/np-exec.jsonl" : std::string();
+  if (!c.logged) {
+    EXPECT_TRUE(log.empty() || !FileExists(log)) << ReadFile(log);
+  } else if (root.ok() && ctx.as_nobody) {
+    EXPECT_THAT(r.err, HasSubstr("audit-log-unwritable"));
+    lines_expected = 2;
+  } else if (root.ok()) {
+    // The last line is the refusal; a chain of wrappers (PathLoopOfWrappers)
+    // logged its runs before it.
+    std::vector<json> records = ReadJsonLines(log);
+    ASSERT_FALSE(records.empty()) << r.err;
+    const json& last = records.back();
+    EXPECT_EQ(last.value("decision", ""), "refused") << last.dump();
+    EXPECT_EQ(last.value("code", ""), c.code) << last.dump();
+    EXPECT_FALSE(last.value("program", "").empty()) << last.dump();
+    EXPECT_THAT(last.value("argv_digest", ""), ::testing::MatchesRegex("sha256:[0-9a-f]{64}"))
+        << last.dump();
+    for (size_t i = 0; i + 1 < records.size(); ++i) {
+      EXPECT_EQ(records[i].value("decision", ""), "run") << records[i].dump();
+    }
+  }
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), lines_expected) << r.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, HostileInputTest, ::testing::ValuesIn(AllCases()),
