@@ -449,4 +449,21 @@ absl::StatusOr<std::vector<std::string>> ParseEnvList(absl::string_view list) {
   return names;
 }
 
+TierDescription DescribeConfiguredTier(Tier tier, const ContainerConfig& container) {
+  TierDescription d = DescribeTier(tier, container.runtime);
+  if (tier != Tier::kContainer || container.network == Network::kNone) return d;
+  const absl::string_view name = NetworkName(container.network);
+  d.network_restricted = false;
+  absl::StrAppend(&d.summary, " This project sets isolation.container.network to \"", name,
+                  "\": the program can reach the network.");
+  d.does_not_protect_against.insert(
+      d.does_not_protect_against.begin(),
+      container.network == Network::kHost
+          ? "the network: isolation.container.network is \"host\", so the program shares the "
+            "host's network stack, services listening on the host's loopback included"
+          : "the network: isolation.container.network is \"bridge\", so the program can reach "
+            "the internet and whatever the host's bridge routes to");
+  return d;
+}
+
 }  // namespace np

@@ -83,6 +83,11 @@ absl::Status ValidateEnvName(absl::string_view name);
 // Splits "A,B" as given to --env and validates each name.
 absl::StatusOr<std::vector<std::string>> ParseEnvList(absl::string_view list);
 
+// The tier's description with what this project configured taken into
+// account: a container tier whose `isolation.container.network` is "bridge"
+// or "host" does not restrict the network, and says so.
+TierDescription DescribeConfiguredTier(Tier tier, const ContainerConfig& container);
+
 }  // namespace np
 
 #endif  // NP_EXEC_CORE_CONFIG_H_

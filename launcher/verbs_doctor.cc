@@ -111,7 +111,7 @@ int VerbDoctor(const CommandLine& cl, const HostFacts& host) {
   const bool container = tier == Tier::kContainer;
   const Endpoint endpoint = ResolveEndpoint(config.runtime, host);
   const ProbeResult probe = ProbeRuntime(config.runtime, host);
-  const TierDescription description = DescribeTier(tier, config.runtime);
+  const TierDescription description = DescribeConfiguredTier(tier, config);
   std::vector<std::string> problems;
   std::vector<std::string> warnings;
 

@@ -81,7 +81,7 @@ int VerbStatus(const CommandLine& cl, const HostFacts& host) {
   if (!settings.ok()) return VerbFail(settings.status(), host);
   const ContainerConfig& container = settings->config.container;
   const ProbeResult probe = ProbeRuntime(container.runtime, host);
-  const TierDescription description = DescribeTier(settings->resolved.tier, container.runtime);
+  const TierDescription description = DescribeConfiguredTier(settings->resolved.tier, container);
   const std::optional<std::string> advisory =
       Advisory(settings->resolved.tier, settings->has_milestones);
   absl::Status gate = AssertTierAvailable(settings->resolved, container.runtime, &probe);

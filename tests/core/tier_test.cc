@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "core/config.h"
 #include "core/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -22,6 +24,29 @@ TEST(TierTest, EveryTierNamesWhatItDoesNotProtectAgainst) {
       EXPECT_FALSE(d.use_when.empty());
     }
   }
+}
+
+// status and doctor describe the tier as configured: an opened network is
+// not a restricted one (design.md 3: "yes, unless configured").
+TEST(TierTest, ConfiguredNetworkIsNotRestricted) {
+  ContainerConfig config;
+  EXPECT_TRUE(DescribeConfiguredTier(Tier::kContainer, config).network_restricted);
+  EXPECT_EQ(DescribeConfiguredTier(Tier::kContainer, config).does_not_protect_against,
+            DescribeTier(Tier::kContainer, config.runtime).does_not_protect_against);
+  for (Network network : {Network::kBridge, Network::kHost}) {
+    config.network = network;
+    TierDescription d = DescribeConfiguredTier(Tier::kContainer, config);
+    EXPECT_FALSE(d.network_restricted) << NetworkName(network);
+    EXPECT_TRUE(d.isolates_rights);
+    EXPECT_THAT(d.summary, HasSubstr(std::string(NetworkName(network))));
+    ASSERT_FALSE(d.does_not_protect_against.empty());
+    EXPECT_THAT(d.does_not_protect_against.front(),
+                HasSubstr(absl::StrCat("network is \"", NetworkName(network), "\"")));
+  }
+  // Other tiers do not depend on the container block.
+  EXPECT_FALSE(DescribeConfiguredTier(Tier::kDirect, config).network_restricted);
+  EXPECT_EQ(DescribeConfiguredTier(Tier::kWorktree, config).summary,
+            DescribeTier(Tier::kWorktree).summary);
 }
 
 TEST(TierTest, UnknownTierIsCoded) {

@@ -137,6 +137,22 @@ TEST(StatusVerbTest, ContainerWithRuntimeExitsZero) {
   EXPECT_EQ(out["runtime"]["bin"], lab.fakes() + "/docker");
 }
 
+TEST(StatusVerbTest, OpenedNetworkIsReportedAsUnrestricted) {
+  Lab lab;
+  lab.FakeDocker();
+  FakeEngine engine(lab.tmp().Path("engine.sock"));
+  lab.Config(R"({"isolation":{"tier":"container"}})");
+  json closed = ParseJson(lab.Run({"status", "--json"}, lab.Env(engine.docker_host())).out);
+  EXPECT_EQ(closed["description"]["network_restricted"], true) << closed.dump();
+  lab.Config(R"({"isolation":{"tier":"container","container":{"network":"bridge"}}})");
+  RunResult r = lab.Run({"status", "--json"}, lab.Env(engine.docker_host()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json open = ParseJson(r.out);
+  EXPECT_EQ(open["description"]["network_restricted"], false) << open.dump();
+  EXPECT_THAT(open["description"]["does_not_protect_against"][0].get<std::string>(),
+              HasSubstr("bridge"));
+}
+
 TEST(StatusVerbTest, AdvisoryOnDirectOnceTheProjectHasPlans) {
   Lab lab;
   EXPECT_TRUE(ParseJson(lab.Run({"status", "--json"}, lab.Env()).out)["advisory"].is_null());
