@@ -95,6 +95,12 @@ absl::StatusOr<MountPolicy> MakeMountPolicy(absl::string_view project_root,
   absl::StatusOr<std::string> project = ResolveRealPath(project_root, "invalid-path");
   if (!project.ok()) return project.status();
   policy.project_real = *std::move(project);
+  // The extra entries (the engine endpoint named by DOCKER_HOST, say) are compared
+  // by path: one that is not a clean absolute path would protect nothing.
+  for (const std::string& extra : extra_forbidden) {
+    absl::Status absolute = CheckAbsolutePath(extra, "invalid-path");
+    if (!absolute.ok()) return absolute;
+  }
   std::vector<std::string> sources = DefaultForbiddenSources();
   sources.insert(sources.end(), extra_forbidden.begin(), extra_forbidden.end());
   for (const std::string& source : sources) {
@@ -170,6 +176,10 @@ absl::StatusOr<ValidatedMount> ValidateMount(const MountSpec& mount, const Mount
 }
 
 absl::Status ValidateProjectMount(const MountPolicy& policy, absl::string_view home_real) {
+  if (!home_real.empty()) {
+    absl::Status absolute = CheckAbsolutePath(home_real, "invalid-path");
+    if (!absolute.ok()) return absolute;
+  }
   if (TouchesForbidden(policy.project_real, policy)) {
     return MakeError(absl::StatusCode::kPermissionDenied, "isolation-mount-forbidden-source",
                      absl::StrCat("the project root ", policy.project_real,

@@ -35,6 +35,7 @@ struct MountPolicy {
 
 // Builds the policy: resolves the project root and the forbidden sources
 // (defaults plus `extra_forbidden`, such as the engine endpoint named by DOCKER_HOST).
+// An extra entry that is not a clean absolute path is `invalid-path`.
 absl::StatusOr<MountPolicy> MakeMountPolicy(absl::string_view project_root,
                                             const std::vector<std::string>& extra_forbidden);
 
@@ -55,7 +56,8 @@ bool TouchesForbidden(absl::string_view real_path, const MountPolicy& policy);
 // Checks that the project itself may be mounted read-write: not a control
 // surface and not an ancestor of one, not `/`, and not the caller's home
 // directory or an ancestor of it (that would mount every credential).
-// Codes: `isolation-mount-forbidden-source`, `isolation-project-too-broad`.
+// Codes: `isolation-mount-forbidden-source`, `isolation-project-too-broad`,
+// `invalid-path` (a home that is not a clean absolute path; empty: no home).
 absl::Status ValidateProjectMount(const MountPolicy& policy, absl::string_view home_real);
 
 // Validates every extra mount and checks that no two mounts (the project

@@ -102,6 +102,11 @@ TEST_F(HostileInputTest, NulByteAndOverlongPathAtEveryEntryPoint) {
                      "c"});
     cases.push_back({kind + "MakeMountPolicy", [b] { return StatusOf(MakeMountPolicy(b, {})); },
                      "invalid-path"});
+    cases.push_back({kind + "MakeMountPolicyExtraForbidden",
+                     [this, b] { return StatusOf(MakeMountPolicy(project_, {b})); },
+                     "invalid-path"});
+    cases.push_back({kind + "ValidateProjectMountHome",
+                     [b, &policy] { return ValidateProjectMount(policy, b); }, "invalid-path"});
     cases.push_back({kind + "ValidateMountSource",
                      [b, &policy] {
                        return StatusOf(ValidateMount(MountSpec{b, "/x", false}, policy));

@@ -286,6 +286,18 @@ TEST_F(MountsTest, ExtraForbiddenSourcesAreRefused) {
   EXPECT_EQ(ErrorCode(mount.status()), "isolation-mount-forbidden-source");
 }
 
+// A forbidden entry compared by path must be one: a relative one would
+// protect nothing, so the policy is refused rather than built without it.
+TEST_F(MountsTest, ExtraForbiddenThatIsNotAnAbsolutePathIsRefused) {
+  for (const std::string& bad : {std::string("docker.sock"), std::string("./run/docker.sock")}) {
+    absl::StatusOr<MountPolicy> policy = MakeMountPolicy(project_, {bad});
+    ASSERT_FALSE(policy.ok()) << bad;
+    EXPECT_EQ(ErrorCode(policy.status()), "invalid-path") << bad;
+  }
+  absl::Status home = ValidateProjectMount(policy_, "relative/home");
+  EXPECT_EQ(ErrorCode(home), "invalid-path");
+}
+
 TEST_F(MountsTest, PolicyHoldsDefaultsAndTheirRealPaths) {
   for (const char* surface : {"/var/run/docker.sock", "/run/docker.sock", "/proc", "/sys", "/dev"}) {
     bool found = false;
