@@ -167,6 +167,22 @@ TEST_P(ContainerTierTest, ForwardedVariableArrivesExactly) {
   EXPECT_EQ(unforwarded.out, "unset|");
 }
 
+// The interposer's variables never reach the inside, even when named: the
+// runtime client's environment lacks them (docker, podman), and bubblewrap's
+// is built without them.
+TEST_P(ContainerTierTest, InterposerVariablesNeverForwarded) {
+  std::vector<std::string> env =
+      RuntimeEnv({"NP_EXEC_PRELOAD_NAMES=node,npx", "NP_EXEC_PRELOAD=0", "NP_E2E_PLAIN=kept"});
+  const std::string script =
+      "printf '%s|%s|%s' \"${NP_EXEC_PRELOAD_NAMES-unset}\" \"${NP_EXEC_PRELOAD-unset}\" "
+      "\"${NP_E2E_PLAIN-unset}\"";
+  RunResult r = Np({"--env", "NP_EXEC_PRELOAD_NAMES,NP_EXEC_PRELOAD,NP_E2E_PLAIN", "--", "sh",
+                    "-c", script},
+                   "", env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "unset|unset|kept");
+}
+
 TEST_P(ContainerTierTest, ForwardedValueIsInNoHostCmdline) {
   const std::string token = "np-secret-" + RandomToken();
   const std::string sleep_arg = std::to_string(300 + std::random_device()() % 500);
