@@ -25,6 +25,7 @@
 #include "launcher/output.h"
 #include "launcher/probe.h"
 #include "launcher/reaper.h"
+#include "launcher/sandbox_signals.h"
 #include "launcher/subprocess.h"
 #include "launcher/supervise.h"
 #include "shim/find_real_program.h"
@@ -233,10 +234,24 @@ int RunBwrap(const SpawnPlan& plan, const Settings& settings, const Endpoint& en
   }
   request.keep_fd = info[1];
   request.parent_death_signal = SIGKILL;
+  // What bubblewrap wrote to --info-fd so far: {"child-pid": N} once the
+  // sandbox is set up. Read when a signal is to be handed to the program.
+  std::string info_text;
+  auto read_info = [&info_text, fd = info[0]] {
+    char buffer[512];
+    ssize_t n;
+    while ((n = read(fd, buffer, sizeof(buffer))) > 0) {
+      info_text.append(buffer, static_cast<size_t>(n));
+    }
+  };
+  request.forward = [&info_text, &read_info](pid_t bwrap, int sig) {
+    read_info();
+    SignalSandbox(bwrap, info_text, sig);
+  };
   SuperviseResult result = Supervise(request);
   close(info[1]);
-  char byte;
-  const bool set_up = read(info[0], &byte, 1) == 1;
+  read_info();
+  const bool set_up = !info_text.empty();
   close(info[0]);
   if (result.start_errno != 0) {
     return Refuse(RuntimeNotExecutable(endpoint.bin, result.start_errno), host, settings, program);

@@ -143,7 +143,13 @@ SuperviseResult Supervise(const SuperviseRequest& request) {
     // A signal the terminal sent to the foreground group reached the client
     // too; forwarding it again would deliver it twice.
     const bool from_terminal = info.si_code == SI_KERNEL;
-    if (!from_terminal) kill(child, sig);
+    if (!from_terminal) {
+      if (request.forward) {
+        request.forward(child, sig);
+      } else {
+        kill(child, sig);
+      }
+    }
     if (request.tty) SignalContainer(request, sig);
     if (IsTerminating(sig) && !stopping) {
       stopping = true;

@@ -5,7 +5,9 @@
 // as the client's parent: it forwards SIGTERM, SIGINT, SIGHUP, SIGQUIT,
 // SIGUSR1 and SIGUSR2 to it (the client proxies them into the container, where
 // --init's tini hands them to the program); the client runs with a
-// parent-death signal, so a SIGKILLed np-exec still takes its container down;
+// parent-death signal, so a SIGKILLed np-exec still takes its container down
+// (bubblewrap forwards nothing: there `forward` hands the signal to the
+// program inside, see sandbox_signals.h);
 // and when the client dies abnormally, or does not exit within a grace period
 // after a terminating signal, the container is force-removed. Spawns.
 #ifndef NP_EXEC_LAUNCHER_SUPERVISE_H_
@@ -13,6 +15,7 @@
 
 #include <signal.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +35,9 @@ struct SuperviseRequest {
   // client stop its container; bubblewrap forwards nothing, so it gets SIGKILL
   // and its --die-with-parent child goes with it.
   int parent_death_signal = SIGTERM;
+  // Delivers a forwarded signal in place of kill(client, sig) when set
+  // (bubblewrap: to the program inside, see sandbox_signals.h).
+  std::function<void(pid_t client, int sig)> forward;
 };
 
 struct SuperviseResult {

@@ -18,6 +18,7 @@
 #include <random>
 #include <tuple>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/e2e_support.h"
@@ -26,6 +27,16 @@ namespace np::testing {
 namespace {
 
 using ::testing::HasSubstr;
+
+std::string SignalName(int sig) {
+  switch (sig) {
+    case SIGTERM: return "TERM";
+    case SIGINT: return "INT";
+    case SIGHUP: return "HUP";
+    case SIGKILL: return "KILL";
+  }
+  return std::to_string(sig);
+}
 
 class SignalTest : public ::testing::TestWithParam<std::tuple<std::string, int>> {
  protected:
@@ -43,8 +54,19 @@ TEST_P(SignalTest, NpExecExits128PlusNAndLeavesNothingBehind) {
   // The sleep itself: its cmdline starts so (a client carries it later on).
   const std::string marker = std::string("sleep\0", 6) + seconds + std::string("\0", 1);
   RunOptions options = Options(RuntimeEnv(), 0, project);
-  pid_t pid = StartProcess({NpExecBin(), "--", "sleep", seconds}, options, dir.Path("out"),
-                           dir.Path("err"));
+  // For TERM, INT and HUP the program traps the signal, records it in the
+  // project and exits 128+n: it must get the signal itself, not only die.
+  const std::string name = SignalName(sig());
+  const std::string got = project + "/got-signal";
+  std::vector<std::string> program = {"sleep", seconds};
+  if (sig() != SIGKILL) {
+    program = {"sh", "-c",
+               absl::StrCat("trap 'echo ", name, " > \"", got, "\"; exit ", 128 + sig(), "' ",
+                            name, "; sleep ", seconds, " & wait")};
+  }
+  std::vector<std::string> argv = {NpExecBin(), "--"};
+  argv.insert(argv.end(), program.begin(), program.end());
+  pid_t pid = StartProcess(argv, options, dir.Path("out"), dir.Path("err"));
   ASSERT_GT(pid, 0);
   const std::string prefix = ContainerPrefix(pid);
   bool running = WaitFor([&] { return !PidsWithCmdlinePrefix(marker).empty(); }, 60000);
@@ -59,6 +81,9 @@ TEST_P(SignalTest, NpExecExits128PlusNAndLeavesNothingBehind) {
 
   ASSERT_EQ(kill(pid, sig()), 0);
   EXPECT_EQ(WaitProcess(pid, 20000), 128 + sig()) << ReadFile(dir.Path("err"));
+  if (sig() != SIGKILL) {
+    EXPECT_EQ(ReadFile(got), name + "\n") << "the program did not get SIG" << name;
+  }
   // Within 10 s: no container of this np-exec with np-exec's label, and no
   // process of the program.
   bool gone = WaitFor(
@@ -69,21 +94,11 @@ TEST_P(SignalTest, NpExecExits128PlusNAndLeavesNothingBehind) {
                     << ", processes " << ::testing::PrintToString(PidsWithCmdline(marker));
   if (!gone) {
     // Do not leave it for the next test.
-    for (const std::string& name : LabelledContainers(runtime(), prefix)) {
-      RunRuntime(runtime(), {"rm", "-f", name});
+    for (const std::string& container : LabelledContainers(runtime(), prefix)) {
+      RunRuntime(runtime(), {"rm", "-f", container});
     }
     for (pid_t p : PidsWithCmdline(marker)) kill(p, SIGKILL);
   }
-}
-
-std::string SignalName(int sig) {
-  switch (sig) {
-    case SIGTERM: return "TERM";
-    case SIGINT: return "INT";
-    case SIGHUP: return "HUP";
-    case SIGKILL: return "KILL";
-  }
-  return std::to_string(sig);
 }
 
 INSTANTIATE_TEST_SUITE_P(
