@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "launcher/host.h"
 #include "tests/e2e/e2e_support.h"
 
 namespace np::testing {
@@ -118,6 +119,45 @@ bool IsRoot() { return geteuid() == 0; }
       GTEST_SKIP() << "needs root (a private dockerd, or setpriv to uid 1000)"; \
     }                                                                           \
   } while (0)
+
+// Issue 6.1: a container run removes the labelled containers whose owner,
+// recorded as pid and start time, no longer exists, as a SIGKILLed np-exec
+// whose client also died could leave; one whose owner lives is left alone.
+TEST(ReaperTest, AContainerRunRemovesContainersOfDeadOwnersOnly) {
+  NP_REQUIRE_RUNTIME("docker");
+  const std::string tag = "np-exec-reaper-test-" + std::to_string(std::random_device()());
+  const pid_t self = getpid();
+  const unsigned long long started = ProcessStartTime(self);
+  ASSERT_GT(started, 0u);
+  const std::vector<std::pair<std::string, std::string>> containers = {
+      // This very pid with another start time: the pid was reused.
+      {tag + "-reused", absl::StrCat(self, ":", started + 1)},
+      {tag + "-gone", "999999999:5"},
+      {tag + "-alive", absl::StrCat(self, ":", started)},
+  };
+  for (const auto& [name, owner] : containers) {
+    RunResult made = RunRuntime(
+        "docker", {"run", "-d", "--network=none", "--name", name, "--label", "dev.nubos.np-exec=1",
+                   "--label", "dev.nubos.np-exec.owner=" + owner, "np-test:local", "sleep", "600"},
+        RuntimeEnv());
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+  }
+  TempDir dir;
+  const std::string project = dir.MakeDir("project");
+  MakeProject(project, ContainerConfig("docker", "np-test:local"));
+  RunResult r = RunProcess({NpExecBin(), "--", "true"}, Options(RuntimeEnv(), 120000, project));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const bool reaped = WaitFor(
+      [&] {
+        std::vector<std::string> left = LabelledContainers("docker", tag);
+        return left == std::vector<std::string>{tag + "-alive"};
+      },
+      10000);
+  EXPECT_TRUE(reaped) << ::testing::PrintToString(LabelledContainers("docker", tag));
+  for (const std::string& name : LabelledContainers("docker", tag)) {
+    RunRuntime("docker", {"rm", "-f", name}, RuntimeEnv());
+  }
+}
 
 TEST(DockerFaultTest, DaemonStoppedRefuses69AndNothingRuns) {
   NP_REQUIRE_RUNTIME("docker");
