@@ -6,7 +6,9 @@
 #include "core/container_argv.h"
 #include "core/errors.h"
 #include "launcher/engine_api.h"
+#include "launcher/exec.h"
 #include "launcher/host.h"
+#include "launcher/subprocess.h"
 #include "nlohmann/json.hpp"
 
 namespace np {
@@ -58,6 +60,14 @@ absl::StatusOr<int> ReapOrphans(const std::string& socket_path) {
     if (RemoveContainer(socket_path, container["Id"].get<std::string>()).ok()) ++removed;
   }
   return removed;
+}
+
+void ForceRemoveContainer(const std::string& bin, const std::vector<std::string>& env,
+                          const std::optional<std::string>& socket_path, const std::string& name) {
+  if (name.empty()) return;
+  if (socket_path.has_value() && RemoveContainer(*socket_path, name).ok()) return;
+  std::vector<char*> envp = CStrings(env);
+  (void)RunAndCapture({bin, "rm", "-f", name}, envp.data(), 15000);
 }
 
 }  // namespace np

@@ -30,12 +30,7 @@ bool IsTerminating(int sig) {
 }
 
 void ForceRemove(const SuperviseRequest& request) {
-  if (request.container_name.empty()) return;  // bubblewrap: nothing outlives it.
-  if (request.socket.has_value() && RemoveContainer(*request.socket, request.container_name).ok()) {
-    return;
-  }
-  std::vector<char*> env = CStrings(request.env);
-  (void)RunAndCapture({request.bin, "rm", "-f", request.container_name}, env.data(), 15000);
+  ForceRemoveContainer(request.bin, request.env, request.socket, request.container_name);
 }
 
 // Docker disables its signal proxy under -t, so there the signal goes to the

@@ -15,6 +15,7 @@
 #include "launcher/audit_log.h"
 #include "launcher/container_facts.h"
 #include "launcher/engine_api.h"
+#include "launcher/exec.h"
 #include "launcher/output.h"
 #include "launcher/probe.h"
 #include "launcher/reaper.h"
@@ -151,6 +152,12 @@ int VerbDoctor(const CommandLine& cl, const HostFacts& host) {
       argv[0] = endpoint.bin;
       absl::StatusOr<CaptureResult> run = RunAndCapture(argv, host.envp, 120000);
       const int code = run.ok() ? run->exit_code : -1;
+      // A client killed at the timeout, or one that failed, may leave the
+      // container behind (--rm needs the client): remove it by name.
+      if (code != 0) {
+        ForceRemoveContainer(endpoint.bin, EditEnvironment(host.envp, {}, {}), endpoint.socket,
+                             facts.container_name);
+      }
       deep = {{"ran", true}, {"exit_code", code}};
       if (code != 0) problems.push_back(absl::StrCat("a no-op container exited ", code));
     }

@@ -203,6 +203,18 @@ TEST_F(DoctorTest, DeepFailsWhenTheNoOpContainerFails) {
   EXPECT_EQ(report["deep"]["exit_code"], 125);
   EXPECT_EQ(report["ok"], false);
   EXPECT_EQ(last_.exit_code, 1);
+  // A failed (or timed-out, killed) client may leave its container: doctor
+  // removes it by name through the engine.
+  EXPECT_THAT(engine_.requests(),
+              Contains(::testing::StartsWith("DELETE /containers/np-exec-doctor-")));
+}
+
+TEST_F(DoctorTest, DeepRemovesNothingAfterASuccessfulRun) {
+  lab_.FakeDocker();
+  lab_.Config(R"({"isolation": {"tier": "container"}})");
+  Doctor(EngineEnv(), {"--deep"});
+  EXPECT_EQ(last_.exit_code, 0) << last_.err;
+  EXPECT_THAT(engine_.requests(), Not(Contains(::testing::StartsWith("DELETE "))));
 }
 
 TEST_F(DoctorTest, DeepIsANoOpOffTheContainerTier) {
