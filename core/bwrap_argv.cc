@@ -117,4 +117,28 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
   return argv;
 }
 
+bool VisibleInSandbox(absl::string_view path, absl::string_view real_path,
+                      absl::string_view project, const std::vector<ValidatedMount>& mounts,
+                      const std::vector<RootEntry>& root_layout) {
+  auto under_common = [&](absl::string_view p) {
+    if (IsInside(p, "/usr") || IsInside(p, project)) return true;
+    for (const std::string& file : SandboxEtcFiles()) {
+      if (IsInside(p, file)) return true;
+    }
+    return false;
+  };
+  bool seen = under_common(path);
+  for (const RootEntry& entry : root_layout) seen = seen || IsInside(path, entry.path);
+  for (const ValidatedMount& mount : mounts) seen = seen || IsInside(path, mount.target);
+  if (!seen) return false;
+  if (under_common(real_path)) return true;
+  for (const RootEntry& entry : root_layout) {
+    if (entry.link_target.empty() && IsInside(real_path, entry.path)) return true;
+  }
+  for (const ValidatedMount& mount : mounts) {
+    if (IsInside(real_path, mount.source)) return true;
+  }
+  return false;
+}
+
 }  // namespace np

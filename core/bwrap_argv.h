@@ -46,6 +46,18 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
                                                         const ContainerSpawn& spawn,
                                                         const std::vector<RootEntry>& root_layout);
 
+// Whether a program the host finds at `path` (absolute, the same path inside
+// the sandbox) exists inside too: `path` must lie under /usr, a top-level root
+// entry, a bound /etc file, the project (`project`, mounted at its own path)
+// or an extra mount's target, and `real_path`, the host's real path of the
+// same file, under /usr, a bound root directory or /etc file, the project or
+// an extra mount's source; otherwise a link on the way dangles inside.
+// bubblewrap reports a program it cannot find as its own exit status 1, so the
+// launcher refuses these with 127 before starting it.
+bool VisibleInSandbox(absl::string_view path, absl::string_view real_path,
+                      absl::string_view project, const std::vector<ValidatedMount>& mounts,
+                      const std::vector<RootEntry>& root_layout);
+
 // The environment bubblewrap is executed with, minus the forwarded variables'
 // values, which only the launcher reads: PATH, HOME and, when set, TERM.
 std::vector<std::string> BwrapBaseEnvironment(absl::string_view term);

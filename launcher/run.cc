@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -16,6 +18,7 @@
 #include "core/bwrap_argv.h"
 #include "core/config_file.h"
 #include "core/errors.h"
+#include "core/mounts.h"
 #include "core/paths.h"
 #include "core/plan.h"
 #include "launcher/audit_log.h"
@@ -209,6 +212,28 @@ int RunBwrap(const SpawnPlan& plan, const Settings& settings, const Endpoint& en
   absl::StatusOr<std::string> found =
       FindRealProgram(program.front(), kSandboxPath, host.cwd, FileId{}, StatFile);
   if (!found.ok()) return Refuse(found.status(), host, settings, program);
+  // ... as long as the host's file is one the sandbox shows (the working
+  // directory is the same path inside).
+  std::string inside =
+      absl::StartsWith(*found, "/") ? *found : NormalizePath(JoinPath(host.cwd, *found));
+  if (HasDotDot(inside)) {
+    // ".." is resolved by the kernel after links: take the directory's real path.
+    const size_t slash = inside.rfind('/');
+    char dir[PATH_MAX];
+    if (realpath(slash == 0 ? "/" : inside.substr(0, slash).c_str(), dir) != nullptr) {
+      inside = JoinPath(dir, inside.substr(slash + 1));
+    }
+  }
+  absl::StatusOr<std::string> real = ResolveRealPath(inside, "program-not-found");
+  if (!real.ok() ||
+      !VisibleInSandbox(inside, *real, plan.project_mount, plan.mounts, ReadHostRootLayout())) {
+    return Refuse(MakeError(absl::StatusCode::kNotFound, "program-not-found",
+                            absl::StrCat(inside, " exists on the host but not inside the sandbox, "
+                                                 "which shows only /usr, the project and the "
+                                                 "configured mounts"),
+                            {{"program", program.front()}, {"path", inside}}),
+                  host, settings, program);
+  }
   int info[2];
   if (pipe2(info, O_CLOEXEC | O_NONBLOCK) != 0) {
     return Fail(MakeError(absl::StatusCode::kInternal, "spawn-failed",

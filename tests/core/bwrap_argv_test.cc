@@ -91,6 +91,40 @@ TEST(BwrapArgvTest, RootIsRemountedReadOnlyAfterEveryBind) {
   }
 }
 
+// What the host finds must exist inside too: the path as the sandbox sees it
+// and the host's real path of the file both lie in what the sandbox shows.
+TEST(BwrapArgvTest, VisibleInSandboxOnlyForWhatTheSandboxShows) {
+  const std::vector<RootEntry> merged = {{"/bin", "usr/bin"}, {"/lib", "usr/lib"}};
+  const std::vector<RootEntry> split = {{"/bin", ""}};
+  const std::vector<ValidatedMount> mounts = {{"/data/tools", "/opt/tools", false}};
+  const std::string project = "/home/u/proj";
+  struct Row {
+    const char* path;
+    const char* real;
+    const std::vector<RootEntry>* layout;
+    bool visible;
+  };
+  const Row rows[] = {
+      {"/usr/bin/node", "/usr/bin/node", &merged, true},
+      {"/bin/sh", "/usr/bin/dash", &merged, true},
+      {"/usr/bin/awk", "/usr/bin/mawk", &merged, true},  // Through /etc/alternatives.
+      {"/bin/true", "/bin/true", &split, true},          // A bound root directory.
+      {"/bin/true", "/bin/true", &merged, false},        // Not bound when a link.
+      {"/home/u/proj/run.sh", "/home/u/proj/run.sh", &merged, true},
+      {"/home/u/proj/link", "/tmp/elsewhere", &merged, false},  // Dangles inside.
+      {"/home/u/projects/x", "/home/u/projects/x", &merged, false},
+      {"/opt/tools/lint", "/data/tools/lint", &merged, true},
+      {"/opt/other/lint", "/opt/other/lint", &merged, false},
+      {"/tmp/x", "/tmp/x", &merged, false},                 // /tmp is an empty tmpfs.
+      {"/root/bin/x", "/root/bin/x", &merged, false},       // So is HOME.
+      {"/usr/local/bin/tool", "/opt/tool/bin/tool", &merged, false},
+  };
+  for (const Row& row : rows) {
+    EXPECT_EQ(VisibleInSandbox(row.path, row.real, project, mounts, *row.layout), row.visible)
+        << row.path << " -> " << row.real;
+  }
+}
+
 TEST(BwrapArgvTest, NeverTheWholeEtc) {
   std::vector<std::string> argv = Build(BwrapConfig(), Spawn());
   for (size_t i = 0; i + 1 < argv.size(); ++i) {

@@ -210,6 +210,23 @@ TEST_P(ContainerTierTest, NotFoundInsideIs127) {
   EXPECT_EQ(r.exit_code, 127) << r.err;
 }
 
+// A program that exists on the host, outside the project and the mounts,
+// does not exist inside: 127 on every runtime (bubblewrap would say 1), and
+// it never runs.
+TEST_P(ContainerTierTest, HostOnlyProgramIs127) {
+  const std::string sentinel = project_ + "/host-program-ran";
+  const std::string program = dir_.Write("outside/tool", "#!/bin/sh\ntouch '" + sentinel + "'\n");
+  ASSERT_EQ(chmod(program.c_str(), 0755), 0);
+  RunResult r = Np({"--", program});
+  EXPECT_EQ(r.exit_code, 127) << r.err;
+  EXPECT_FALSE(FileExists(sentinel));
+  // A link in the project to it dangles inside.
+  ASSERT_EQ(symlink(program.c_str(), (project_ + "/tool-link").c_str()), 0);
+  r = Np({"--", "./tool-link"});
+  EXPECT_EQ(r.exit_code, 127) << r.err;
+  EXPECT_FALSE(FileExists(sentinel));
+}
+
 TEST_P(ContainerTierTest, MegabyteOnStdinArrivesIntact) {
   std::string data(1 << 20, '\0');
   std::mt19937 random(42);

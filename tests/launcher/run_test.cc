@@ -427,7 +427,9 @@ TEST(BwrapRunTest, SandboxThatNeverComesUpIsRefused) {
   Lab lab;
   lab.Config(R"({"isolation":{"tier":"container","container":{"runtime":"bwrap"}}})");
   WriteFakeBwrap(lab, /*report=*/false);
-  Started s = StartAndWait(lab, {"--", lab.sentinel_program()}, lab.Env());
+  // In the project, so the sandbox would show it (outside it is 127 first).
+  const std::string program = WriteSentinelProgram(lab.project() + "/sentinel", lab.sentinel());
+  Started s = StartAndWait(lab, {"--", program}, lab.Env());
   EXPECT_EQ(s.status, 69);
   EXPECT_FALSE(FileExists(lab.sentinel()));
 }
