@@ -1,4 +1,5 @@
-// The Debian package: `cpack -G DEB` in the build directory, then the .deb
+// `cmake --install --prefix` into a temporary prefix, and the Debian package:
+// `cpack -G DEB` in the build directory, then the .deb
 // unpacked into a scratch root (`dpkg -x`) and, as root with CI=true, also
 // installed for real (`dpkg -i`) and removed again (`dpkg -r`). From each
 // install: `np-exec --version`, `status` in a temporary project and a
@@ -135,6 +136,28 @@ TEST_F(PackageTest, UnpackedIntoAScratchRootItRuns) {
                             "complete -p np-exec"});
   EXPECT_EQ(complete.exit_code, 0) << complete.err;
   EXPECT_THAT(complete.out, HasSubstr("_np_exec"));
+}
+
+// Issue 7.1: `cmake --install BUILD --prefix P` puts np-exec, its man page,
+// its bash completion (and the interposer, when built) under P, and the
+// installed np-exec runs.
+TEST(CmakeInstallTest, PutsEverythingUnderThePrefixAndRuns) {
+  if (!FileExists("/usr/bin/cmake")) {
+    if (CiTrue()) FAIL() << "/usr/bin/cmake is missing";
+    GTEST_SKIP() << "/usr/bin/cmake is missing";
+  }
+  TempDir prefix;
+  RunResult r =
+      RunTool({"/usr/bin/cmake", "--install", BinaryDir(), "--prefix", prefix.Path("p")});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string p = prefix.Path("p");
+  EXPECT_TRUE(FileExists(p + "/bin/np-exec"));
+  EXPECT_TRUE(FileExists(p + "/share/man/man1/np-exec.1.gz") ||
+              FileExists(p + "/share/man/man1/np-exec.1"));
+  EXPECT_TRUE(FileExists(p + "/share/bash-completion/completions/np-exec"));
+  EXPECT_EQ(FileExists(p + "/lib/np-exec/libnp-exec-preload.so"),
+            FileExists(BinaryDir() + "/bin/libnp-exec-preload.so"));
+  CheckInstalledNpExec(p + "/bin/np-exec");
 }
 
 TEST_F(PackageTest, InstalledForRealWithDpkgAsRootInCi) {
