@@ -1,7 +1,9 @@
 /* Whether one exec-family call is rewritten. Everything here runs between
- * fork (or vfork) and exec, so it is async-signal-safe: stack buffers, the
- * read-only configuration, and system calls (stat, access, getcwd, getpid,
- * write). No malloc, no locks, no stdio, no writes to shared memory. */
+ * fork (or vfork) and exec: stack buffers, the read-only configuration,
+ * getenv (which only reads environ) and system calls (stat, access, getcwd
+ * into a caller buffer, getpid, write). No malloc, no locks, no stdio, no
+ * writes to shared memory. getenv and getcwd are not on POSIX's
+ * async-signal-safe list; glibc's take no lock and allocate nothing here. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
