@@ -100,6 +100,12 @@ absl::StatusOr<MountPolicy> MakeMountPolicy(absl::string_view project_root,
   for (const std::string& extra : extra_forbidden) {
     absl::Status absolute = CheckAbsolutePath(extra, "invalid-path");
     if (!absolute.ok()) return absolute;
+    if (HasDotDot(extra)) {
+      return MakeError(absl::StatusCode::kInvalidArgument, "invalid-path",
+                       absl::StrCat("forbidden mount source ", extra,
+                                    " has a \"..\" component; name it without one"),
+                       {{"path", extra}});
+    }
   }
   std::vector<std::string> sources = DefaultForbiddenSources();
   sources.insert(sources.end(), extra_forbidden.begin(), extra_forbidden.end());

@@ -35,7 +35,7 @@ struct MountPolicy {
 
 // Builds the policy: resolves the project root and the forbidden sources
 // (defaults plus `extra_forbidden`, such as the engine endpoint named by DOCKER_HOST).
-// An extra entry that is not a clean absolute path is `invalid-path`.
+// An extra entry that is not a clean absolute path (or has "..") is `invalid-path`.
 absl::StatusOr<MountPolicy> MakeMountPolicy(absl::string_view project_root,
                                             const std::vector<std::string>& extra_forbidden);
 

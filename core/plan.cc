@@ -71,6 +71,7 @@ absl::StatusOr<SpawnPlan> PlanSpawn(const Settings& settings, const ProbeResult*
   spawn.env_names = plan.env_names;
   spawn.program = program;
   plan.project_mount = ProjectTarget(container, spawn);
+  plan.project_real = policy->project_real;
 
   absl::StatusOr<std::vector<ValidatedMount>> mounts = ValidateMounts(
       container.mounts, *policy, {plan.project_mount, "/tmp", std::string(kContainerHome)});

@@ -40,6 +40,7 @@ struct SpawnPlan {
   std::vector<ValidatedMount> mounts;
   std::string workdir;        // Container only: the working directory inside.
   std::string project_mount;  // Container only: where the project is mounted.
+  std::string project_real;   // Container only: the project's real path on the host.
   std::string image;
 };
 

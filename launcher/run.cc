@@ -36,11 +36,6 @@
 namespace np {
 namespace {
 
-// Variables of the LD_PRELOAD interposer; never handed to a runtime client,
-// so nothing np-exec starts inside a container is interposed again.
-const std::vector<absl::string_view> kInterposerVars = {"LD_PRELOAD", "NP_EXEC_PRELOAD",
-                                                        "NP_EXEC_PRELOAD_NAMES"};
-
 int Fail(const absl::Status& status, const HostFacts& host) {
   WriteError(status, host.stderr_tty);
   return RunPathExitCode(status);
@@ -226,7 +221,7 @@ int RunBwrap(const SpawnPlan& plan, const Settings& settings, const Endpoint& en
   }
   absl::StatusOr<std::string> real = ResolveRealPath(inside, "program-not-found");
   if (!real.ok() ||
-      !VisibleInSandbox(inside, *real, plan.project_mount, plan.mounts, ReadHostRootLayout())) {
+      !VisibleInSandbox(inside, *real, plan.project_real, plan.mounts, ReadHostRootLayout())) {
     return Refuse(MakeError(absl::StatusCode::kNotFound, "program-not-found",
                             absl::StrCat(inside, " exists on the host but not inside the sandbox, "
                                                  "which shows only /usr, the project and the "
@@ -259,6 +254,7 @@ int RunBwrap(const SpawnPlan& plan, const Settings& settings, const Endpoint& en
   }
   request.keep_fd = info[1];
   request.parent_death_signal = SIGKILL;
+  request.own_process_group = true;
   // What bubblewrap wrote to --info-fd so far: {"child-pid": N} once the
   // sandbox is set up. Read when a signal is to be handed to the program.
   std::string info_text;

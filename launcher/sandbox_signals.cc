@@ -75,7 +75,10 @@ std::vector<pid_t> ChildrenOf(pid_t pid) {
 int SignalSandbox(pid_t bwrap_pid, absl::string_view info_json, int sig) {
   std::optional<pid_t> init = SandboxInitPid(info_json);
   int signalled = 0;
-  if (init.has_value()) {
+  // Only while that pid is still bubblewrap's child: once the sandbox ended,
+  // the pid (and its children's) may belong to anyone. bubblewrap itself is
+  // np-exec's unreaped child, so its pid cannot be reused meanwhile.
+  if (init.has_value() && ParentOf(absl::StrCat(*init)) == bwrap_pid) {
     for (pid_t program : ChildrenOf(*init)) {
       if (kill(program, sig) == 0) ++signalled;
     }

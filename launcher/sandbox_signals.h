@@ -26,9 +26,10 @@ std::optional<pid_t> SandboxInitPid(absl::string_view info_json);
 // of /proc).
 std::vector<pid_t> ChildrenOf(pid_t pid);
 
-// Sends `sig` to the program(s) in the sandbox described by `info_json`; to
-// bubblewrap itself (`bwrap_pid`) while the sandbox is not set up yet, or has
-// no program left. Returns the number of processes signalled inside.
+// Sends `sig` to the program(s) in the sandbox described by `info_json`, as
+// long as its init is still `bwrap_pid`'s child; otherwise (not set up yet,
+// already ended, no program left) to bubblewrap itself. Returns the number
+// of processes signalled inside.
 int SignalSandbox(pid_t bwrap_pid, absl::string_view info_json, int sig);
 
 }  // namespace np

@@ -78,12 +78,15 @@ SuperviseResult Supervise(const SuperviseRequest& request) {
     // deliver the parent-death signal, so act on it now.
     if (getppid() != parent) _exit(128 + request.parent_death_signal);
     if (request.keep_fd >= 0) fcntl(request.keep_fd, F_SETFD, 0);
+    if (request.own_process_group) setpgid(0, 0);
     sigprocmask(SIG_SETMASK, &original, nullptr);
     execve(request.bin.c_str(), argv.data(), env.data());
     int err = errno;
     (void)!write(report[1], &err, sizeof(err));
     _exit(127);
   }
+  // Also from this side, so no terminal signal slips in before the child's own call.
+  if (request.own_process_group) setpgid(child, child);
   close(report[1]);
   int child_errno = 0;
   ssize_t got;
@@ -137,7 +140,8 @@ SuperviseResult Supervise(const SuperviseRequest& request) {
     }
     // A signal the terminal sent to the foreground group reached the client
     // too; forwarding it again would deliver it twice.
-    const bool from_terminal = info.si_code == SI_KERNEL;
+    // (A client in its own process group did not get it: forward it then.)
+    const bool from_terminal = info.si_code == SI_KERNEL && !request.own_process_group;
     if (!from_terminal) {
       if (request.forward) {
         request.forward(child, sig);

@@ -38,6 +38,10 @@ struct SuperviseRequest {
   // Delivers a forwarded signal in place of kill(client, sig) when set
   // (bubblewrap: to the program inside, see sandbox_signals.h).
   std::function<void(pid_t client, int sig)> forward;
+  // Puts the client in a process group of its own, so the terminal's signals
+  // (Ctrl-C) reach np-exec alone, which then forwards them like any other.
+  // For bubblewrap, which would die of them and take the program along.
+  bool own_process_group = false;
 };
 
 struct SuperviseResult {

@@ -155,7 +155,8 @@ int VerbDoctor(const CommandLine& cl, const HostFacts& host) {
       // A client killed at the timeout, or one that failed, may leave the
       // container behind (--rm needs the client): remove it by name.
       if (code != 0) {
-        ForceRemoveContainer(endpoint.bin, EditEnvironment(host.envp, {}, {}), endpoint.socket,
+        ForceRemoveContainer(endpoint.bin, EditEnvironment(host.envp, {}, kInterposerVars),
+                             endpoint.socket,
                              facts.container_name);
       }
       deep = {{"ran", true}, {"exit_code", code}};

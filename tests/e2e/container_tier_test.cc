@@ -250,6 +250,17 @@ TEST_P(ContainerTierTest, WorkingDirectoryMapsToTheSamePlaceInside) {
   EXPECT_EQ(r.out, sub + "\n");
 }
 
+// With isolation.container.workdir the project is mounted there, and a
+// program in the project, named relative to the working directory, runs.
+TEST_P(ContainerTierTest, ProjectProgramRunsWithAWorkdir) {
+  Configure({{"workdir", "/work"}});
+  const std::string tool = dir_.Write("project/bin/tool.sh", "#!/bin/sh\necho \"in $(pwd)\"\n");
+  ASSERT_EQ(chmod(tool.c_str(), 0755), 0);
+  RunResult r = Np({"--", "bin/tool.sh"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "in /work\n");
+}
+
 TEST_P(ContainerTierTest, ExtraReadOnlyMountIsReadableNotWritable) {
   const std::string data = dir_.MakeDir("data");
   dir_.Write("data/file.txt", "extra\n");

@@ -10,7 +10,10 @@
 //     without a group; bubblewrap: directly, it needs no daemon. Rootless podman
 //     needs subuid/subgid maps and newuidmap, which these machines lack, so it
 //     is not part of the non-root test.
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -119,6 +122,94 @@ bool IsRoot() { return geteuid() == 0; }
       GTEST_SKIP() << "needs root (a private dockerd, or setpriv to uid 1000)"; \
     }                                                                           \
   } while (0)
+
+// Ctrl-C at a terminal on bubblewrap: the terminal sends SIGINT to its
+// foreground process group. bubblewrap runs in a group of its own, so only
+// np-exec gets it, and hands it to the program, which traps it; bubblewrap
+// in the foreground group would have died of it and SIGKILLed the program.
+TEST(TerminalSignalTest, CtrlCReachesTheProgramOnBubblewrap) {
+  NP_REQUIRE_RUNTIME("bwrap");
+  TempDir dir;
+  const std::string project = dir.MakeDir("project");
+  MakeProject(project, ContainerConfig("bwrap", ""));
+  const std::string got = project + "/got-signal";
+  const std::string seconds = std::to_string(300 + std::random_device()() % 600);
+  const std::string marker = std::string("sleep\0", 6) + seconds + std::string("\0", 1);
+  int master = posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(grantpt(master), 0);
+  ASSERT_EQ(unlockpt(master), 0);
+  const std::string slave_name = ptsname(master);
+  // Built before fork: the child makes async-signal-safe calls only.
+  std::vector<std::string> args = {
+      NpExecBin(), "--", "sh", "-c",
+      absl::StrCat("trap 'echo INT > \"", got, "\"; exit 130' INT; sleep ", seconds, " & wait")};
+  std::vector<std::string> env = RuntimeEnv();
+  std::vector<char*> argv, envp;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // A new session whose controlling terminal is the pty: np-exec is then
+    // the foreground process group the terminal signals.
+    setsid();
+    int slave = open(slave_name.c_str(), O_RDWR);
+    if (slave < 0) _exit(120);
+    dup2(slave, 0);
+    dup2(slave, 1);
+    dup2(slave, 2);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGINT, SIG_DFL);
+    if (chdir(project.c_str()) != 0) _exit(121);
+    execve(argv[0], argv.data(), envp.data());
+    _exit(127);
+  }
+  // Drained meanwhile, so nothing blocks on a full pty.
+  std::string output;
+  auto drain = [&] {
+    char buffer[4096];
+    pollfd fd = {master, POLLIN, 0};
+    while (poll(&fd, 1, 0) > 0 && (fd.revents & POLLIN)) {
+      ssize_t n = read(master, buffer, sizeof(buffer));
+      if (n <= 0) break;
+      output.append(buffer, static_cast<size_t>(n));
+    }
+  };
+  const bool running = WaitFor(
+      [&] {
+        drain();
+        return !PidsWithCmdlinePrefix(marker).empty();
+      },
+      30000);
+  if (!running) {
+    kill(pid, SIGKILL);
+    WaitProcess(pid, 10000);
+    close(master);
+    FAIL() << "the program never started: " << output;
+  }
+  ASSERT_EQ(write(master, "\x03", 1), 1);  // ^C: VINTR of a new pty.
+  int status = -1;
+  WaitFor(
+      [&] {
+        drain();
+        status = WaitProcess(pid, 0);
+        return status != -1;
+      },
+      20000);
+  if (status == -1) {
+    kill(pid, SIGKILL);
+    WaitProcess(pid, 10000);
+  }
+  close(master);
+  EXPECT_EQ(status, 130) << output;
+  EXPECT_EQ(ReadFile(got), "INT\n") << "the program did not get the terminal's SIGINT: " << output;
+  EXPECT_TRUE(WaitFor([&] { return PidsWithCmdline(marker).empty(); }, 10000));
+}
 
 // Issue 6.1: a container run removes the labelled containers whose owner,
 // recorded as pid and start time, no longer exists, as a SIGKILLed np-exec

@@ -7,6 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -44,38 +47,72 @@ bool EndedBy(pid_t pid, int sig) {
   return waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) && WTERMSIG(status) == sig;
 }
 
-// The test process plays the sandbox's init: its children play the programs
-// inside and all get the signal; the pid given for bubblewrap (a grandchild
-// here) does not, since the programs were reached.
-TEST(SandboxSignalsTest, SignalsTheInitsChildrenNotBubblewrap) {
-  const pid_t first = PausedChild();
-  const pid_t second = PausedChild();
-  ASSERT_GT(first, 0);
-  ASSERT_GT(second, 0);
-  EXPECT_THAT(ChildrenOf(getpid()), Contains(first));
-  EXPECT_THAT(ChildrenOf(getpid()), Contains(second));
-  // "bubblewrap": a grandchild, so not among the init's children.
+// A process tree like bubblewrap's: "bubblewrap" (the test's child) runs an
+// "init", which runs two "programs" and exits with how many of them SIGTERM
+// ended; "bubblewrap" exits with init's status. The test learns init's pid
+// through a pipe, as np-exec does through --info-fd.
+struct FakeSandbox {
+  pid_t bwrap = -1;
+  pid_t init = -1;
+};
+
+FakeSandbox StartFakeSandbox() {
   int report[2];
-  ASSERT_EQ(pipe(report), 0);
-  const pid_t middle = fork();
-  ASSERT_GE(middle, 0);
-  if (middle == 0) {
-    const pid_t grandchild = PausedChild();
-    (void)!write(report[1], &grandchild, sizeof(grandchild));
-    waitpid(grandchild, nullptr, 0);
-    _exit(0);
+  FakeSandbox sandbox;
+  if (pipe(report) != 0) return sandbox;
+  sandbox.bwrap = fork();
+  if (sandbox.bwrap == 0) {
+    const pid_t init = fork();
+    if (init == 0) {
+      const pid_t programs[2] = {PausedChild(), PausedChild()};
+      int ended_by_term = 0;
+      for (pid_t program : programs) ended_by_term += EndedBy(program, SIGTERM) ? 1 : 0;
+      _exit(ended_by_term);
+    }
+    (void)!write(report[1], &init, sizeof(init));
+    int status = 0;
+    waitpid(init, &status, 0);
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 100);
   }
-  pid_t bwrap = 0;
-  ASSERT_EQ(read(report[0], &bwrap, sizeof(bwrap)), static_cast<ssize_t>(sizeof(bwrap)));
-  EXPECT_THAT(ChildrenOf(getpid()), Contains(middle));
-  // Three direct children (first, second, middle) get it; the grandchild
-  // given as bubblewrap does not.
-  EXPECT_EQ(SignalSandbox(bwrap, absl::StrCat(R"({"child-pid": )", getpid(), "}"), SIGTERM), 3);
-  EXPECT_TRUE(EndedBy(first, SIGTERM));
-  EXPECT_TRUE(EndedBy(second, SIGTERM));
-  EXPECT_TRUE(EndedBy(middle, SIGTERM));
-  EXPECT_EQ(kill(bwrap, 0), 0) << "bubblewrap was signalled although the programs were";
-  kill(bwrap, SIGKILL);
+  close(report[1]);
+  if (read(report[0], &sandbox.init, sizeof(sandbox.init)) != sizeof(sandbox.init)) {
+    sandbox.init = -1;
+  }
+  close(report[0]);
+  return sandbox;
+}
+
+TEST(SandboxSignalsTest, SignalsTheInitsChildrenNotBubblewrap) {
+  const FakeSandbox sandbox = StartFakeSandbox();
+  ASSERT_GT(sandbox.bwrap, 0);
+  ASSERT_GT(sandbox.init, 0);
+  std::vector<pid_t> programs;
+  // The programs start asynchronously: wait until init has both.
+  for (int i = 0; i < 500 && programs.size() < 2; ++i) {
+    programs = ChildrenOf(sandbox.init);
+    if (programs.size() < 2) usleep(10000);
+  }
+  ASSERT_EQ(programs.size(), 2u);
+  const std::string report = absl::StrCat("{\n    \"child-pid\": ", sandbox.init, "\n}\n");
+  EXPECT_EQ(SignalSandbox(sandbox.bwrap, report, SIGTERM), 2);
+  int status = 0;
+  ASSERT_EQ(waitpid(sandbox.bwrap, &status, 0), sandbox.bwrap);
+  ASSERT_TRUE(WIFEXITED(status)) << "bubblewrap itself was signalled";
+  EXPECT_EQ(WEXITSTATUS(status), 2) << "both programs ended by SIGTERM";
+}
+
+// A report naming a process that is not bubblewrap's child (the sandbox has
+// ended and the pid was reused): nothing inside is signalled, bubblewrap is.
+TEST(SandboxSignalsTest, AReusedInitPidIsNotSignalled) {
+  const pid_t bwrap = PausedChild();
+  const pid_t stranger = PausedChild();  // A child of the test, not of bwrap.
+  ASSERT_GT(bwrap, 0);
+  ASSERT_GT(stranger, 0);
+  EXPECT_EQ(SignalSandbox(bwrap, absl::StrCat(R"({"child-pid": )", getpid(), "}"), SIGTERM), 0);
+  EXPECT_TRUE(EndedBy(bwrap, SIGTERM));
+  EXPECT_EQ(kill(stranger, 0), 0) << "a process outside the sandbox was signalled";
+  kill(stranger, SIGKILL);
+  waitpid(stranger, nullptr, 0);
 }
 
 TEST(SandboxSignalsTest, BeforeTheReportTheSignalGoesToBubblewrap) {
