@@ -38,11 +38,11 @@ absl::Status AssertTierAvailable(const ResolvedTier& resolved, Runtime runtime,
   switch (resolved.from) {
     case TierSource::kOperator:
       how_to_accept =
-          "the operator config ($XDG_CONFIG_HOME/nubos-pilot/config.json) asks "
-          "for it; change it there to accept direct";
+          "change the tier in the operator config "
+          "($XDG_CONFIG_HOME/nubos-pilot/config.json), which asks for it, to accept direct";
       break;
     case TierSource::kEnv:
-      how_to_accept = "NP_EXEC_TIER asks for it; unset it to accept direct";
+      how_to_accept = "unset NP_EXEC_TIER, which asks for it, to accept direct";
       break;
     default:
       how_to_accept =
