@@ -72,7 +72,7 @@ std::string OperatorConfigPath(const HostFacts& host) {
   return "";
 }
 
-unsigned long long ProcessStartTime(pid_t pid) {
+unsigned long long ProcStatField(pid_t pid, int field) {
   const std::string path = absl::StrCat("/proc/", pid, "/stat");
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
@@ -82,14 +82,17 @@ unsigned long long ProcessStartTime(pid_t pid) {
   if (n <= 0) return 0;
   absl::string_view stat(buffer, static_cast<size_t>(n));
   // The command name (field 2) may hold spaces and parentheses; fields after
-  // the last ")" are plain. Start time is field 22, the 20th after ")".
+  // the last ")" are plain, the first of them field 3.
   size_t close_paren = stat.rfind(')');
-  if (close_paren == absl::string_view::npos) return 0;
+  if (close_paren == absl::string_view::npos || field < 3) return 0;
   std::vector<absl::string_view> fields =
       absl::StrSplit(stat.substr(close_paren + 2), ' ', absl::SkipEmpty());
-  unsigned long long start = 0;
-  if (fields.size() > 19 && absl::SimpleAtoi(fields[19], &start)) return start;
+  const size_t index = static_cast<size_t>(field - 3);
+  unsigned long long value = 0;
+  if (fields.size() > index && absl::SimpleAtoi(fields[index], &value)) return value;
   return 0;
 }
+
+unsigned long long ProcessStartTime(pid_t pid) { return ProcStatField(pid, 22); }
 
 }  // namespace np

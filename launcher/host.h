@@ -55,7 +55,11 @@ absl::string_view GetEnv(char** envp, absl::string_view name);
 // $XDG_CONFIG_HOME/nubos-pilot/config.json, defaulting to ~/.config.
 std::string OperatorConfigPath(const HostFacts& host);
 
-// Start time of this process in clock ticks since boot (/proc/self/stat).
+// Field `field` of /proc/PID/stat as proc(5) numbers them (>= 3: the ones after
+// the command name), read as a number; 0 when the process or field is gone.
+unsigned long long ProcStatField(pid_t pid, int field);
+
+// Start time of a process in clock ticks since boot (field 22).
 unsigned long long ProcessStartTime(pid_t pid);
 
 }  // namespace np

@@ -13,12 +13,24 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "launcher/host.h"
 
 namespace np {
 namespace {
 
 using ::testing::Contains;
 using ::testing::Optional;
+
+// The /proc/PID/stat reader that the parent check (field 4) and the
+// reaper's owner labels (field 22) share.
+TEST(SandboxSignalsTest, ProcStatFieldsOfThisProcess) {
+  EXPECT_EQ(ProcStatField(getpid(), 4), static_cast<unsigned long long>(getppid()));
+  EXPECT_GT(ProcessStartTime(getpid()), 0u);
+  EXPECT_EQ(ProcStatField(getpid(), 22), ProcessStartTime(getpid()));
+  EXPECT_EQ(ProcStatField(getpid(), 3), 0u) << "the state is a letter, not a number";
+  EXPECT_EQ(ProcStatField(getpid(), 2), 0u) << "the command name is not a field after it";
+  EXPECT_EQ(ProcStatField(getpid(), 999), 0u);
+}
 
 TEST(SandboxSignalsTest, InitPidFromTheInfoReport) {
   EXPECT_THAT(SandboxInitPid("{\n    \"child-pid\": 4242\n}\n"), Optional(4242));
