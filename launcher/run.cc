@@ -46,16 +46,21 @@ absl::Status Recursion(absl::string_view why) {
                    absl::StrCat("recursive invocation of np-exec refused: ", why));
 }
 
-nlohmann::json BaseRecord(const HostFacts& host, const Settings& settings,
-                          const std::vector<std::string>& program) {
-  nlohmann::json record = {
+// What every audit line says of the spawn, tier or no tier.
+nlohmann::json SpawnRecord(const HostFacts& host, const std::vector<std::string>& program) {
+  return {
       {"pid", host.pid},
-      {"tier", TierName(settings.resolved.tier)},
-      {"effective_from", TierSourceName(settings.resolved.from)},
       {"program", program.front()},
       {"argv_digest", ArgvDigest(program)},
       {"cwd", host.cwd},
   };
+}
+
+nlohmann::json BaseRecord(const HostFacts& host, const Settings& settings,
+                          const std::vector<std::string>& program) {
+  nlohmann::json record = SpawnRecord(host, program);
+  record["tier"] = TierName(settings.resolved.tier);
+  record["effective_from"] = TierSourceName(settings.resolved.from);
   if (settings.resolved.tier == Tier::kContainer) {
     record["runtime"] = RuntimeName(settings.config.container.runtime);
     if (settings.config.container.runtime != Runtime::kBwrap) {
@@ -65,10 +70,16 @@ nlohmann::json BaseRecord(const HostFacts& host, const Settings& settings,
   return record;
 }
 
-void Audit(const HostFacts& host, const Settings& settings, nlohmann::json record) {
-  if (settings.project_root.empty()) return;
-  absl::Status logged = AppendAudit(settings.project_root, std::move(record));
+// Appends to the audit log of `project_root` (none: nothing); a failure is
+// reported on stderr and the spawn goes on.
+void AuditIn(const std::string& project_root, const HostFacts& host, nlohmann::json record) {
+  if (project_root.empty()) return;
+  absl::Status logged = AppendAudit(project_root, std::move(record));
   if (!logged.ok()) WriteError(logged, host.stderr_tty);
+}
+
+void Audit(const HostFacts& host, const Settings& settings, nlohmann::json record) {
+  AuditIn(settings.project_root, host, std::move(record));
 }
 
 int Refuse(const absl::Status& status, const HostFacts& host, const Settings& settings,
@@ -88,16 +99,10 @@ int RefuseUnsettled(const absl::Status& status, const HostFacts& host,
       host.cwd.empty() ? absl::StatusOr<std::string>(absl::NotFoundError("no cwd"))
                        : FindProjectRoot(host.cwd);
   if (root.ok()) {
-    nlohmann::json record = {
-        {"pid", host.pid},
-        {"program", program.front()},
-        {"argv_digest", ArgvDigest(program)},
-        {"cwd", host.cwd},
-        {"decision", "refused"},
-        {"code", ErrorCode(status)},
-    };
-    absl::Status logged = AppendAudit(*root, std::move(record));
-    if (!logged.ok()) WriteError(logged, host.stderr_tty);
+    nlohmann::json record = SpawnRecord(host, program);
+    record["decision"] = "refused";
+    record["code"] = ErrorCode(status);
+    AuditIn(*root, host, std::move(record));
   }
   return Fail(status, host);
 }
