@@ -82,9 +82,10 @@ absl::StatusOr<SpawnPlan> PlanSpawn(const Settings& settings, const ProbeResult*
   if (!workdir.ok()) return workdir.status();
   plan.workdir = *std::move(workdir);
 
+  if (container.runtime == Runtime::kBwrap) plan.root_layout = ReadHostRootLayout();
   absl::StatusOr<std::vector<std::string>> argv =
       container.runtime == Runtime::kBwrap
-          ? BuildBwrapArgv(container, plan.mounts, spawn, ReadHostRootLayout())
+          ? BuildBwrapArgv(container, plan.mounts, spawn, plan.root_layout)
           : BuildContainerArgv(container, plan.mounts, spawn);
   if (!argv.ok()) return argv.status();
   plan.argv = *std::move(argv);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/bwrap_argv.h"
 #include "core/container_argv.h"
 #include "core/gate.h"
 #include "core/mounts.h"
@@ -41,6 +42,7 @@ struct SpawnPlan {
   std::string workdir;        // Container only: the working directory inside.
   std::string project_mount;  // Container only: where the project is mounted.
   std::string project_real;   // Container only: the project's real path on the host.
+  std::vector<RootEntry> root_layout;  // bwrap only: the host root the argv was built from.
   std::string image;
 };
 

@@ -226,7 +226,7 @@ int RunBwrap(const SpawnPlan& plan, const Settings& settings, const Endpoint& en
   }
   absl::StatusOr<std::string> real = ResolveRealPath(inside, "program-not-found");
   if (!real.ok() ||
-      !VisibleInSandbox(inside, *real, plan.project_real, plan.mounts, ReadHostRootLayout())) {
+      !VisibleInSandbox(inside, *real, plan.project_real, plan.mounts, plan.root_layout)) {
     return Refuse(MakeError(absl::StatusCode::kNotFound, "program-not-found",
                             absl::StrCat(inside, " exists on the host but not inside the sandbox, "
                                                  "which shows only /usr, the project and the "
