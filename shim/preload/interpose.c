@@ -27,14 +27,11 @@
 extern char **environ;
 
 typedef int (*ExecveFn)(const char *, char *const[], char *const[]);
-typedef int (*ExecvFn)(const char *, char *const[]);
 typedef int (*ExecvpeFn)(const char *, char *const[], char *const[]);
 typedef int (*SpawnFn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
                        const posix_spawnattr_t *, char *const[], char *const[]);
 
 static ExecveFn real_execve;
-static ExecvFn real_execv;
-static ExecvFn real_execvp;
 static ExecvpeFn real_execvpe;
 static SpawnFn real_posix_spawn;
 static SpawnFn real_posix_spawnp;
@@ -49,8 +46,6 @@ static SpawnFn real_posix_spawnp;
 
 void NpResolveReal(void) {
   NP_LOAD(execve);
-  NP_LOAD(execv);
-  NP_LOAD(execvp);
   NP_LOAD(execvpe);
   NP_LOAD(posix_spawn);
   NP_LOAD(posix_spawnp);
@@ -66,8 +61,6 @@ void NpResolveReal(void) {
     return real_##fn; \
   }
 NP_REAL_GETTER(execve, ExecveFn)
-NP_REAL_GETTER(execv, ExecvFn)
-NP_REAL_GETTER(execvp, ExecvFn)
 NP_REAL_GETTER(execvpe, ExecvpeFn)
 NP_REAL_GETTER(posix_spawn, SpawnFn)
 NP_REAL_GETTER(posix_spawnp, SpawnFn)
@@ -103,32 +96,6 @@ NP_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
   return Real_execve()(path, argv, envp);
 }
 
-NP_EXPORT int execv(const char *path, char *const argv[]) {
-  char resolved[PATH_MAX];
-  switch (NpDecidePath(path, resolved)) {
-    case kNpWrap:
-      return ExecWrapped(resolved, argv, environ);
-    case kNpRefuse:
-      return Refused(path);
-    case kNpPassThrough:
-      break;
-  }
-  return Real_execv()(path, argv);
-}
-
-NP_EXPORT int execvp(const char *file, char *const argv[]) {
-  char resolved[PATH_MAX];
-  switch (NpDecideFile(file, resolved)) {
-    case kNpWrap:
-      return ExecWrapped(resolved, argv, environ);
-    case kNpRefuse:
-      return Refused(file);
-    case kNpPassThrough:
-      break;
-  }
-  return Real_execvp()(file, argv);
-}
-
 NP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
   char resolved[PATH_MAX];
   switch (NpDecideFile(file, resolved)) {
@@ -140,6 +107,16 @@ NP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) 
       break;
   }
   return Real_execvpe()(file, argv, envp);
+}
+
+/* execv and execvp are execve and execvpe with the process's environment,
+ * exactly as glibc defines them, so they go through the same decision. */
+NP_EXPORT int execv(const char *path, char *const argv[]) {
+  return execve(path, argv, environ);
+}
+
+NP_EXPORT int execvp(const char *file, char *const argv[]) {
+  return execvpe(file, argv, environ);
 }
 
 /* The execl family gathers its variadic arguments into a stack array, as
