@@ -21,13 +21,6 @@
 
 namespace np {
 
-// One top-level entry of the host root that programs expect (/bin, /lib, ...):
-// a symlink into /usr on a merged-/usr system, or a directory to bind.
-struct RootEntry {
-  std::string path;         // "/bin"
-  std::string link_target;  // "usr/bin" when a symlink; empty for a directory.
-};
-
 // Reads /bin, /sbin, /lib, /lib32, /lib64 and /libx32 of the host.
 std::vector<RootEntry> ReadHostRootLayout();
 

@@ -280,18 +280,14 @@ absl::Status ParseContainer(const json& c, ContainerConfig& out) {
     }
   }
   if (auto it = c.find("workdir"); it != c.end() && !it->is_null()) {
-    constexpr absl::string_view kExpected = "null or an absolute path other than /";
     if (!it->is_string()) {
-      return InvalidValue("isolation-invalid-value", "isolation.container.workdir", *it, kExpected);
-    }
-    const std::string workdir = it->get<std::string>();
-    if (!CheckAbsolutePath(workdir, "x").ok() || HasDotDot(workdir) ||
-        NormalizePath(workdir) == "/" || workdir.find_first_of(",\"\n\r:") != std::string::npos) {
       return InvalidValue("isolation-invalid-value", "isolation.container.workdir", *it,
-                          "null or an absolute path other than /, without .., commas, "
-                          "colons, quotes or newlines");
+                          "null or an absolute path other than /");
     }
-    out.workdir = NormalizePath(workdir);
+    absl::StatusOr<std::string> workdir =
+        ParseMountPoint(it->get<std::string>(), "isolation.container.workdir");
+    if (!workdir.ok()) return workdir.status();
+    out.workdir = *std::move(workdir);
   }
   if (auto it = c.find("pull"); it != c.end()) {
     if (*it == "missing") {
@@ -329,6 +325,16 @@ absl::string_view NetworkName(Network network) {
       return "host";
   }
   return "none";
+}
+
+absl::StatusOr<std::string> ParseMountPoint(absl::string_view path, absl::string_view key) {
+  if (!CheckAbsolutePath(path, "x").ok() || HasDotDot(path) || NormalizePath(path) == "/" ||
+      path.find_first_of(",\"\n\r:") != absl::string_view::npos) {
+    return InvalidValue("isolation-invalid-value", key, json(std::string(path)),
+                        "null or an absolute path other than /, without .., commas, "
+                        "colons, quotes or newlines");
+  }
+  return NormalizePath(path);
 }
 
 absl::StatusOr<ProjectConfig> ParseProjectConfig(const json& root) {

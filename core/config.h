@@ -69,6 +69,12 @@ struct ProjectConfig {
 // `isolation-mount-bad-mode`, `isolation-bad-env-name`.
 absl::StatusOr<ProjectConfig> ParseProjectConfig(const nlohmann::json& root);
 
+// Validates where the project is mounted inside (`isolation.container.workdir`,
+// `wrap --workdir`): an absolute path other than /, without "..", commas,
+// colons, quotes or newlines; returns it normalised. Code
+// `isolation-invalid-value`, naming `key`.
+absl::StatusOr<std::string> ParseMountPoint(absl::string_view path, absl::string_view key);
+
 // Reads only `isolation.tier` from the operator's own config file
 // ($XDG_CONFIG_HOME/nubos-pilot/config.json); nullopt when it names none.
 absl::StatusOr<std::optional<Tier>> ParseOperatorTier(const nlohmann::json& root);

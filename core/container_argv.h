@@ -26,6 +26,14 @@ inline constexpr absl::string_view kContainerHome = "/home/np-exec";
 inline constexpr absl::string_view kOwnerLabel = "dev.nubos.np-exec.owner";
 inline constexpr absl::string_view kManagedLabel = "dev.nubos.np-exec";
 
+// One top-level entry of the host root that programs expect (/bin, /lib, ...):
+// a symlink into /usr on a merged-/usr system, or a directory to bind.
+// bubblewrap only; read by the launcher (ReadHostRootLayout) and handed in.
+struct RootEntry {
+  std::string path;         // "/bin"
+  std::string link_target;  // "usr/bin" when a symlink; empty for a directory.
+};
+
 // Per-spawn facts, read by the launcher and handed in.
 struct ContainerSpawn {
   std::string project_root;  // Real path on the host.
@@ -42,6 +50,7 @@ struct ContainerSpawn {
   std::string init_path;
   std::vector<std::string> env_names;  // Validated; config's and --env's.
   std::vector<std::string> program;    // The program and its arguments.
+  std::vector<RootEntry> root_layout;  // bubblewrap: the host's /bin, /lib*, /sbin.
 };
 
 // The project's mount target: `workdir` when configured, else its host path.

@@ -1,10 +1,17 @@
 #include "core/plan.h"
 
+#include <limits.h>
+#include <stdlib.h>
+
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "core/bwrap_argv.h"
 #include "core/errors.h"
+#include "core/paths.h"
 
 namespace np {
 namespace {
@@ -19,33 +26,100 @@ std::vector<std::string> MergeEnvNames(const std::vector<std::string>& configure
   return names;
 }
 
-}  // namespace
+bool IsInterposerVar(absl::string_view name) {
+  return std::find(kInterposerVars.begin(), kInterposerVars.end(), name) != kInterposerVars.end();
+}
 
-absl::StatusOr<SpawnPlan> PlanSpawn(const Settings& settings, const ProbeResult* probe,
-                                    const SpawnFacts& facts,
-                                    const std::vector<std::string>& program,
-                                    const std::vector<std::string>& env_names) {
-  if (program.empty() || program.front().empty()) {
-    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-wrap-no-command",
-                     "no program to run: give one after --");
+// NP_EXEC_PRELOAD_NAMES for the program's descendants: what the interposer
+// wraps now (default node) plus the project's isolation.interpose names.
+std::string InterposeNames(absl::string_view current, const std::vector<std::string>& extra) {
+  std::vector<std::string> names =
+      absl::StrSplit(current.empty() ? absl::string_view("node") : current, ',', absl::SkipEmpty());
+  for (const std::string& name : extra) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
-  for (const std::string& name : env_names) {
-    absl::Status valid = ValidateEnvName(name);
-    if (!valid.ok()) return valid;
-  }
-  const ContainerConfig& container = settings.config.container;
-  SpawnPlan plan;
-  plan.resolved = settings.resolved;
-  plan.runtime = container.runtime;
-  plan.env_names = MergeEnvNames(container.env, env_names);
-  absl::Status gate = AssertTierAvailable(settings.resolved, container.runtime, probe);
-  if (!gate.ok()) return gate;
-  if (settings.resolved.tier != Tier::kContainer) {
-    plan.argv = program;
-    return plan;
-  }
+  return absl::StrCat(kPreloadNamesVar, "=", absl::StrJoin(names, ","));
+}
 
-  // Container: validate everything before any argv exists.
+absl::StatusOr<std::string> Find(const SpawnFacts& facts, absl::string_view name,
+                                  absl::string_view path_list, bool skip_self) {
+  if (!facts.find) {
+    return MakeError(absl::StatusCode::kInternal, "internal-error",
+                     "PlanSpawn needs a program lookup");
+  }
+  return facts.find(name, path_list, skip_self);
+}
+
+absl::Status NoProgram() {
+  return MakeError(absl::StatusCode::kInvalidArgument, "isolation-wrap-no-command",
+                   "no program to run: give one after --");
+}
+
+// Direct and worktree: the program itself, found on the caller's PATH,
+// exec'd in place with the caller's environment and np-exec's markers.
+absl::Status PlanInPlace(const Settings& settings, const SpawnFacts& facts,
+                         const std::vector<std::string>& program, SpawnPlan& plan) {
+  absl::StatusOr<std::string> found = Find(facts, program.front(), facts.path, true);
+  if (found.ok()) {
+    plan.exec_path = *std::move(found);
+  } else if (facts.print_only && !HasErrorCode(found.status(), "internal-error")) {
+    plan.exec_path = program.front();
+  } else {
+    return found.status();
+  }
+  plan.argv = program;
+  plan.env.inherit = true;
+  plan.env.forward = plan.env_names;
+  plan.env.set = {absl::StrCat(kDepthVar, "=", facts.depth + 1),
+                  absl::StrCat(kExecPidVar, "=", facts.pid),
+                  absl::StrCat(kExecTargetVar, "=", plan.exec_path)};
+  if (!settings.config.interpose.empty()) {
+    plan.env.set.push_back(InterposeNames(facts.preload_names, settings.config.interpose));
+  }
+  return absl::OkStatus();
+}
+
+// bubblewrap shows the host's files at their own paths, so the host answers
+// whether the program is there: bubblewrap would report a missing program as
+// its own exit status 1, so it is refused here with 127 instead. The lookup
+// uses the sandbox's PATH and does not skip np-exec: bubblewrap's own search
+// inside finds the same file.
+absl::Status CheckVisibleInSandbox(const SpawnFacts& facts, const SpawnPlan& plan,
+                                   const std::string& name) {
+  absl::StatusOr<std::string> found = Find(facts, name, kSandboxPath, false);
+  if (!found.ok()) return found.status();
+  std::string inside =
+      absl::StartsWith(*found, "/") ? *found : NormalizePath(JoinPath(facts.cwd, *found));
+  if (HasDotDot(inside)) {
+    // ".." is resolved by the kernel after links: take the directory's real path.
+    const size_t slash = inside.rfind('/');
+    char dir[PATH_MAX];
+    if (realpath(slash == 0 ? "/" : inside.substr(0, slash).c_str(), dir) != nullptr) {
+      inside = JoinPath(dir, inside.substr(slash + 1));
+    }
+  }
+  absl::StatusOr<std::string> real = ResolveRealPath(inside, "program-not-found");
+  if (real.ok() &&
+      VisibleInSandbox(inside, *real, plan.project_real, plan.mounts, facts.root_layout)) {
+    return absl::OkStatus();
+  }
+  return MakeError(absl::StatusCode::kNotFound, "program-not-found",
+                   absl::StrCat(inside,
+                                " exists on the host but not inside the sandbox, which shows "
+                                "only /usr, the project and the configured mounts"),
+                   {{"program", name}, {"path", inside}});
+}
+
+absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
+                           const std::vector<std::string>& program, SpawnPlan& plan) {
+  ContainerConfig container = settings.config.container;
+  if (facts.mount_point.has_value()) {
+    // `wrap --workdir`: the project's mount point inside, as the reference
+    // reads it; a value that cannot be planned is an error, never a fallback.
+    absl::StatusOr<std::string> mount_point = ParseMountPoint(*facts.mount_point, "--workdir");
+    if (!mount_point.ok()) return mount_point.status();
+    container.workdir = *std::move(mount_point);
+  }
   if (settings.project_root.empty()) {
     return MakeError(absl::StatusCode::kFailedPrecondition, "not-in-project",
                      absl::StrCat("the container tier needs a project to mount, and ", facts.cwd,
@@ -70,6 +144,7 @@ absl::StatusOr<SpawnPlan> PlanSpawn(const Settings& settings, const ProbeResult*
   spawn.init_path = facts.init_path;
   spawn.env_names = plan.env_names;
   spawn.program = program;
+  spawn.root_layout = facts.root_layout;
   plan.project_mount = ProjectTarget(container, spawn);
   plan.project_real = policy->project_real;
 
@@ -82,34 +157,116 @@ absl::StatusOr<SpawnPlan> PlanSpawn(const Settings& settings, const ProbeResult*
   if (!workdir.ok()) return workdir.status();
   plan.workdir = *std::move(workdir);
 
-  if (container.runtime == Runtime::kBwrap) plan.root_layout = ReadHostRootLayout();
-  absl::StatusOr<std::vector<std::string>> argv =
-      container.runtime == Runtime::kBwrap
-          ? BuildBwrapArgv(container, plan.mounts, spawn, plan.root_layout)
-          : BuildContainerArgv(container, plan.mounts, spawn);
+  const RuntimeTraits& traits = TraitsOf(container.runtime);
+  absl::StatusOr<std::vector<std::string>> argv = traits.build_argv(container, plan.mounts, spawn);
   if (!argv.ok()) return argv.status();
+  if (traits.program_from_host) {
+    absl::Status visible = CheckVisibleInSandbox(facts, plan, program.front());
+    if (!visible.ok()) return visible;
+  } else if (facts.bare_word) {
+    absl::StatusOr<std::string> found = Find(facts, program.front(), facts.path, true);
+    if (!found.ok()) return found.status();
+  }
   plan.argv = *std::move(argv);
+  plan.exec_path = facts.runtime_bin;
   plan.wrapped = true;
-  if (container.runtime != Runtime::kBwrap) plan.image = container.image;
+  if (traits.sandbox_env_from_runtime) {
+    plan.env = SandboxEnvPlan(plan.env_names);
+  } else {
+    // A runtime client keeps the caller's environment (DOCKER_HOST and the
+    // like) and forwards only the named variables into the container.
+    plan.env.inherit = true;
+    plan.env.unset = kInterposerVars;
+    plan.env.forward = plan.env_names;
+  }
+  if (traits.uses_image) {
+    plan.image = container.image;
+    plan.pull_missing = container.pull_missing;
+  }
+  if (traits.named_containers) plan.container_name = facts.container_name;
+  plan.self_path = facts.self_path;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+EnvPlan SandboxEnvPlan(const std::vector<std::string>& forward) {
+  EnvPlan env;
+  env.set = {absl::StrCat("PATH=", kSandboxPath), absl::StrCat("HOME=", kContainerHome)};
+  env.pass = {"TERM"};
+  for (const std::string& name : forward) {
+    // The interposer's variables never reach a sandbox, forwarded or not, as
+    // they never reach a runtime client.
+    if (!IsInterposerVar(name)) env.forward.push_back(name);
+  }
+  return env;
+}
+
+absl::StatusOr<SpawnPlan> PlanSpawn(const Settings& settings, const ProbeResult* probe,
+                                    const SpawnFacts& facts,
+                                    const std::vector<std::string>& program,
+                                    const std::vector<std::string>& env_names) {
+  if (program.empty() || program.front().empty()) return NoProgram();
+  for (const std::string& name : env_names) {
+    absl::Status valid = ValidateEnvName(name);
+    if (!valid.ok()) return valid;
+  }
+  const ContainerConfig& container = settings.config.container;
+  SpawnPlan plan;
+  plan.resolved = settings.resolved;
+  plan.runtime = container.runtime;
+  plan.env_names = MergeEnvNames(container.env, env_names);
+  absl::Status gate = AssertTierAvailable(settings.resolved, container.runtime, probe);
+  if (!gate.ok()) return gate;
+  absl::Status planned = settings.resolved.tier == Tier::kContainer
+                             ? PlanContainer(settings, facts, program, plan)
+                             : PlanInPlace(settings, facts, program, plan);
+  if (!planned.ok()) return planned;
   return plan;
 }
 
-nlohmann::json PlanToJson(const SpawnPlan& plan, const std::string& runtime_bin) {
+std::vector<std::string> PrintedCommand(const SpawnPlan& plan) {
+  if (!plan.wrapped) return plan.argv;
+  std::vector<std::string> command;
+  if (TraitsOf(plan.runtime).sandbox_env_from_runtime) {
+    command = {plan.self_path, std::string(kSandboxExecVerb)};
+    if (!plan.env.forward.empty()) {
+      command.insert(command.end(), {"--env", absl::StrJoin(plan.env.forward, ",")});
+    }
+    command.emplace_back("--");
+  }
+  command.push_back(plan.exec_path);
+  command.insert(command.end(), plan.argv.begin() + 1, plan.argv.end());
+  return command;
+}
+
+nlohmann::json PlanToJson(const SpawnPlan& plan) {
   nlohmann::json out;
   out["tier"] = TierName(plan.resolved.tier);
   out["effective_from"] = TierSourceName(plan.resolved.from);
   out["wrapped"] = plan.wrapped;
+  // Names and np-exec's own values only: never a value of the caller's.
+  std::vector<std::string> set_names;
+  for (const std::string& entry : plan.env.set) set_names.push_back(entry.substr(0, entry.find('=')));
+  const nlohmann::json environment = {{"inherit", plan.env.inherit},
+                                      {"set", set_names},
+                                      {"unset", plan.env.unset},
+                                      {"pass", plan.env.pass},
+                                      {"forward", plan.env.forward}};
   if (plan.wrapped) {
+    const std::vector<std::string> command = PrintedCommand(plan);
     out["runtime"] = RuntimeName(plan.runtime);
-    out["bin"] = runtime_bin;
-    out["args"] = std::vector<std::string>(plan.argv.begin() + 1, plan.argv.end());
+    out["bin"] = command.front();
+    out["args"] = std::vector<std::string>(command.begin() + 1, command.end());
     out["workdir"] = plan.workdir;
     out["project_mount"] = plan.project_mount;
     out["env"] = plan.env_names;
+    out["environment"] = environment;
     return out;
   }
   out["bin"] = plan.argv.front();
   out["args"] = std::vector<std::string>(plan.argv.begin() + 1, plan.argv.end());
+  out["environment"] = environment;
   out["note"] = absl::StrCat(
       "tier ", TierName(plan.resolved.tier),
       " does not wrap: the program runs in place with the host's own rights (your whole "

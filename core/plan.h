@@ -1,12 +1,17 @@
 // Parse, then plan, then execute: the plan for one spawn.
 //
-// `PlanSpawn` turns settings, an injected probe result and per-spawn facts
-// into exactly one plan: exec the program in place (direct, worktree) or run
-// this runtime argv (container). The launcher carries it out; `wrap` prints it.
-// Reads the filesystem for mount validation; never spawns.
+// `PlanSpawn` turns settings, an injected probe result and the host facts of
+// one spawn into exactly one complete plan: what to execute (the program in
+// place on direct and worktree, the runtime on container), its argv, its
+// environment, its mounts. The launcher carries it out as it is; `wrap`
+// prints it, and a printed plan is safe to run as printed. Host facts come in
+// as arguments (the program lookup too, injected); reads the filesystem only
+// for mount validation and the bubblewrap visibility check; never spawns.
 #ifndef NP_EXEC_CORE_PLAN_H_
 #define NP_EXEC_CORE_PLAN_H_
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +24,36 @@
 
 namespace np {
 
+// Variables of the LD_PRELOAD interposer; never handed to a runtime client
+// or a sandbox, so nothing np-exec starts inside a container is interposed.
+inline const std::vector<std::string> kInterposerVars = {"LD_PRELOAD", "NP_EXEC_PRELOAD",
+                                                         "NP_EXEC_PRELOAD_NAMES"};
+// Environment variable names np-exec itself reads or sets.
+inline constexpr absl::string_view kDepthVar = "NP_EXEC_DEPTH";
+inline constexpr absl::string_view kExecPidVar = "NP_EXEC_EXEC_PID";
+inline constexpr absl::string_view kExecTargetVar = "NP_EXEC_EXEC_TARGET";
+inline constexpr absl::string_view kPreloadNamesVar = "NP_EXEC_PRELOAD_NAMES";
+
+// The environment of what the plan executes, as a recipe over the caller's:
+// values np-exec owns are in `set`; everything else is named, never copied
+// into the plan, so a printed plan carries no secret.
+struct EnvPlan {
+  bool inherit = false;              // Start from the caller's whole environment.
+  std::vector<std::string> set;      // "NAME=value": np-exec's own values.
+  std::vector<std::string> unset;    // Names dropped from the inherited environment.
+  std::vector<std::string> pass;     // np-exec's names copied from the caller when set (TERM).
+  std::vector<std::string> forward;  // The forwarded names (config and --env).
+};
+
+// The environment bubblewrap gets: PATH and HOME of the sandbox, TERM, and the
+// forwarded names (never the interposer's), nothing else of the caller's.
+EnvPlan SandboxEnvPlan(const std::vector<std::string>& forward);
+
+// Finds `name` on `path_list` (relative to `cwd`), skipping np-exec itself
+// when `skip_self`; the launcher injects shim/'s FindRealProgram.
+using FindProgramFn = std::function<absl::StatusOr<std::string>(
+    absl::string_view name, absl::string_view path_list, bool skip_self)>;
+
 struct SpawnFacts {
   std::string cwd;   // Real path.
   std::string home;  // Real path of the caller's home; may be empty.
@@ -26,37 +61,68 @@ struct SpawnFacts {
   uint32_t gid = 0;
   bool stdin_tty = false;
   bool stdout_tty = false;
+  std::string path;       // The caller's PATH.
+  FindProgramFn find;     // Required: the one program lookup.
+  // `np-exec WORD` without `--`: on an image runtime the word is still looked
+  // up on the caller's PATH, so a mistyped verb is told apart from a program.
+  bool bare_word = false;
+  // `wrap`: the caller runs the plan itself, so on direct and worktree a
+  // program this lookup cannot find is printed as given, not refused.
+  bool print_only = false;
+  int depth = 0;                 // NP_EXEC_DEPTH of the caller.
+  int pid = 0;                   // np-exec's own pid.
+  std::string preload_names;     // NP_EXEC_PRELOAD_NAMES of the caller.
+  std::string self_path;         // np-exec's own path (a printed bubblewrap plan runs it).
+  // Container only.
+  std::string runtime_bin;  // The runtime binary the probe found.
   std::string container_name;
   std::string owner;
   std::string init_path;  // Podman's --init binary when not its default (see ContainerSpawn).
   std::vector<std::string> extra_forbidden;  // E.g. the engine endpoint of DOCKER_HOST.
+  std::vector<RootEntry> root_layout;        // bubblewrap: the host's /bin, /lib*, /sbin.
+  std::optional<std::string> mount_point;    // `wrap --workdir`: where the project is mounted.
 };
 
 struct SpawnPlan {
   ResolvedTier resolved;
   Runtime runtime = Runtime::kDocker;
-  bool wrapped = false;           // True: run `argv` (a runtime command).
-  std::vector<std::string> argv;  // Container: runtime argv; else the program.
-  std::vector<std::string> env_names;
-  std::vector<ValidatedMount> mounts;
+  bool wrapped = false;           // True: `exec_path` is a runtime (argv a runtime command).
+  std::string exec_path;          // The file executed: the program, or the runtime binary.
+  std::vector<std::string> argv;  // argv[0]: the program as named, or the runtime's name.
+  EnvPlan env;
+  std::vector<std::string> env_names;  // The forwarded names (same as env.forward).
+  std::vector<ValidatedMount> mounts;  // The extra mounts.
   std::string workdir;        // Container only: the working directory inside.
   std::string project_mount;  // Container only: where the project is mounted.
   std::string project_real;   // Container only: the project's real path on the host.
-  std::vector<RootEntry> root_layout;  // bwrap only: the host root the argv was built from.
-  std::string image;
+  std::string image;          // Image runtimes only.
+  bool pull_missing = false;  // Image runtimes: `pull: "missing"`.
+  std::string container_name;  // Named runtimes only.
+  std::string self_path;       // np-exec's path, for a printed bubblewrap plan.
 };
 
 // Plans one spawn of `program` with the extra forwarded `env_names` (from
 // --env). On the container tier the probe is required (see gate.h) and every
-// mount is validated before any argv exists.
+// mount is validated before any argv exists. The program is looked up once,
+// on the PATH that applies (the caller's, or the sandbox's on bubblewrap).
 absl::StatusOr<SpawnPlan> PlanSpawn(const Settings& settings, const ProbeResult* probe,
                                     const SpawnFacts& facts,
                                     const std::vector<std::string>& program,
                                     const std::vector<std::string>& env_names);
 
-// The plan as `wrap` prints it: {tier, wrapped:true, bin, args, workdir,
-// project_mount} or {tier, wrapped:false, bin, args, note}.
-nlohmann::json PlanToJson(const SpawnPlan& plan, const std::string& runtime_bin);
+// The internal verb a printed bubblewrap plan runs: np-exec builds the
+// sandbox's environment by name (SandboxEnvPlan) and execs bubblewrap.
+inline constexpr absl::string_view kSandboxExecVerb = "sandbox-exec";
+
+// What a caller runs for a wrapped plan: {bin, args}. On bubblewrap that is
+// np-exec's sandbox-exec verb in front of bubblewrap, so that run as printed,
+// only the forwarded names reach the sandbox.
+std::vector<std::string> PrintedCommand(const SpawnPlan& plan);
+
+// The plan as `wrap` prints it: {tier, wrapped:true, runtime, bin, args,
+// workdir, project_mount, env, environment} or {tier, wrapped:false, bin,
+// args, note, environment}.
+nlohmann::json PlanToJson(const SpawnPlan& plan);
 
 }  // namespace np
 

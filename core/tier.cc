@@ -35,18 +35,6 @@ absl::string_view TierName(Tier tier) {
   return "direct";
 }
 
-absl::string_view RuntimeName(Runtime runtime) {
-  switch (runtime) {
-    case Runtime::kDocker:
-      return "docker";
-    case Runtime::kPodman:
-      return "podman";
-    case Runtime::kBwrap:
-      return "bwrap";
-  }
-  return "docker";
-}
-
 absl::StatusOr<Tier> ParseTier(absl::string_view name) {
   if (name == "direct") return Tier::kDirect;
   if (name == "worktree") return Tier::kWorktree;
@@ -55,16 +43,6 @@ absl::StatusOr<Tier> ParseTier(absl::string_view name) {
       absl::StatusCode::kInvalidArgument, "isolation-unknown-tier",
       absl::StrCat("unknown tier \"", name, "\"; expected direct, worktree or container"),
       {{"tier", name}, {"expected", {"direct", "worktree", "container"}}});
-}
-
-absl::StatusOr<Runtime> ParseRuntime(absl::string_view name) {
-  if (name == "docker") return Runtime::kDocker;
-  if (name == "podman") return Runtime::kPodman;
-  if (name == "bwrap") return Runtime::kBwrap;
-  return MakeError(
-      absl::StatusCode::kInvalidArgument, "isolation-invalid-runtime",
-      absl::StrCat("unknown container runtime \"", name, "\"; expected docker, podman or bwrap"),
-      {{"runtime", name}, {"expected", {"docker", "podman", "bwrap"}}});
 }
 
 TierDescription DescribeTier(Tier tier, Runtime runtime) {
@@ -126,21 +104,9 @@ TierDescription DescribeTier(Tier tier, Runtime runtime) {
       "changes to the project itself: it is mounted read-write, so the agent can "
       "rewrite anything in it, including .git and build scripts you later run "
       "outside the container");
-  if (runtime == Runtime::kBwrap) {
-    d.summary =
-        absl::StrCat(d.summary,
-                     " Runtime bwrap: no daemon and no image; the host's /usr and a few /etc "
-                     "files are visible read-only; no memory or cpu limits.");
-    d.does_not_protect_against.push_back(
-        "reads of the host's system directories (/usr and the /etc files "
-        "programs need): they are bound read-only into the sandbox");
-    d.does_not_protect_against.push_back(
-        "resource exhaustion: bubblewrap sets no memory or cpu limits");
-  } else {
-    d.does_not_protect_against.push_back(
-        "a runtime daemon that is itself compromised, or a user in the docker "
-        "group: access to the engine is root on the host");
-  }
+  const RuntimeTraits& traits = TraitsOf(runtime);
+  absl::StrAppend(&d.summary, traits.summary_note);
+  for (absl::string_view limit : traits.limits) d.does_not_protect_against.emplace_back(limit);
   return d;
 }
 

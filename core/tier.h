@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/runtime.h"
 #include "nlohmann/json.hpp"
 
 namespace np {
@@ -18,17 +19,10 @@ namespace np {
 // Ordered by strength, so comparisons mean "stronger than".
 enum class Tier { kDirect = 0, kWorktree = 1, kContainer = 2 };
 
-// Which program the container tier shells out to.
-enum class Runtime { kDocker, kPodman, kBwrap };
-
 absl::string_view TierName(Tier tier);
-absl::string_view RuntimeName(Runtime runtime);
 
 // Parses a tier name; anything else is `isolation-unknown-tier`.
 absl::StatusOr<Tier> ParseTier(absl::string_view name);
-
-// Parses a runtime name; anything else is `isolation-invalid-runtime`.
-absl::StatusOr<Runtime> ParseRuntime(absl::string_view name);
 
 // The ADR's describeTier() fields.
 struct TierDescription {

@@ -1,48 +1,69 @@
 #include "launcher/app.h"
 
 #include "absl/types/span.h"
-#include "core/errors.h"
 #include "launcher/cli.h"
 #include "launcher/host.h"
-#include "launcher/output.h"
+#include "launcher/outcome.h"
 #include "launcher/run.h"
 #include "launcher/verbs.h"
 
 namespace np {
+namespace {
 
+absl::StatusOr<Outcome> Dispatch(const CommandLine& cl, const HostFacts& host,
+                                 const Reporter& reporter) {
+  switch (cl.verb) {
+    case Verb::kRun:
+      return RunProgram(cl, host, reporter);
+    case Verb::kStatus:
+      return VerbStatus(cl, host);
+    case Verb::kDescribe:
+      return VerbDescribe(cl, host);
+    case Verb::kProbe:
+      return VerbProbe(cl, host);
+    case Verb::kWrap:
+      return VerbWrap(cl, host);
+    case Verb::kDoctor:
+      return VerbDoctor(cl, host);
+    case Verb::kShims:
+      return VerbShims(cl, host);
+    case Verb::kHelp:
+      return VerbHelp(cl, host);
+    case Verb::kVersion:
+      return VerbVersion();
+    case Verb::kSandboxExec:
+      return VerbSandboxExec(cl, host);
+  }
+  return Outcome{125};
+}
+
+// The run path and what stands in for it keep the program's exit statuses;
+// the verbs exit 0 or 1.
+CommandKind KindOf(Verb verb) {
+  return verb == Verb::kRun || verb == Verb::kSandboxExec ? CommandKind::kRun
+                                                          : CommandKind::kVerb;
+}
+
+}  // namespace
+
+// The one place an error becomes output and an exit status.
 int Main(int argc, char** argv, char** envp) {
   const HostFacts host = ReadHostFacts(envp);
+  const Reporter reporter(host.stderr_tty);
   const absl::Span<char* const> args = absl::MakeConstSpan(argv, static_cast<size_t>(argc));
   absl::StatusOr<CommandLine> cl = ParseCommandLine(args);
   if (!cl.ok()) {
-    WriteError(cl.status(), host.stderr_tty);
-    // Verbs exit 0 or 1, their option errors included (design.md 5); the run
+    reporter.Error(cl.status());
+    // A verb's own option errors exit 1 like the verb (design.md 5); the run
     // path's usage errors are 125: nothing ran.
-    if (InvokesVerb(args)) return 1;
-    const std::string code = ErrorCode(cl.status());
-    return code == "usage" || code == "isolation-bad-env-name" ? 125 : 1;
+    return ExitStatusFor(cl.status(), InvokesVerb(args) ? CommandKind::kVerb : CommandKind::kRun);
   }
-  switch (cl->verb) {
-    case Verb::kRun:
-      return RunProgram(*cl, host);
-    case Verb::kStatus:
-      return VerbStatus(*cl, host);
-    case Verb::kDescribe:
-      return VerbDescribe(*cl, host);
-    case Verb::kProbe:
-      return VerbProbe(*cl, host);
-    case Verb::kWrap:
-      return VerbWrap(*cl, host);
-    case Verb::kDoctor:
-      return VerbDoctor(*cl, host);
-    case Verb::kShims:
-      return VerbShims(*cl, host);
-    case Verb::kHelp:
-      return VerbHelp(*cl, host);
-    case Verb::kVersion:
-      return VerbVersion();
+  absl::StatusOr<Outcome> outcome = Dispatch(*cl, host, reporter);
+  if (!outcome.ok()) {
+    reporter.Error(outcome.status());
+    return ExitStatusFor(outcome.status(), KindOf(cl->verb));
   }
-  return 125;
+  return outcome->exit_status;
 }
 
 }  // namespace np

@@ -73,6 +73,66 @@ std::string ArgvDigest(const std::vector<std::string>& argv) {
   return absl::StrCat("sha256:", Sha256Hex(joined));
 }
 
+nlohmann::json SpawnRecord(const HostFacts& host, const std::vector<std::string>& program) {
+  return {
+      {"pid", host.pid},
+      {"program", program.empty() ? std::string() : program.front()},
+      {"argv_digest", ArgvDigest(program)},
+      {"cwd", host.cwd},
+  };
+}
+
+nlohmann::json TierRecord(const HostFacts& host, const Settings& settings,
+                          const std::vector<std::string>& program) {
+  nlohmann::json record = SpawnRecord(host, program);
+  record["tier"] = TierName(settings.resolved.tier);
+  record["effective_from"] = TierSourceName(settings.resolved.from);
+  if (settings.resolved.tier == Tier::kContainer) {
+    const ContainerConfig& container = settings.config.container;
+    record["runtime"] = RuntimeName(container.runtime);
+    if (TraitsOf(container.runtime).uses_image) record["image"] = container.image;
+  }
+  return record;
+}
+
+nlohmann::json RefusalRecord(nlohmann::json base, const absl::Status& error) {
+  base["decision"] = "refused";
+  base["code"] = ErrorCode(error);
+  return base;
+}
+
+nlohmann::json RunRecord(const HostFacts& host, const Settings& settings, const SpawnPlan& plan,
+                         const std::vector<std::string>& program) {
+  nlohmann::json record = TierRecord(host, settings, program);
+  record["decision"] = "run";
+  if (!plan.wrapped) {
+    record["path"] = plan.exec_path;
+    // On these tiers the program inherits the whole environment; the names
+    // configured or asked for with --env are recorded as given.
+    record["env"] = plan.env_names;
+    return record;
+  }
+  if (!plan.container_name.empty()) record["container"] = plan.container_name;
+  record["env"] = plan.env_names;
+  nlohmann::json mounts = nlohmann::json::array();
+  mounts.push_back(
+      {{"source", plan.project_real}, {"target", plan.project_mount}, {"mode", "rw"}});
+  for (const ValidatedMount& m : plan.mounts) {
+    mounts.push_back(
+        {{"source", m.source}, {"target", m.target}, {"mode", m.writable ? "rw" : "ro"}});
+  }
+  record["mounts"] = mounts;
+  return record;
+}
+
+nlohmann::json ExitRecord(nlohmann::json run_record, int exit_status, long long duration_ms) {
+  run_record.erase("decision");
+  run_record["event"] = "exit";
+  run_record["exit_status"] = exit_status;
+  run_record["duration_ms"] = duration_ms;
+  return run_record;
+}
+
 absl::Status AppendAudit(const std::string& project_root, nlohmann::json record) {
   const std::string path = AuditLogPath(project_root);
   const std::string dir = path.substr(0, path.rfind('/'));

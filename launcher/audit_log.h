@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/plan.h"
+#include "core/settings.h"
+#include "launcher/host.h"
 #include "nlohmann/json.hpp"
 
 namespace np {
@@ -21,6 +24,29 @@ std::string AuditLogPath(const std::string& project_root);
 
 // The argv digest the log records: SHA-256 of the arguments joined by NUL.
 std::string ArgvDigest(const std::vector<std::string>& argv);
+
+// The records' schema. Every line has "time" (added on append) and what
+// SpawnRecord names: pid, program, argv_digest, cwd.
+nlohmann::json SpawnRecord(const HostFacts& host, const std::vector<std::string>& program);
+
+// SpawnRecord plus the tier: tier, effective_from, and on the container tier
+// runtime and, for image runtimes, image.
+nlohmann::json TierRecord(const HostFacts& host, const Settings& settings,
+                          const std::vector<std::string>& program);
+
+// A refusal: `base` (SpawnRecord or TierRecord) with decision "refused" and
+// the error's code.
+nlohmann::json RefusalRecord(nlohmann::json base, const absl::Status& error);
+
+// The "run" line written before the program starts: TierRecord with
+// decision "run", env (names), and for a wrapped plan the mounts, and the
+// container's name; for an in-place plan the path executed.
+nlohmann::json RunRecord(const HostFacts& host, const Settings& settings, const SpawnPlan& plan,
+                         const std::vector<std::string>& program);
+
+// The "exit" line that follows a supervised run: the run line's fields with
+// event "exit", exit_status and duration_ms instead of decision.
+nlohmann::json ExitRecord(nlohmann::json run_record, int exit_status, long long duration_ms);
 
 // Appends one record (a JSON object; "time" is added) as one line. Returns
 // the error instead of writing it; the caller reports it.

@@ -6,6 +6,7 @@
 #include "core/config.h"
 #include "core/errors.h"
 #include "core/paths.h"
+#include "core/plan.h"
 
 namespace np {
 namespace {
@@ -101,6 +102,27 @@ absl::Status ParseWrap(absl::Span<char* const> args, CommandLine* cl) {
     return MakeError(absl::StatusCode::kInvalidArgument, "isolation-wrap-no-command",
                      "wrap needs a program after --: np-exec wrap -- PROGRAM [ARGS...]");
   }
+  return absl::OkStatus();
+}
+
+// sandbox-exec [--env NAMES] -- BWRAP ARGS...
+absl::Status ParseSandboxExec(absl::Span<char* const> args, CommandLine* cl) {
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    absl::Status error;
+    std::string value;
+    if (absl::string_view(args[i]) == "--") {
+      ++i;
+      break;
+    }
+    if (!TakeOption(args, &i, "--env", &value, &error)) {
+      return Usage("sandbox-exec takes [--env NAMES] -- BWRAP ARGS...");
+    }
+    if (!error.ok()) return error;
+    absl::Status added = AddEnv(value, cl);
+    if (!added.ok()) return added;
+  }
+  for (; i < args.size(); ++i) cl->program.emplace_back(args[i]);
   return absl::OkStatus();
 }
 
@@ -208,6 +230,12 @@ absl::StatusOr<CommandLine> ParseCommandLine(absl::Span<char* const> argv) {
   if (first == "wrap") {
     cl.verb = Verb::kWrap;
     absl::Status parsed = ParseWrap(rest, &cl);
+    if (!parsed.ok()) return parsed;
+    return cl;
+  }
+  if (first == kSandboxExecVerb) {
+    cl.verb = Verb::kSandboxExec;
+    absl::Status parsed = ParseSandboxExec(rest, &cl);
     if (!parsed.ok()) return parsed;
     return cl;
   }

@@ -16,7 +16,18 @@
 
 namespace np {
 
-enum class Verb { kRun, kStatus, kDescribe, kProbe, kWrap, kDoctor, kShims, kHelp, kVersion };
+enum class Verb {
+  kRun,
+  kStatus,
+  kDescribe,
+  kProbe,
+  kWrap,
+  kDoctor,
+  kShims,
+  kHelp,
+  kVersion,
+  kSandboxExec,  // Internal: what a printed bubblewrap plan runs.
+};
 
 struct CommandLine {
   Verb verb = Verb::kRun;
@@ -36,7 +47,8 @@ struct CommandLine {
   std::vector<std::string> program;
 };
 
-// The verbs, for help and the unknown-verb error.
+// The verbs a person uses, for help and the unknown-verb error (the
+// internal sandbox-exec is not among them).
 const std::vector<std::string>& VerbNames();
 
 // Parses argv (argv[0] included). Codes: `usage`, `isolation-unknown-verb`,

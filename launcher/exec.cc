@@ -18,30 +18,6 @@ std::vector<char*> CStrings(const std::vector<std::string>& strings) {
   return pointers;
 }
 
-std::vector<std::string> EditEnvironment(char** envp, const std::vector<std::string>& set,
-                                         const std::vector<absl::string_view>& unset) {
-  auto name_of = [](absl::string_view entry) { return entry.substr(0, entry.find('=')); };
-  // On the run path before every exec: names of `set` found once, and one
-  // allocation for the vector instead of a regrowth every power of two.
-  std::vector<absl::string_view> set_names;
-  set_names.reserve(set.size());
-  for (const std::string& s : set) set_names.push_back(name_of(s));
-  size_t count = 0;
-  for (char** entry = envp; entry != nullptr && *entry != nullptr; ++entry) ++count;
-  std::vector<std::string> env;
-  env.reserve(count + set.size());
-  for (char** entry = envp; entry != nullptr && *entry != nullptr; ++entry) {
-    const absl::string_view var(*entry);
-    const absl::string_view name = name_of(var);
-    bool drop = false;
-    for (absl::string_view u : unset) drop = drop || u == name;
-    for (absl::string_view n : set_names) drop = drop || n == name;
-    if (!drop) env.emplace_back(var);
-  }
-  env.insert(env.end(), set.begin(), set.end());
-  return env;
-}
-
 absl::Status ExecInPlace(const std::string& path, const std::vector<std::string>& argv,
                          const std::vector<std::string>& env) {
   std::vector<char*> args = CStrings(argv);

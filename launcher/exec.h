@@ -12,16 +12,6 @@
 
 namespace np {
 
-// A copy of `envp` with each `set` entry ("NAME=value") replacing or adding
-// its variable and each name in `unset` removed.
-// Variables of the LD_PRELOAD interposer; never handed to a runtime client
-// or a sandbox, so nothing np-exec starts inside a container is interposed.
-inline const std::vector<absl::string_view> kInterposerVars = {"LD_PRELOAD", "NP_EXEC_PRELOAD",
-                                                               "NP_EXEC_PRELOAD_NAMES"};
-
-std::vector<std::string> EditEnvironment(char** envp, const std::vector<std::string>& set,
-                                         const std::vector<absl::string_view>& unset);
-
 // execve()s `path` with `argv` and `env`; a file without a #! line is run by
 // /bin/sh, as execvp would. Returns only on failure: `program-not-found`
 // (ENOENT) or `program-not-executable` (EACCES, ENOEXEC, ...).

@@ -1,4 +1,5 @@
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/errors.h"
 #include "launcher/output.h"
 #include "launcher/verbs.h"
@@ -71,7 +72,10 @@ constexpr absl::string_view kWrap =
 
 Prints the plan for running PROGRAM and runs nothing: on the container tier
 {tier, wrapped:true, bin, args, workdir, project_mount}; on direct and worktree
-{tier, wrapped:false, bin, args, note}. --workdir plans as if started in PATH.
+{tier, wrapped:false, bin, args, note}. --workdir PATH is where the project is
+mounted inside (as isolation.container.workdir; the reference's meaning); a
+PATH that cannot be a mount point is an error, never a weaker plan. A printed
+plan is safe to run as printed: only the forwarded names reach the inside.
 Exits 1 when the container tier is configured and cannot be delivered.
 )";
 
@@ -107,27 +111,20 @@ absl::string_view HelpText(absl::string_view topic) {
   return {};
 }
 
-int VerbHelp(const CommandLine& cl, const HostFacts& host) {
+absl::StatusOr<Outcome> VerbHelp(const CommandLine& cl, const HostFacts& /*host*/) {
   absl::string_view text = HelpText(cl.help_topic);
   if (text.empty()) {
-    return VerbFail(MakeError(absl::StatusCode::kInvalidArgument, "isolation-unknown-verb",
-                              absl::StrCat("no help for \"", cl.help_topic,
-                                           "\". Verbs: status, describe, probe, wrap, doctor, "
-                                           "shims")),
-                    host);
+    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-unknown-verb",
+                     absl::StrCat("no help for \"", cl.help_topic, "\". Verbs: ",
+                                  absl::StrJoin(VerbNames(), ", ")));
   }
   WriteAll(1, text);
-  return 0;
+  return Outcome{0};
 }
 
-int VerbVersion() {
+absl::StatusOr<Outcome> VerbVersion() {
   WriteAll(1, absl::StrCat("np-exec ", NP_EXEC_VERSION, "\n"));
-  return 0;
-}
-
-int VerbFail(const absl::Status& status, const HostFacts& host) {
-  WriteError(status, host.stderr_tty);
-  return 1;
+  return Outcome{0};
 }
 
 }  // namespace np

@@ -72,6 +72,16 @@ std::string OperatorConfigPath(const HostFacts& host) {
   return "";
 }
 
+std::string InstalledInterposer(const HostFacts& host) {
+  const std::string dir = host.self_path.substr(0, host.self_path.rfind('/'));
+  for (const std::string& candidate : {JoinPath(dir, "libnp-exec-preload.so"),
+                                       JoinPath(dir, "../lib/np-exec/libnp-exec-preload.so")}) {
+    char real[PATH_MAX];
+    if (realpath(candidate.c_str(), real) != nullptr) return real;
+  }
+  return "";
+}
+
 unsigned long long ProcStatField(pid_t pid, int field) {
   const std::string path = absl::StrCat("/proc/", pid, "/stat");
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

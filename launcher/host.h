@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "core/plan.h"
 #include "shim/find_real_program.h"
 
 namespace np {
@@ -38,22 +39,23 @@ struct HostFacts {
 };
 
 // Environment variable names np-exec itself reads or sets.
-inline constexpr absl::string_view kDepthVar = "NP_EXEC_DEPTH";
-inline constexpr absl::string_view kExecPidVar = "NP_EXEC_EXEC_PID";
-inline constexpr absl::string_view kExecTargetVar = "NP_EXEC_EXEC_TARGET";
+// (The markers np-exec sets, kDepthVar and the like, are in core/plan.h.)
 inline constexpr absl::string_view kTierVar = "NP_EXEC_TIER";
-inline constexpr absl::string_view kPreloadNamesVar = "NP_EXEC_PRELOAD_NAMES";
 // Past this many nested np-exec invocations, a chain of wrappers is assumed to
 // be re-entering itself and is refused.
 inline constexpr int kMaxDepth = 16;
 
 HostFacts ReadHostFacts(char** envp);
 
-// The value of `name` in `envp`, or "" when unset.
+// The value of `name` in `envp`, or "" (with a null data()) when unset.
 absl::string_view GetEnv(char** envp, absl::string_view name);
 
 // $XDG_CONFIG_HOME/nubos-pilot/config.json, defaulting to ~/.config.
 std::string OperatorConfigPath(const HostFacts& host);
+
+// The LD_PRELOAD interposer's real path where np-exec ships it: next to
+// np-exec in a build tree, ../lib/np-exec/ when installed; "" if absent.
+std::string InstalledInterposer(const HostFacts& host);
 
 // Field `field` of /proc/PID/stat as proc(5) numbers them (>= 3: the ones after
 // the command name), read as a number; 0 when the process or field is gone.

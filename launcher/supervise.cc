@@ -8,11 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "absl/strings/str_cat.h"
-#include "launcher/engine_api.h"
 #include "launcher/exec.h"
-#include "launcher/reaper.h"
-#include "launcher/subprocess.h"
 
 namespace np {
 namespace {
@@ -29,24 +25,14 @@ bool IsTerminating(int sig) {
   return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
 }
 
-void ForceRemove(const SuperviseRequest& request) {
-  ForceRemoveContainer(request.bin, request.env, request.socket, request.container_name);
+void StopCompanions(const std::vector<Companion>& companions, size_t count) {
+  for (size_t i = count; i > 0; --i) {
+    if (companions[i - 1].stop) companions[i - 1].stop();
+  }
 }
 
-// Docker disables its signal proxy under -t, so there the signal goes to the
-// container through the API instead.
-void SignalContainer(const SuperviseRequest& request, int sig) {
-  if (!request.socket.has_value()) return;
-  (void)EngineRequest(
-      *request.socket, "POST",
-      absl::StrCat("/containers/", UrlEncode(request.container_name), "/kill?signal=", sig), 1000);
-}
-
-}  // namespace
-
-SuperviseResult Supervise(const SuperviseRequest& request) {
+SuperviseResult SuperviseChild(const SuperviseRequest& request) {
   SuperviseResult result;
-  const long long started = NowMs();
   sigset_t watched;
   sigemptyset(&watched);
   for (int sig : kForwarded) sigaddset(&watched, sig);
@@ -102,9 +88,9 @@ SuperviseResult Supervise(const SuperviseRequest& request) {
     return result;
   }
 
-  // The engine is now creating the container; clean up after earlier,
-  // killed np-exec processes meanwhile, where it costs no wall time.
-  if (request.socket.has_value()) (void)ReapOrphans(*request.socket);
+  // The engine is now creating the container: the driver's work meanwhile
+  // (reaping what killed np-exec processes left) costs no wall time.
+  if (request.on_started) request.on_started();
 
   long long deadline = -1;
   bool stopping = false;  // A terminating signal was forwarded.
@@ -118,7 +104,7 @@ SuperviseResult Supervise(const SuperviseRequest& request) {
       if (left <= 0) {
         // The client did not stop after a terminating signal: take the
         // container down and the client with it.
-        ForceRemove(request);
+        if (request.cleanup) request.cleanup();
         kill(child, SIGKILL);
         deadline = -1;
         continue;
@@ -142,14 +128,11 @@ SuperviseResult Supervise(const SuperviseRequest& request) {
     // too; forwarding it again would deliver it twice.
     // (A client in its own process group did not get it: forward it then.)
     const bool from_terminal = info.si_code == SI_KERNEL && !request.own_process_group;
-    if (!from_terminal) {
-      if (request.forward) {
-        request.forward(child, sig);
-      } else {
-        kill(child, sig);
-      }
+    if (request.forward) {
+      request.forward(child, sig, from_terminal);
+    } else if (!from_terminal) {
+      kill(child, sig);
     }
-    if (request.tty) SignalContainer(request, sig);
     if (IsTerminating(sig) && !stopping) {
       stopping = true;
       deadline = NowMs() + request.grace_ms;
@@ -160,9 +143,28 @@ SuperviseResult Supervise(const SuperviseRequest& request) {
   // does not remove a container whose client vanished. A client stopped by a
   // terminating signal while it was still creating the container may even
   // exit 0 and leave it behind (podman does), so then remove it too.
-  if (WIFSIGNALED(status) || stopping) ForceRemove(request);
-  result.duration_ms = NowMs() - started;
+  if ((WIFSIGNALED(status) || stopping) && request.cleanup) request.cleanup();
   return result;
+}
+
+}  // namespace
+
+SuperviseResult Supervise(const SuperviseRequest& request) {
+  SuperviseResult result;
+  const long long started = NowMs();
+  for (size_t i = 0; i < request.companions.size(); ++i) {
+    absl::Status up = request.companions[i].start ? request.companions[i].start()
+                                                  : absl::OkStatus();
+    if (!up.ok()) {
+      StopCompanions(request.companions, i);
+      result.start_errno = EAGAIN;
+      return result;
+    }
+  }
+  SuperviseResult run = SuperviseChild(request);
+  StopCompanions(request.companions, request.companions.size());
+  run.duration_ms = NowMs() - started;
+  return run;
 }
 
 }  // namespace np

@@ -1,28 +1,31 @@
-// The verbs: status, describe, probe, wrap, doctor, shims, help, version.
-// Each returns np-exec's exit status (0 or 1) and writes its own output.
+// The verbs: status, describe, probe, wrap, doctor, shims, help, version, and
+// the internal sandbox-exec a printed bubblewrap plan runs. Each writes its
+// own result on stdout and returns its Outcome (exit status 0 or 1) or the
+// error app.cc reports (outcome.h).
 #ifndef NP_EXEC_LAUNCHER_VERBS_H_
 #define NP_EXEC_LAUNCHER_VERBS_H_
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "launcher/cli.h"
 #include "launcher/host.h"
+#include "launcher/outcome.h"
 
 namespace np {
 
-int VerbStatus(const CommandLine& cl, const HostFacts& host);
-int VerbDescribe(const CommandLine& cl, const HostFacts& host);
-int VerbProbe(const CommandLine& cl, const HostFacts& host);
-int VerbWrap(const CommandLine& cl, const HostFacts& host);
-int VerbDoctor(const CommandLine& cl, const HostFacts& host);
-int VerbShims(const CommandLine& cl, const HostFacts& host);
+absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host);
+absl::StatusOr<Outcome> VerbDescribe(const CommandLine& cl, const HostFacts& host);
+absl::StatusOr<Outcome> VerbProbe(const CommandLine& cl, const HostFacts& host);
+absl::StatusOr<Outcome> VerbWrap(const CommandLine& cl, const HostFacts& host);
+absl::StatusOr<Outcome> VerbDoctor(const CommandLine& cl, const HostFacts& host);
+absl::StatusOr<Outcome> VerbShims(const CommandLine& cl, const HostFacts& host);
+absl::StatusOr<Outcome> VerbHelp(const CommandLine& cl, const HostFacts& host);
+absl::StatusOr<Outcome> VerbVersion();
+// sandbox-exec: builds bubblewrap's environment by name and execs it.
+absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& host);
 
 // The help text of a verb ("" for the general help); empty when unknown.
 absl::string_view HelpText(absl::string_view topic);
-int VerbHelp(const CommandLine& cl, const HostFacts& host);
-int VerbVersion();
-
-// Writes an error for a verb and returns 1.
-int VerbFail(const absl::Status& status, const HostFacts& host);
 
 }  // namespace np
 

@@ -13,13 +13,13 @@
 #include "core/image_ref.h"
 #include "core/plan.h"
 #include "launcher/audit_log.h"
-#include "launcher/container_facts.h"
-#include "launcher/engine_api.h"
-#include "launcher/exec.h"
 #include "launcher/output.h"
-#include "launcher/probe.h"
-#include "launcher/reaper.h"
+#include "launcher/runtime/driver.h"
+#include "launcher/runtime/reaper.h"
+#include "launcher/spawn_facts.h"
 #include "launcher/subprocess.h"
+#include "launcher/environment.h"
+#include "launcher/exec.h"
 #include "launcher/verbs.h"
 
 namespace np {
@@ -70,175 +70,189 @@ nlohmann::json LastRefusal(const std::string& path) {
   return last;
 }
 
-// true / false, or null when it cannot be told.
-nlohmann::json ImagePresent(const ContainerConfig& config, const Endpoint& endpoint,
-                            const HostFacts& host) {
-  if (endpoint.bin.empty()) return nullptr;
-  if (endpoint.socket.has_value()) {
-    absl::StatusOr<HttpResponse> image = EngineRequest(
-        *endpoint.socket, "GET", absl::StrCat("/images/", UrlEncode(config.image), "/json"));
-    if (!image.ok()) return nullptr;
-    if (image->status == 200) return true;
-    if (image->status == 404) return false;
-    return nullptr;
-  }
-  absl::StatusOr<CaptureResult> inspect =
-      RunAndCapture({endpoint.bin, "image", "inspect", config.image}, host.envp, 15000);
-  if (!inspect.ok() || inspect->timed_out) return nullptr;
-  return inspect->exit_code == 0;
+// What doctor found: the JSON it prints, filled by the named checks below,
+// and the problems (the tier cannot be delivered) and warnings among them.
+struct Report {
+  nlohmann::json out = nlohmann::json::object();
+  std::vector<std::string> problems;
+  std::vector<std::string> warnings;
+};
+
+// Everything the checks share.
+struct Subject {
+  const HostFacts& host;
+  const Settings& settings;
+  const RuntimeDriver& driver;
+  Endpoint endpoint;
+  ProbeResult probe;
+};
+
+void CheckTier(const Subject& s, Report& r) {
+  const Tier tier = s.settings.resolved.tier;
+  r.out["tier"] = TierName(tier);
+  r.out["effective_from"] = TierSourceName(s.settings.resolved.from);
+  r.out["does_not_protect_against"] =
+      DescribeConfiguredTier(tier, s.settings.config.container).does_not_protect_against;
+  r.out["project_root"] = s.settings.project_root.empty()
+                              ? nlohmann::json(nullptr)
+                              : nlohmann::json(s.settings.project_root);
+  const std::optional<std::string> advisory = Advisory(tier, s.settings.has_milestones);
+  if (advisory.has_value()) r.warnings.push_back(*advisory);
 }
 
-// The interposer library where `shims install --preload` looks for it: next
-// to np-exec in a build tree, ../lib/np-exec/ when installed. "" if absent.
-std::string InstalledInterposer(const HostFacts& host) {
-  const std::string dir = host.self_path.substr(0, host.self_path.rfind('/'));
-  for (const std::string& candidate :
-       {absl::StrCat(dir, "/libnp-exec-preload.so"),
-        absl::StrCat(dir, "/../lib/np-exec/libnp-exec-preload.so")}) {
-    char real[4096];
-    if (realpath(candidate.c_str(), real) != nullptr) return real;
+void CheckRuntime(const Subject& s, Report& r) {
+  r.out["runtime"] = ProbeToJson(s.probe);
+  absl::Status gate =
+      AssertTierAvailable(s.settings.resolved, s.settings.config.container.runtime, &s.probe);
+  if (!gate.ok()) r.problems.emplace_back(gate.message());
+}
+
+void CheckImage(const Subject& s, Report& r) {
+  const ContainerConfig& config = s.settings.config.container;
+  r.out["image"] = nullptr;
+  if (!TraitsOf(config.runtime).uses_image) return;
+  const ImagePinning pinning = ClassifyImage(config.image);
+  std::optional<bool> present;
+  if (s.probe.available) present = s.driver.ImagePresent(config.image, s.endpoint, s.host);
+  r.out["image"] = {{"reference", config.image},
+                    {"pinning", ImagePinningName(pinning)},
+                    {"present", present.has_value() ? nlohmann::json(*present)
+                                                    : nlohmann::json(nullptr)}};
+  if (pinning == ImagePinning::kMoving) {
+    r.warnings.push_back(absl::StrCat("image \"", config.image,
+                                      "\" is a moving tag: the sandbox changes with no change "
+                                      "to this repository; pin it by digest (name@sha256:...)"));
   }
-  return "";
+  if (s.settings.resolved.tier == Tier::kContainer && present == false) {
+    r.problems.push_back(absl::StrCat("image \"", config.image, "\" is not present locally; ",
+                                      RuntimeName(config.runtime), " pull it or build it"));
+  }
+}
+
+// --deep: a no-op container planned exactly as a real run, run for real.
+void CheckDeep(const Subject& s, bool deep, Report& r) {
+  r.out["deep"] = nullptr;
+  if (!deep || s.settings.resolved.tier != Tier::kContainer || !s.probe.available) return;
+  SpawnFacts facts = BaseFacts(s.host, s.host.cwd);
+  AddContainerFacts(s.host, s.driver, s.endpoint, s.probe, "np-exec-doctor",
+                    OwnerLabelValue(s.host.pid, ProcessStartTime(s.host.pid)), facts);
+  // The no-op container runs with stdin on /dev/null, never a terminal.
+  facts.stdin_tty = false;
+  facts.stdout_tty = false;
+  absl::StatusOr<SpawnPlan> plan = PlanSpawn(s.settings, &s.probe, facts, {"true"}, {});
+  if (!plan.ok()) {
+    r.problems.emplace_back(plan.status().message());
+    r.out["deep"] = {{"ran", false}, {"error", ErrorCode(plan.status())}};
+    return;
+  }
+  const std::vector<std::string> command = PrintedCommand(*plan);
+  const std::vector<std::string> env = BuildEnvironment(plan->env, s.host.envp);
+  std::vector<char*> envp = CStrings(env);
+  absl::StatusOr<CaptureResult> run = RunAndCapture(command, envp.data(), 120000);
+  const int code = run.ok() ? run->exit_code : -1;
+  // A client killed at the timeout, or one that failed, may leave the
+  // container behind (--rm needs the client): remove it by name.
+  if (code != 0) s.driver.Cleanup(s.endpoint, plan->container_name, s.host);
+  r.out["deep"] = {{"ran", true}, {"exit_code", code}};
+  if (code != 0) r.problems.push_back(absl::StrCat("a no-op container exited ", code));
+}
+
+void CheckShims(const Subject& s, Report& r) { r.out["shims_on_path"] = ShimsOnPath(s.host); }
+
+void CheckInterposer(const Subject& s, Report& r) {
+  const absl::string_view preload = GetEnv(s.host.envp, "LD_PRELOAD");
+  const std::string installed = InstalledInterposer(s.host);
+  r.out["interposer"] = {
+      {"active", absl::StrContains(preload, "libnp-exec-preload")},
+      {"ld_preload", std::string(preload)},
+      {"installed", installed.empty() ? nlohmann::json(nullptr) : nlohmann::json(installed)}};
+}
+
+void CheckAuditLog(const Subject& s, Report& r) {
+  r.out["audit_log"] = nullptr;
+  if (s.settings.project_root.empty()) return;
+  const std::string path = AuditLogPath(s.settings.project_root);
+  struct stat st;
+  r.out["audit_log"] = {{"path", path},
+                        {"exists", stat(path.c_str(), &st) == 0},
+                        {"last_refusal", LastRefusal(path)}};
+}
+
+std::string ReportText(const Report& r) {
+  const nlohmann::json& o = r.out;
+  std::string text = absl::StrCat("tier: ", o["tier"].get<std::string>(), " (from ",
+                                  o["effective_from"].get<std::string>(), ")\n",
+                                  "does not protect against:\n");
+  for (const auto& limit : o["does_not_protect_against"]) {
+    absl::StrAppend(&text, "  - ", limit.get<std::string>(), "\n");
+  }
+  const nlohmann::json& runtime = o["runtime"];
+  absl::StrAppend(&text, "runtime: ", runtime["runtime"].get<std::string>(), ": ",
+                  runtime["available"].get<bool>()
+                      ? absl::StrCat("available, engine ", runtime["version"].get<std::string>())
+                      : absl::StrCat("unavailable (", runtime["reason"].get<std::string>(), ": ",
+                                     runtime["detail"].get<std::string>(), ")"),
+                  "\n");
+  const nlohmann::json& image = o["image"];
+  if (!image.is_null()) {
+    absl::StrAppend(&text, "image: ", image["reference"].get<std::string>(), " (",
+                    image["pinning"].get<std::string>(), ", ",
+                    image["present"].is_null()     ? "presence unknown"
+                    : image["present"].get<bool>() ? "present"
+                                                   : "missing",
+                    ")\n");
+  }
+  const nlohmann::json& shims = o["shims_on_path"];
+  absl::StrAppend(&text, "shims on PATH: ", shims.empty() ? "none" : shims.dump(), "\n");
+  const nlohmann::json& interposer = o["interposer"];
+  absl::StrAppend(&text, "interposer: ", interposer["active"].get<bool>() ? "active" : "not loaded",
+                  interposer["installed"].is_null()
+                      ? std::string(" (not installed)")
+                      : absl::StrCat(" (installed: ", interposer["installed"].get<std::string>(),
+                                     ")"),
+                  "\n");
+  const nlohmann::json& audit = o["audit_log"];
+  if (!audit.is_null()) {
+    absl::StrAppend(
+        &text, "audit log: ", audit["path"].get<std::string>(),
+        audit["last_refusal"].is_null()
+            ? "\n"
+            : absl::StrCat(" (last refusal: ", audit["last_refusal"].value("code", "?"), ")\n"));
+  }
+  for (const std::string& w : r.warnings) absl::StrAppend(&text, "warning: ", w, "\n");
+  for (const std::string& p : r.problems) absl::StrAppend(&text, "problem: ", p, "\n");
+  absl::StrAppend(&text,
+                  r.problems.empty() ? "ok\n" : "the configured tier cannot be delivered\n");
+  return text;
 }
 
 }  // namespace
 
-int VerbDoctor(const CommandLine& cl, const HostFacts& host) {
+absl::StatusOr<Outcome> VerbDoctor(const CommandLine& cl, const HostFacts& host) {
   absl::StatusOr<Settings> settings =
       LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier, true});
-  if (!settings.ok()) return VerbFail(settings.status(), host);
-  const ContainerConfig& config = settings->config.container;
-  const Tier tier = settings->resolved.tier;
-  const bool container = tier == Tier::kContainer;
-  const Endpoint endpoint = ResolveEndpoint(config.runtime, host);
-  const ProbeResult probe = ProbeRuntime(config.runtime, host);
-  const TierDescription description = DescribeConfiguredTier(tier, config);
-  std::vector<std::string> problems;
-  std::vector<std::string> warnings;
-
-  absl::Status gate = AssertTierAvailable(settings->resolved, config.runtime, &probe);
-  if (!gate.ok()) problems.emplace_back(gate.message());
-
-  nlohmann::json image = nullptr;
-  if (config.runtime != Runtime::kBwrap) {
-    const ImagePinning pinning = ClassifyImage(config.image);
-    nlohmann::json present = probe.available ? ImagePresent(config, endpoint, host) : nullptr;
-    image = {
-        {"reference", config.image}, {"pinning", ImagePinningName(pinning)}, {"present", present}};
-    if (pinning == ImagePinning::kMoving) {
-      warnings.push_back(absl::StrCat("image \"", config.image,
-                                      "\" is a moving tag: the sandbox changes with no change "
-                                      "to this repository; pin it by digest (name@sha256:...)"));
-    }
-    if (container && present == false) {
-      problems.push_back(absl::StrCat("image \"", config.image, "\" is not present locally; ",
-                                      RuntimeName(config.runtime), " pull it or build it"));
-    }
-  }
-
-  nlohmann::json deep = nullptr;
-  if (cl.deep && container && probe.available) {
-    SpawnFacts facts = ContainerFacts(host, host.cwd, config.runtime, endpoint, "np-exec-doctor",
-                                      OwnerLabelValue(host.pid, ProcessStartTime(host.pid)));
-    // The no-op container runs with stdin on /dev/null, never a terminal.
-    facts.stdin_tty = false;
-    facts.stdout_tty = false;
-    absl::StatusOr<SpawnPlan> plan = PlanSpawn(*settings, &probe, facts, {"true"}, {});
-    if (!plan.ok()) {
-      problems.emplace_back(plan.status().message());
-      deep = {{"ran", false}, {"error", ErrorCode(plan.status())}};
-    } else {
-      std::vector<std::string> argv = plan->argv;
-      argv[0] = endpoint.bin;
-      absl::StatusOr<CaptureResult> run = RunAndCapture(argv, host.envp, 120000);
-      const int code = run.ok() ? run->exit_code : -1;
-      // A client killed at the timeout, or one that failed, may leave the
-      // container behind (--rm needs the client): remove it by name.
-      if (code != 0) {
-        ForceRemoveContainer(endpoint.bin, EditEnvironment(host.envp, {}, kInterposerVars),
-                             endpoint.socket,
-                             facts.container_name);
-      }
-      deep = {{"ran", true}, {"exit_code", code}};
-      if (code != 0) problems.push_back(absl::StrCat("a no-op container exited ", code));
-    }
-  }
-
-  const absl::string_view preload = GetEnv(host.envp, "LD_PRELOAD");
-  const bool interposer = absl::StrContains(preload, "libnp-exec-preload");
-  const std::string installed = InstalledInterposer(host);
-  nlohmann::json audit = nullptr;
-  if (!settings->project_root.empty()) {
-    const std::string path = AuditLogPath(settings->project_root);
-    struct stat st;
-    audit = {{"path", path},
-             {"exists", stat(path.c_str(), &st) == 0},
-             {"last_refusal", LastRefusal(path)}};
-  }
-  const std::optional<std::string> advisory = Advisory(tier, settings->has_milestones);
-  if (advisory.has_value()) warnings.push_back(*advisory);
-  nlohmann::json shims = ShimsOnPath(host);
-
-  nlohmann::json out = {
-      {"tier", TierName(tier)},
-      {"effective_from", TierSourceName(settings->resolved.from)},
-      {"deliverable", gate.ok() && problems.empty()},
-      {"does_not_protect_against", description.does_not_protect_against},
-      {"project_root", settings->project_root.empty() ? nlohmann::json(nullptr)
-                                                      : nlohmann::json(settings->project_root)},
-      {"runtime", ProbeToJson(probe)},
-      {"image", image},
-      {"deep", deep},
-      {"shims_on_path", shims},
-      {"interposer",
-       {{"active", interposer},
-        {"ld_preload", std::string(preload)},
-        {"installed", installed.empty() ? nlohmann::json(nullptr) : nlohmann::json(installed)}}},
-      {"audit_log", audit},
-      {"problems", problems},
-      {"warnings", warnings},
-      {"ok", problems.empty()},
-  };
+  if (!settings.ok()) return settings.status();
+  const RuntimeDriver& driver = DriverFor(settings->config.container.runtime);
+  Subject subject{host, *settings, driver, driver.Resolve(host), {}};
+  subject.probe = driver.Probe(host, subject.endpoint, ProbeDepth::kFull);
+  Report report;
+  CheckTier(subject, report);
+  CheckRuntime(subject, report);
+  CheckImage(subject, report);
+  CheckDeep(subject, cl.deep, report);
+  CheckShims(subject, report);
+  CheckInterposer(subject, report);
+  CheckAuditLog(subject, report);
+  report.out["deliverable"] = report.problems.empty();
+  report.out["problems"] = report.problems;
+  report.out["warnings"] = report.warnings;
+  report.out["ok"] = report.problems.empty();
   if (cl.json) {
-    WriteJson(out);
+    WriteJson(report.out);
   } else {
-    std::string text =
-        absl::StrCat("tier: ", TierName(tier), " (from ", TierSourceName(settings->resolved.from),
-                     ")\n", "does not protect against:\n");
-    for (const std::string& limit : description.does_not_protect_against) {
-      absl::StrAppend(&text, "  - ", limit, "\n");
-    }
-    absl::StrAppend(&text, "runtime: ", RuntimeName(config.runtime), ": ",
-                    probe.available
-                        ? absl::StrCat("available, engine ", probe.version)
-                        : absl::StrCat("unavailable (", probe.reason, ": ", probe.detail, ")"),
-                    "\n");
-    if (!image.is_null()) {
-      absl::StrAppend(&text, "image: ", config.image, " (", image["pinning"].get<std::string>(),
-                      ", ",
-                      image["present"].is_null()     ? "presence unknown"
-                      : image["present"].get<bool>() ? "present"
-                                                     : "missing",
-                      ")\n");
-    }
-    absl::StrAppend(&text, "shims on PATH: ", shims.empty() ? "none" : shims.dump(), "\n");
-    absl::StrAppend(&text, "interposer: ", interposer ? "active" : "not loaded",
-                    installed.empty() ? std::string(" (not installed)")
-                                      : absl::StrCat(" (installed: ", installed, ")"),
-                    "\n");
-    if (!audit.is_null()) {
-      absl::StrAppend(
-          &text, "audit log: ", audit["path"].get<std::string>(),
-          audit["last_refusal"].is_null()
-              ? "\n"
-              : absl::StrCat(" (last refusal: ", audit["last_refusal"].value("code", "?"), ")\n"));
-    }
-    for (const std::string& w : warnings) absl::StrAppend(&text, "warning: ", w, "\n");
-    for (const std::string& p : problems) absl::StrAppend(&text, "problem: ", p, "\n");
-    absl::StrAppend(&text, problems.empty() ? "ok\n" : "the configured tier cannot be delivered\n");
-    WriteAll(1, text);
+    WriteAll(1, ReportText(report));
   }
-  return problems.empty() ? 0 : 1;
+  return Outcome{report.problems.empty() ? 0 : 1};
 }
 
 }  // namespace np

@@ -8,7 +8,7 @@
 #include "core/settings.h"
 #include "core/tier.h"
 #include "launcher/output.h"
-#include "launcher/probe.h"
+#include "launcher/runtime/driver.h"
 #include "launcher/verbs.h"
 
 namespace np {
@@ -45,13 +45,14 @@ absl::StatusOr<Runtime> RuntimeFor(const CommandLine& cl, const HostFacts& host)
 
 }  // namespace
 
-int VerbDescribe(const CommandLine& cl, const HostFacts& host) {
+absl::StatusOr<Outcome> VerbDescribe(const CommandLine& cl, const HostFacts& /*host*/) {
   absl::StatusOr<Tier> tier = ParseTier(cl.tier);
-  if (!tier.ok()) return VerbFail(tier.status(), host);
-  Runtime runtime = Runtime::kDocker;
+  if (!tier.ok()) return tier.status();
+  // Without --runtime: the default runtime (the first row of core's table).
+  Runtime runtime = AllRuntimes().front().runtime;
   if (!cl.runtime.empty()) {
     absl::StatusOr<Runtime> parsed = ParseRuntime(cl.runtime);
-    if (!parsed.ok()) return VerbFail(parsed.status(), host);
+    if (!parsed.ok()) return parsed.status();
     runtime = *parsed;
   }
   TierDescription description = DescribeTier(*tier, runtime);
@@ -60,27 +61,27 @@ int VerbDescribe(const CommandLine& cl, const HostFacts& host) {
   } else {
     WriteAll(1, DescriptionText(description));
   }
-  return 0;
+  return Outcome{0};
 }
 
-int VerbProbe(const CommandLine& cl, const HostFacts& host) {
+absl::StatusOr<Outcome> VerbProbe(const CommandLine& cl, const HostFacts& host) {
   absl::StatusOr<Runtime> runtime = RuntimeFor(cl, host);
-  if (!runtime.ok()) return VerbFail(runtime.status(), host);
-  ProbeResult probe = ProbeRuntime(*runtime, host);
+  if (!runtime.ok()) return runtime.status();
+  ProbeResult probe = ProbeRuntime(*runtime, host, ProbeDepth::kFull);
   if (cl.json) {
     WriteJson(ProbeToJson(probe));
   } else {
     WriteAll(1, ProbeText(probe));
   }
-  return probe.available ? 0 : 1;
+  return Outcome{probe.available ? 0 : 1};
 }
 
-int VerbStatus(const CommandLine& cl, const HostFacts& host) {
+absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host) {
   absl::StatusOr<Settings> settings =
       LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier, true});
-  if (!settings.ok()) return VerbFail(settings.status(), host);
+  if (!settings.ok()) return settings.status();
   const ContainerConfig& container = settings->config.container;
-  const ProbeResult probe = ProbeRuntime(container.runtime, host);
+  const ProbeResult probe = ProbeRuntime(container.runtime, host, ProbeDepth::kFull);
   const TierDescription description = DescribeConfiguredTier(settings->resolved.tier, container);
   const std::optional<std::string> advisory =
       Advisory(settings->resolved.tier, settings->has_milestones);
@@ -105,8 +106,10 @@ int VerbStatus(const CommandLine& cl, const HostFacts& host) {
     if (advisory.has_value()) absl::StrAppend(&text, "advisory: ", *advisory, "\n");
     WriteAll(1, text);
   }
-  if (!gate.ok()) return VerbFail(gate, host);
-  return 0;
+  // The JSON is on stdout either way; the error line says why the tier
+  // cannot be delivered, and the exit status is 1.
+  if (!gate.ok()) return gate;
+  return Outcome{0};
 }
 
 }  // namespace np

@@ -55,46 +55,32 @@ absl::Status InstallOne(const std::string& dir, const std::string& name, const H
   return absl::OkStatus();
 }
 
-// The interposer ships next to np-exec in a build tree and under
-// ../lib/np-exec when installed.
-std::string FindPreloadLibrary(const HostFacts& host) {
-  const std::string dir = host.self_path.substr(0, host.self_path.rfind('/'));
-  for (const std::string& candidate : {JoinPath(dir, "libnp-exec-preload.so"),
-                                       JoinPath(dir, "../lib/np-exec/libnp-exec-preload.so")}) {
-    char real[4096];
-    if (realpath(candidate.c_str(), real) != nullptr) return real;
-  }
-  return "";
-}
-
 }  // namespace
 
-int VerbShims(const CommandLine& cl, const HostFacts& host) {
+absl::StatusOr<Outcome> VerbShims(const CommandLine& cl, const HostFacts& host) {
   std::string dir = cl.shims_dir;
   if (dir.empty() || dir.find('\0') != std::string::npos) {
-    return VerbFail(
-        MakeError(absl::StatusCode::kInvalidArgument, "usage", "shims install needs a directory"),
-        host);
+    return MakeError(absl::StatusCode::kInvalidArgument, "usage",
+                     "shims install needs a directory");
   }
   if (dir.front() != '/') dir = JoinPath(host.cwd, dir);
   dir = NormalizePath(dir);
   absl::Status made = MakeDirs(dir);
-  if (!made.ok()) return VerbFail(made, host);
+  if (!made.ok()) return made;
   for (const std::string& name : cl.shim_names) {
     absl::Status installed = InstallOne(dir, name, host);
-    if (!installed.ok()) return VerbFail(installed, host);
+    if (!installed.ok()) return installed;
   }
   nlohmann::json out = {{"dir", dir},
                         {"shims", cl.shim_names},
                         {"target", host.self_path},
                         {"path_line", absl::StrCat("export PATH=\"", dir, ":$PATH\"")}};
   if (cl.preload) {
-    const std::string library = FindPreloadLibrary(host);
+    const std::string library = InstalledInterposer(host);
     if (library.empty()) {
-      return VerbFail(MakeError(absl::StatusCode::kNotFound, "preload-not-installed",
-                                absl::StrCat("libnp-exec-preload.so is not next to ",
-                                             host.self_path, " or in ../lib/np-exec/")),
-                      host);
+      return MakeError(absl::StatusCode::kNotFound, "preload-not-installed",
+                       absl::StrCat("libnp-exec-preload.so is not next to ", host.self_path,
+                                    " or in ../lib/np-exec/"));
     }
     out["preload_line"] = absl::StrCat("export LD_PRELOAD=\"", library, "\"");
   }
@@ -110,7 +96,7 @@ int VerbShims(const CommandLine& cl, const HostFacts& host) {
     }
     WriteAll(1, text);
   }
-  return 0;
+  return Outcome{0};
 }
 
 }  // namespace np

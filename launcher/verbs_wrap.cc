@@ -1,51 +1,34 @@
-// wrap: print the plan for a spawn; run nothing.
-#include <limits.h>
-#include <stdlib.h>
-
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "core/errors.h"
+// wrap: print the plan for a spawn; run nothing. The plan is the run path's
+// own (PlanSpawn with the same facts), so what is printed is what a run
+// would do, and it is safe to run as printed (plan.h, PrintedCommand).
 #include "core/plan.h"
-#include "launcher/container_facts.h"
 #include "launcher/output.h"
-#include "launcher/probe.h"
-#include "launcher/run.h"
+#include "launcher/runtime/driver.h"
+#include "launcher/spawn_facts.h"
 #include "launcher/verbs.h"
 
 namespace np {
 
-int VerbWrap(const CommandLine& cl, const HostFacts& host) {
-  std::string cwd = host.cwd;
-  if (!cl.workdir.empty()) {
-    char real[PATH_MAX];
-    if (realpath(cl.workdir.c_str(), real) == nullptr) {
-      return VerbFail(MakeError(absl::StatusCode::kInvalidArgument, "invalid-path",
-                                absl::StrCat("--workdir ", cl.workdir, " does not exist"),
-                                {{"workdir", cl.workdir}}),
-                      host);
-    }
-    cwd = real;
-  }
+absl::StatusOr<Outcome> VerbWrap(const CommandLine& cl, const HostFacts& host) {
   absl::StatusOr<Settings> settings =
-      LoadSettings({cwd, OperatorConfigPath(host), host.env_tier, true});
-  if (!settings.ok()) return VerbFail(settings.status(), host);
-  const ContainerConfig& config = settings->config.container;
+      LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier, true});
+  if (!settings.ok()) return settings.status();
   const bool container = settings->resolved.tier == Tier::kContainer;
-
-  SpawnFacts facts;
-  facts.cwd = cwd;
+  const RuntimeDriver& driver = DriverFor(settings->config.container.runtime);
+  SpawnFacts facts = BaseFacts(host, host.cwd);
+  facts.print_only = true;
+  if (!cl.workdir.empty()) facts.mount_point = cl.workdir;
   ProbeResult probe;
-  Endpoint endpoint;
   if (container) {
-    endpoint = ResolveEndpoint(config.runtime, host);
-    probe = ProbeRuntime(config.runtime, host);
-    facts = ContainerFacts(host, cwd, config.runtime, endpoint, "np-exec-wrap", /*owner=*/"");
+    const Endpoint endpoint = driver.Resolve(host);
+    probe = driver.Probe(host, endpoint, ProbeDepth::kFull);
+    AddContainerFacts(host, driver, endpoint, probe, "np-exec-wrap", /*owner=*/"", facts);
   }
   absl::StatusOr<SpawnPlan> plan =
       PlanSpawn(*settings, container ? &probe : nullptr, facts, cl.program, cl.env_names);
-  if (!plan.ok()) return VerbFail(plan.status(), host);
-  WriteJson(PlanToJson(*plan, plan->wrapped ? endpoint.bin : std::string()));
-  return 0;
+  if (!plan.ok()) return plan.status();
+  WriteJson(PlanToJson(*plan));
+  return Outcome{0};
 }
 
 }  // namespace np

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "gtest/gtest.h"
 #include "tests/core/argv_util.h"
@@ -27,6 +28,15 @@ class PlanTest : public ::testing::Test {
     facts_.gid = 1000;
     facts_.container_name = "np-exec-7";
     facts_.owner = "7:99";
+    facts_.runtime_bin = "/usr/bin/docker";
+    facts_.path = "/usr/bin";
+    // The injected lookup: every name is found in /usr/bin, except "missing".
+    facts_.find = [](absl::string_view name, absl::string_view, bool) -> absl::StatusOr<std::string> {
+      if (name == "missing") {
+        return MakeError(absl::StatusCode::kNotFound, "program-not-found", "not found");
+      }
+      return absl::StrCat("/usr/bin/", name);
+    };
   }
 
   Settings Container(Runtime runtime = Runtime::kDocker) const {
@@ -62,7 +72,7 @@ TEST_F(PlanTest, DirectAndWorktreeExecInPlace) {
     EXPECT_FALSE(plan->wrapped);
     EXPECT_EQ(plan->argv, program_);
     EXPECT_EQ(plan->resolved.tier, tier);
-    nlohmann::json j = PlanToJson(*plan, "");
+    nlohmann::json j = PlanToJson(*plan);
     EXPECT_EQ(j["tier"], std::string(TierName(tier)));
     EXPECT_EQ(j["wrapped"], false);
     EXPECT_EQ(j["bin"], "node");
@@ -104,7 +114,7 @@ TEST_F(PlanTest, ContainerPlanWrapsTheProgram) {
   EXPECT_TRUE(HasSequence(plan->argv, {"-e", "EXTRA"}));
   EXPECT_TRUE(HasSequence(plan->argv, {"--network", "none"}));
   EXPECT_TRUE(HasSequence(plan->argv, {"--label", "dev.nubos.np-exec.owner=7:99"}));
-  nlohmann::json j = PlanToJson(*plan, "/usr/bin/docker");
+  nlohmann::json j = PlanToJson(*plan);
   EXPECT_EQ(j["tier"], "container");
   EXPECT_EQ(j["effective_from"], "config");
   EXPECT_EQ(j["wrapped"], true);

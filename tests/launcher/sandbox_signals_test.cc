@@ -1,7 +1,7 @@
 // Handing a signal to the program inside a bubblewrap sandbox: reading
 // bubblewrap's --info-fd report and finding the sandbox init's children.
 // The real sandbox is covered by tests/e2e/lifecycle_test.cc.
-#include "launcher/sandbox_signals.h"
+#include "launcher/runtime/sandbox_signals.h"
 
 #include <signal.h>
 #include <sys/wait.h>

@@ -1,4 +1,4 @@
-#include "launcher/engine_api.h"
+#include "launcher/runtime/engine_api.h"
 
 #include <errno.h>
 #include <sys/socket.h>

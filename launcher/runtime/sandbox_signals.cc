@@ -1,4 +1,4 @@
-#include "launcher/sandbox_signals.h"
+#include "launcher/runtime/sandbox_signals.h"
 
 #include <dirent.h>
 #include <fcntl.h>

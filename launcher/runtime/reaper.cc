@@ -1,11 +1,11 @@
-#include "launcher/reaper.h"
+#include "launcher/runtime/reaper.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/container_argv.h"
 #include "core/errors.h"
-#include "launcher/engine_api.h"
+#include "launcher/runtime/engine_api.h"
 #include "launcher/exec.h"
 #include "launcher/host.h"
 #include "launcher/subprocess.h"

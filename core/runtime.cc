@@ -1,0 +1,72 @@
+#include "core/runtime.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/bwrap_argv.h"
+#include "core/container_argv.h"
+#include "core/errors.h"
+
+namespace np {
+namespace {
+
+absl::StatusOr<std::vector<std::string>> BwrapArgv(const ContainerConfig& config,
+                                                   const std::vector<ValidatedMount>& mounts,
+                                                   const ContainerSpawn& spawn) {
+  return BuildBwrapArgv(config, mounts, spawn, spawn.root_layout);
+}
+
+constexpr absl::string_view kEngineLimit =
+    "a runtime daemon that is itself compromised, or a user in the docker "
+    "group: access to the engine is root on the host";
+
+std::vector<RuntimeTraits>* MakeTable() {
+  return new std::vector<RuntimeTraits>{
+      {Runtime::kDocker, "docker", true, false, false, false, true, BuildContainerArgv, "",
+       {kEngineLimit}},
+      {Runtime::kPodman, "podman", true, false, false, false, true, BuildContainerArgv, "",
+       {kEngineLimit}},
+      {Runtime::kBwrap,
+       "bwrap",
+       false,
+       true,
+       true,
+       true,
+       false,
+       BwrapArgv,
+       " Runtime bwrap: no daemon and no image; the host's /usr and a few /etc "
+       "files are visible read-only; no memory or cpu limits.",
+       {"reads of the host's system directories (/usr and the /etc files "
+        "programs need): they are bound read-only into the sandbox",
+        "resource exhaustion: bubblewrap sets no memory or cpu limits"}},
+  };
+}
+
+}  // namespace
+
+const std::vector<RuntimeTraits>& AllRuntimes() {
+  static const std::vector<RuntimeTraits>* table = MakeTable();
+  return *table;
+}
+
+const RuntimeTraits& TraitsOf(Runtime runtime) {
+  for (const RuntimeTraits& row : AllRuntimes()) {
+    if (row.runtime == runtime) return row;
+  }
+  return AllRuntimes().front();
+}
+
+absl::string_view RuntimeName(Runtime runtime) { return TraitsOf(runtime).name; }
+
+absl::StatusOr<Runtime> ParseRuntime(absl::string_view name) {
+  std::vector<std::string> names;
+  for (const RuntimeTraits& row : AllRuntimes()) {
+    if (row.name == name) return row.runtime;
+    names.emplace_back(row.name);
+  }
+  return MakeError(absl::StatusCode::kInvalidArgument, "isolation-invalid-runtime",
+                   absl::StrCat("unknown container runtime \"", name, "\"; expected ",
+                                absl::StrJoin(names, ", ")),
+                   {{"runtime", name}, {"expected", names}});
+}
+
+}  // namespace np

@@ -1,0 +1,66 @@
+// The container runtimes as data: one row per runtime.
+//
+// Code that uses a runtime never branches on which one it is (conventions
+// 13): it reads the runtime's traits here, and the launcher asks the
+// runtime's driver (launcher/runtime/). Adding a runtime is an enum value and
+// a row here, an argv builder, a driver and a row in the launcher's driver
+// table (ARCHITECTURE.md lists the files). Pure.
+#ifndef NP_EXEC_CORE_RUNTIME_H_
+#define NP_EXEC_CORE_RUNTIME_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace np {
+
+// Which program the container tier shells out to.
+enum class Runtime { kDocker, kPodman, kBwrap };
+
+struct ContainerConfig;
+struct ValidatedMount;
+struct ContainerSpawn;
+
+// Builds a runtime's whole argument vector; element 0 is the runtime's name.
+using ArgvBuilder = absl::StatusOr<std::vector<std::string>> (*)(
+    const ContainerConfig& config, const std::vector<ValidatedMount>& mounts,
+    const ContainerSpawn& spawn);
+
+struct RuntimeTraits {
+  Runtime runtime;
+  absl::string_view name;  // As in the config, the audit log and on PATH.
+  // Runs an image (docker, podman) rather than the host's own /usr (bwrap).
+  bool uses_image;
+  // The program is looked up on the host, through the sandbox's PATH, before
+  // the runtime starts: the sandbox shows the host's files at their paths.
+  bool program_from_host;
+  // Weaker than the default runtime (for trust: bwrap shows the host's /usr).
+  bool weaker_than_default;
+  // The runtime hands its own environment to the sandbox (bubblewrap), so
+  // np-exec builds that environment by name instead of handing the caller's.
+  bool sandbox_env_from_runtime;
+  // A daemon-backed engine whose containers can outlive their client, so
+  // they are named, labelled and reaped.
+  bool named_containers;
+  ArgvBuilder build_argv;
+  // Added to the container tier's summary and to what it does not protect against.
+  absl::string_view summary_note;
+  std::vector<absl::string_view> limits;
+};
+
+// Every runtime, in the order they are listed to a person.
+const std::vector<RuntimeTraits>& AllRuntimes();
+
+// The row of one runtime.
+const RuntimeTraits& TraitsOf(Runtime runtime);
+
+absl::string_view RuntimeName(Runtime runtime);
+
+// Parses a runtime name; anything else is `isolation-invalid-runtime`.
+absl::StatusOr<Runtime> ParseRuntime(absl::string_view name);
+
+}  // namespace np
+
+#endif  // NP_EXEC_CORE_RUNTIME_H_

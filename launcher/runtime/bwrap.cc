@@ -1,0 +1,150 @@
+// The bubblewrap runtime: no daemon and no image. bubblewrap runs as
+// np-exec's supervised child with an environment np-exec built by name, so no
+// value ever enters an argv; it reports on --info-fd once its namespaces are
+// set up (the run path's proof that the sandbox came up), and it forwards no
+// signal, so forwarded signals are handed to the program inside
+// (sandbox_signals.h).
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "core/bwrap_argv.h"
+#include "core/errors.h"
+#include "launcher/environment.h"
+#include "launcher/runtime/driver.h"
+#include "launcher/runtime/sandbox_signals.h"
+#include "launcher/subprocess.h"
+
+namespace np {
+namespace {
+
+constexpr int kCommandTimeoutMs = 10000;
+
+// The no-op sandbox the full probe builds.
+std::vector<std::string> ProbeArgs(const std::string& bin) {
+  return {bin,       "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+          "--unshare-uts", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr",
+          "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64",
+          "/lib64", "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/", "--", "/usr/bin/true"};
+}
+
+class BwrapDriverImpl : public RuntimeDriver {
+ public:
+  Endpoint Resolve(const HostFacts& host) const override {
+    Endpoint endpoint;
+    absl::StatusOr<std::string> bin =
+        FindRealProgram("bwrap", host.path, host.cwd, host.self, StatFile);
+    if (bin.ok()) endpoint.bin = *bin;
+    return endpoint;
+  }
+
+  ProbeResult Probe(const HostFacts& host, const Endpoint& endpoint,
+                    ProbeDepth depth) const override {
+    if (endpoint.bin.empty()) {
+      return ProbeUnavailable(Runtime::kBwrap, kReasonNotInstalled, "no bwrap binary on PATH");
+    }
+    // The run path's own sandbox proves the namespaces can be created (its
+    // --info-fd report), so it does not pay for a second, no-op sandbox.
+    if (depth == ProbeDepth::kForRun) return ProbeAvailable(Runtime::kBwrap, endpoint.bin, "unknown");
+    absl::StatusOr<CaptureResult> sandbox =
+        RunAndCapture(ProbeArgs(endpoint.bin), host.envp, kCommandTimeoutMs);
+    if (!sandbox.ok() || sandbox->exit_code != 0) {
+      return ProbeUnavailable(Runtime::kBwrap, kReasonUnreachable,
+                              sandbox.ok() ? absl::StrCat("bubblewrap cannot create its namespaces "
+                                                          "here (no-op sandbox exited ",
+                                                          sandbox->exit_code, ")")
+                                           : std::string(sandbox.status().message()),
+                              endpoint.bin);
+    }
+    std::string version = "unknown";
+    absl::StatusOr<CaptureResult> v =
+        RunAndCapture({endpoint.bin, "--version"}, host.envp, kCommandTimeoutMs);
+    if (v.ok() && v->exit_code == 0) {
+      version = std::string(absl::StripAsciiWhitespace(v->out));
+      if (version.rfind("bubblewrap ", 0) == 0) version = version.substr(11);
+    }
+    return ProbeAvailable(Runtime::kBwrap, endpoint.bin, version);
+  }
+
+  void AddSpawnFacts(const HostFacts& /*host*/, const Endpoint& /*endpoint*/,
+                     SpawnFacts& facts) const override {
+    facts.root_layout = ReadHostRootLayout();
+  }
+
+  absl::Status Preflight(const SpawnPlan& /*plan*/, const Endpoint& /*endpoint*/) const override {
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<RunOutcome> Run(const SpawnPlan& plan, const Endpoint& /*endpoint*/,
+                                 const HostFacts& host) const override {
+    int info[2];
+    if (pipe2(info, O_CLOEXEC | O_NONBLOCK) != 0) {
+      return MakeError(absl::StatusCode::kInternal, "spawn-failed",
+                       absl::StrCat("pipe: ", strerror(errno)));
+    }
+    SuperviseRequest request;
+    request.bin = plan.exec_path;
+    request.argv = plan.argv;
+    request.argv.insert(request.argv.begin() + 1, {"--info-fd", absl::StrCat(info[1])});
+    request.env = BuildEnvironment(plan.env, host.envp);
+    request.keep_fd = info[1];
+    request.parent_death_signal = SIGKILL;
+    request.own_process_group = true;
+    // What bubblewrap wrote to --info-fd so far: {"child-pid": N} once the
+    // sandbox is set up. Read when a signal is to be handed to the program.
+    std::string info_text;
+    auto read_info = [&info_text, fd = info[0]] {
+      char buffer[512];
+      ssize_t n;
+      while ((n = read(fd, buffer, sizeof(buffer))) > 0) {
+        info_text.append(buffer, static_cast<size_t>(n));
+      }
+    };
+    request.forward = [&info_text, &read_info](pid_t bwrap, int sig, bool /*from_terminal*/) {
+      read_info();
+      SignalSandbox(bwrap, info_text, sig);
+    };
+    RunOutcome outcome;
+    outcome.result = Supervise(request);
+    close(info[1]);
+    read_info();
+    close(info[0]);
+    if (outcome.result.start_errno != 0) {
+      return RuntimeNotExecutable(plan.exec_path, outcome.result.start_errno);
+    }
+    if (info_text.empty()) {
+      return MakeError(
+          absl::StatusCode::kUnavailable, "isolation-container-unavailable",
+          absl::StrCat("bubblewrap could not set up the sandbox (it exited ",
+                       outcome.result.exit_code,
+                       " before reporting it ready); the program did not run, and "
+                       "np-exec does not fall back"),
+          {{"bin", plan.exec_path}, {"exit_code", outcome.result.exit_code}});
+    }
+    return outcome;
+  }
+
+  std::optional<bool> ImagePresent(const std::string& /*image*/, const Endpoint& /*endpoint*/,
+                                   const HostFacts& /*host*/) const override {
+    return std::nullopt;
+  }
+
+  void Cleanup(const Endpoint& /*endpoint*/, const std::string& /*name*/,
+               const HostFacts& /*host*/) const override {
+    // --die-with-parent: nothing of a sandbox outlives bubblewrap.
+  }
+};
+
+}  // namespace
+
+const RuntimeDriver& BwrapDriver() {
+  static const BwrapDriverImpl* driver = new BwrapDriverImpl();
+  return *driver;
+}
+
+}  // namespace np

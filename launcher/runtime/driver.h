@@ -1,0 +1,98 @@
+// One room per runtime: the interface every container runtime's driver
+// implements, and the table that picks the driver of a runtime.
+//
+// The run path, wrap, status and doctor never branch on which runtime they
+// use: they ask its driver to resolve its binary and endpoint, probe it, add
+// its facts to a spawn, check what must hold right before running, run a
+// plan under supervision, clean up after a run and reap what killed runs left
+// behind. Core's runtime table (core/runtime.h) holds the runtime's plain
+// traits and argv builder. Touches processes and sockets.
+#ifndef NP_EXEC_LAUNCHER_RUNTIME_DRIVER_H_
+#define NP_EXEC_LAUNCHER_RUNTIME_DRIVER_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/gate.h"
+#include "core/plan.h"
+#include "launcher/host.h"
+#include "launcher/supervise.h"
+
+namespace np {
+
+// How np-exec reaches a runtime.
+struct Endpoint {
+  std::optional<std::string> socket;  // Local engine API socket, when there is one.
+  std::string bin;                    // The runtime binary ("" if none was found).
+};
+
+// How hard a probe looks. kFull proves the runtime works (bubblewrap builds
+// a no-op sandbox); kForRun is for a caller about to run a spawn whose own
+// start is the proof (bubblewrap's --info-fd report), so it only finds the
+// binary. Docker and podman are asked their engine either way.
+enum class ProbeDepth { kFull, kForRun };
+
+// What a supervised run ended with.
+struct RunOutcome {
+  SuperviseResult result;
+  // Something worth saying after the run (the likely cause of a runtime's own
+  // failure), reported on stderr; OK when there is nothing.
+  absl::Status note;
+};
+
+class RuntimeDriver {
+ public:
+  virtual ~RuntimeDriver() = default;
+
+  // Finds the runtime binary on the caller's PATH and the engine endpoint.
+  // No I/O beyond stat.
+  virtual Endpoint Resolve(const HostFacts& host) const = 0;
+
+  // Is the runtime usable right now? Reasons are core's (gate.h).
+  virtual ProbeResult Probe(const HostFacts& host, const Endpoint& endpoint,
+                            ProbeDepth depth) const = 0;
+
+  // Adds this runtime's facts to a container spawn's facts: forbidden mount
+  // sources (the engine socket), podman's init, bubblewrap's host root.
+  virtual void AddSpawnFacts(const HostFacts& host, const Endpoint& endpoint,
+                             SpawnFacts& facts) const = 0;
+
+  // What must hold right before the run (the image is present); nothing has
+  // run when it fails.
+  virtual absl::Status Preflight(const SpawnPlan& plan, const Endpoint& endpoint) const = 0;
+
+  // Runs the plan to completion as np-exec's supervised child. An error means
+  // the program did not run (the runtime could not be executed or did not
+  // come up).
+  virtual absl::StatusOr<RunOutcome> Run(const SpawnPlan& plan, const Endpoint& endpoint,
+                                         const HostFacts& host) const = 0;
+
+  // Whether `image` is present; nullopt when it cannot be told or the runtime
+  // has no images.
+  virtual std::optional<bool> ImagePresent(const std::string& image, const Endpoint& endpoint,
+                                           const HostFacts& host) const = 0;
+
+  // Removes what a run named `name` may have left behind.
+  virtual void Cleanup(const Endpoint& endpoint, const std::string& name,
+                       const HostFacts& host) const = 0;
+};
+
+// Probe results, for drivers.
+ProbeResult ProbeAvailable(Runtime runtime, std::string bin, std::string version);
+ProbeResult ProbeUnavailable(Runtime runtime, absl::string_view reason, std::string detail,
+                             std::string bin = "");
+
+// The runtime's binary was found but could not be executed (69: nothing ran).
+absl::Status RuntimeNotExecutable(const std::string& bin, int err);
+
+// The driver of `runtime` (launcher/runtime/drivers.cc).
+const RuntimeDriver& DriverFor(Runtime runtime);
+
+// Resolve and probe in one step (probe, status, doctor, the gate).
+ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, ProbeDepth depth);
+
+}  // namespace np
+
+#endif  // NP_EXEC_LAUNCHER_RUNTIME_DRIVER_H_

@@ -1,0 +1,59 @@
+// The driver table: one row per runtime of core/runtime.h.
+#include "launcher/runtime/driver.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+
+namespace np {
+
+// Each defined in its driver's file.
+const RuntimeDriver& DockerDriver();
+const RuntimeDriver& PodmanDriver();
+const RuntimeDriver& BwrapDriver();
+
+const RuntimeDriver& DriverFor(Runtime runtime) {
+  switch (runtime) {
+    case Runtime::kDocker:
+      return DockerDriver();
+    case Runtime::kPodman:
+      return PodmanDriver();
+    case Runtime::kBwrap:
+      return BwrapDriver();
+  }
+  return DockerDriver();
+}
+
+ProbeResult ProbeAvailable(Runtime runtime, std::string bin, std::string version) {
+  ProbeResult probe;
+  probe.runtime = runtime;
+  probe.available = true;
+  probe.bin = std::move(bin);
+  probe.version = std::move(version);
+  return probe;
+}
+
+ProbeResult ProbeUnavailable(Runtime runtime, absl::string_view reason, std::string detail,
+                             std::string bin) {
+  ProbeResult probe;
+  probe.runtime = runtime;
+  probe.reason = std::string(reason);
+  probe.detail = std::move(detail);
+  probe.bin = std::move(bin);
+  return probe;
+}
+
+absl::Status RuntimeNotExecutable(const std::string& bin, int err) {
+  return MakeError(absl::StatusCode::kUnavailable, "isolation-container-unavailable",
+                   absl::StrCat("cannot execute ", bin, ": ", strerror(err),
+                                "; nothing ran, and np-exec does not fall back"),
+                   {{"bin", bin}});
+}
+
+ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, ProbeDepth depth) {
+  const RuntimeDriver& driver = DriverFor(runtime);
+  return driver.Probe(host, driver.Resolve(host), depth);
+}
+
+}  // namespace np

@@ -1,0 +1,254 @@
+// The engine runtimes, docker and podman: a daemon (or podman's API service)
+// answering the Docker Engine API, a client np-exec supervises, named and
+// labelled containers that can outlive their client and are reaped.
+#include <sys/stat.h>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "core/errors.h"
+#include "launcher/environment.h"
+#include "launcher/exec.h"
+#include "launcher/runtime/driver.h"
+#include "launcher/runtime/engine_api.h"
+#include "launcher/runtime/reaper.h"
+#include "launcher/subprocess.h"
+
+namespace np {
+namespace {
+
+constexpr int kCommandTimeoutMs = 10000;
+constexpr int kInspectTimeoutMs = 15000;
+// Debian's tini package; static, so it runs in any image.
+constexpr char kStaticTini[] = "/usr/bin/tini-static";
+
+// The engine version Docker names in the Server header of every response
+// ("Server: Docker/20.10.24+dfsg1 (linux)", the same string /version reports);
+// "" when the header is missing or names another engine.
+std::string DockerServerVersion(absl::string_view headers) {
+  for (absl::string_view line : absl::StrSplit(headers, "\r\n")) {
+    if (!absl::StartsWithIgnoreCase(line, "server:")) continue;
+    absl::string_view value = absl::StripAsciiWhitespace(line.substr(7));
+    if (!absl::StartsWith(value, "Docker/")) return "";
+    value.remove_prefix(7);
+    return std::string(value.substr(0, value.find(' ')));
+  }
+  return "";
+}
+
+absl::Status ImageMissing(absl::string_view image, absl::string_view runtime) {
+  return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-image-missing",
+                   absl::StrCat("image \"", image,
+                                "\" is not present locally and np-exec "
+                                "does not pull unless asked. Get it with `",
+                                runtime, " pull ", image,
+                                "` (or build or import it), or set "
+                                "isolation.container.pull to \"missing\""),
+                   {{"image", image}});
+}
+
+// Docker and podman differ in where their socket is and what their client's
+// version command reports; the rest is one engine API.
+struct Flavor {
+  Runtime runtime;
+  bool podman;
+};
+
+class EngineDriver : public RuntimeDriver {
+ public:
+  explicit EngineDriver(Flavor flavor) : flavor_(flavor) {}
+
+  Endpoint Resolve(const HostFacts& host) const override {
+    Endpoint endpoint;
+    absl::StatusOr<std::string> bin =
+        FindRealProgram(RuntimeName(flavor_.runtime), host.path, host.cwd, host.self, StatFile);
+    if (bin.ok()) endpoint.bin = *bin;
+    if (!flavor_.podman) {
+      endpoint.socket = UnixSocketPath(host.docker_host, "/var/run/docker.sock");
+      return endpoint;
+    }
+    const std::string fallback = host.uid == 0
+                                     ? std::string("/run/podman/podman.sock")
+                                     : absl::StrCat("/run/user/", host.uid, "/podman/podman.sock");
+    endpoint.socket = UnixSocketPath(host.container_host, fallback);
+    struct stat st;
+    // Podman needs no daemon: without its API service the socket simply is
+    // not there, and the command answers instead.
+    if (host.container_host.empty() && endpoint.socket.has_value() &&
+        stat(endpoint.socket->c_str(), &st) != 0) {
+      endpoint.socket.reset();
+    }
+    return endpoint;
+  }
+
+  ProbeResult Probe(const HostFacts& host, const Endpoint& endpoint,
+                    ProbeDepth /*depth*/) const override {
+    if (endpoint.bin.empty()) {
+      return ProbeUnavailable(flavor_.runtime, kReasonNotInstalled,
+                         absl::StrCat("no ", RuntimeName(flavor_.runtime), " binary on PATH"));
+    }
+    if (endpoint.socket.has_value()) return ProbeSocket(endpoint);
+    // Podman without its API service answers for itself (the client is the
+    // engine); a remote endpoint is asked through the client.
+    const bool client_is_engine = flavor_.podman && host.container_host.empty();
+    return ProbeCommand(endpoint, host,
+                        client_is_engine ? "{{.Client.Version}}" : "{{.Server.Version}}");
+  }
+
+  void AddSpawnFacts(const HostFacts& /*host*/, const Endpoint& endpoint,
+                     SpawnFacts& facts) const override {
+    if (endpoint.socket.has_value()) facts.extra_forbidden.push_back(*endpoint.socket);
+    // Podman's default init, catatonit, reports a program that is not found
+    // as 1, not 127; tini (the init docker uses) keeps 127 and 126.
+    if (flavor_.podman && access(kStaticTini, X_OK) == 0) facts.init_path = kStaticTini;
+  }
+
+  absl::Status Preflight(const SpawnPlan& plan, const Endpoint& endpoint) const override {
+    if (!endpoint.socket.has_value() || plan.pull_missing) return absl::OkStatus();
+    absl::StatusOr<HttpResponse> image = EngineRequest(
+        *endpoint.socket, "GET", absl::StrCat("/images/", UrlEncode(plan.image), "/json"));
+    if (image.ok() && image->status == 404) {
+      return ImageMissing(plan.image, RuntimeName(flavor_.runtime));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<RunOutcome> Run(const SpawnPlan& plan, const Endpoint& endpoint,
+                                 const HostFacts& host) const override {
+    SuperviseRequest request;
+    request.bin = plan.exec_path;
+    request.argv = plan.argv;
+    request.env = BuildEnvironment(plan.env, host.envp);
+    const bool tty = host.stdin_tty && host.stdout_tty;
+    const std::optional<std::string> socket = endpoint.socket;
+    const std::string name = plan.container_name;
+    request.forward = [tty, socket, name](pid_t client, int sig, bool from_terminal) {
+      if (!from_terminal) kill(client, sig);
+      // Docker disables its signal proxy under -t, so there the signal goes
+      // to the container through the API too.
+      if (tty && socket.has_value()) {
+        (void)EngineRequest(*socket, "POST",
+                            absl::StrCat("/containers/", UrlEncode(name), "/kill?signal=", sig),
+                            1000);
+      }
+    };
+    if (socket.has_value()) request.on_started = [socket] { (void)ReapOrphans(*socket); };
+    const std::vector<std::string> client_env = request.env;
+    request.cleanup = [bin = plan.exec_path, client_env, socket, name] {
+      ForceRemoveContainer(bin, client_env, socket, name);
+    };
+    RunOutcome outcome;
+    outcome.result = Supervise(request);
+    if (outcome.result.start_errno != 0) {
+      return RuntimeNotExecutable(plan.exec_path, outcome.result.start_errno);
+    }
+    if (outcome.result.exit_code == 125 && !socket.has_value() && !plan.pull_missing) {
+      // Without an API socket the image was not checked beforehand; 125 is
+      // the runtime's own failure, and a missing image is the usual one.
+      if (ImagePresent(plan.image, endpoint, host) == false) {
+        outcome.note = ImageMissing(plan.image, RuntimeName(flavor_.runtime));
+      }
+    }
+    return outcome;
+  }
+
+  std::optional<bool> ImagePresent(const std::string& image, const Endpoint& endpoint,
+                                   const HostFacts& host) const override {
+    if (endpoint.bin.empty()) return std::nullopt;
+    if (endpoint.socket.has_value()) {
+      absl::StatusOr<HttpResponse> response = EngineRequest(
+          *endpoint.socket, "GET", absl::StrCat("/images/", UrlEncode(image), "/json"));
+      if (!response.ok()) return std::nullopt;
+      if (response->status == 200) return true;
+      if (response->status == 404) return false;
+      return std::nullopt;
+    }
+    std::vector<std::string> env = EditEnvironment(host.envp, {}, kInterposerVars);
+    std::vector<char*> envp = CStrings(env);
+    absl::StatusOr<CaptureResult> inspect =
+        RunAndCapture({endpoint.bin, "image", "inspect", image}, envp.data(), kInspectTimeoutMs);
+    if (!inspect.ok() || inspect->timed_out) return std::nullopt;
+    return inspect->exit_code == 0;
+  }
+
+  void Cleanup(const Endpoint& endpoint, const std::string& name,
+               const HostFacts& host) const override {
+    ForceRemoveContainer(endpoint.bin, EditEnvironment(host.envp, {}, kInterposerVars),
+                         endpoint.socket, name);
+  }
+
+ private:
+  ProbeResult ProbeSocket(const Endpoint& endpoint) const {
+    const Runtime runtime = flavor_.runtime;
+    // /_ping answers in about 0.1 ms; /version has the daemon ask containerd
+    // for its components and takes 5 to 15 ms here, on every container spawn.
+    // Docker names its version in the ping's Server header, so the ping alone
+    // answers both questions; any other answer falls back to /version.
+    absl::StatusOr<HttpResponse> ping = EngineRequest(*endpoint.socket, "GET", "/_ping");
+    if (!ping.ok()) {
+      return ProbeUnavailable(runtime, kReasonUnreachable, std::string(ping.status().message()),
+                         endpoint.bin);
+    }
+    if (ping->status == 200) {
+      std::string version = DockerServerVersion(ping->headers);
+      if (!version.empty()) return ProbeAvailable(runtime, endpoint.bin, version);
+    }
+    absl::StatusOr<HttpResponse> response = EngineRequest(*endpoint.socket, "GET", "/version");
+    if (!response.ok()) {
+      return ProbeUnavailable(runtime, kReasonUnreachable, std::string(response.status().message()),
+                         endpoint.bin);
+    }
+    if (response->status != 200) {
+      return ProbeUnavailable(
+          runtime, kReasonUnreachable,
+          absl::StrCat("engine socket ", *endpoint.socket, " answered HTTP ", response->status),
+          endpoint.bin);
+    }
+    nlohmann::json body = nlohmann::json::parse(response->body, nullptr, false);
+    std::string version = "unknown";
+    if (body.is_object() && body.contains("Version") && body["Version"].is_string()) {
+      version = body["Version"].get<std::string>();
+    }
+    return ProbeAvailable(runtime, endpoint.bin, version);
+  }
+
+  ProbeResult ProbeCommand(const Endpoint& endpoint, const HostFacts& host,
+                           const char* format) const {
+    const Runtime runtime = flavor_.runtime;
+    absl::StatusOr<CaptureResult> result =
+        RunAndCapture({endpoint.bin, "version", "--format", format}, host.envp, kCommandTimeoutMs);
+    if (!result.ok()) {
+      return ProbeUnavailable(runtime, kReasonUnreachable, std::string(result.status().message()),
+                         endpoint.bin);
+    }
+    std::string version(absl::StripAsciiWhitespace(result->out));
+    if (result->timed_out) {
+      return ProbeUnavailable(runtime, kReasonUnreachable,
+                         absl::StrCat(endpoint.bin, " version timed out"), endpoint.bin);
+    }
+    if (result->exit_code != 0 || version.empty()) {
+      return ProbeUnavailable(runtime, kReasonUnreachable,
+                         absl::StrCat(endpoint.bin, " version exited ", result->exit_code,
+                                      " without an engine version"),
+                         endpoint.bin);
+    }
+    return ProbeAvailable(runtime, endpoint.bin, version);
+  }
+
+  Flavor flavor_;
+};
+
+}  // namespace
+
+const RuntimeDriver& DockerDriver() {
+  static const EngineDriver* driver = new EngineDriver({Runtime::kDocker, false});
+  return *driver;
+}
+
+const RuntimeDriver& PodmanDriver() {
+  static const EngineDriver* driver = new EngineDriver({Runtime::kPodman, true});
+  return *driver;
+}
+
+}  // namespace np

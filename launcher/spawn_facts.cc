@@ -1,0 +1,53 @@
+#include "launcher/spawn_facts.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "absl/strings/str_format.h"
+#include "shim/find_real_program.h"
+
+namespace np {
+namespace {
+
+std::string RealHome(const std::string& home) {
+  if (home.empty()) return "";
+  char buffer[PATH_MAX];
+  return realpath(home.c_str(), buffer) != nullptr ? std::string(buffer) : home;
+}
+
+}  // namespace
+
+SpawnFacts BaseFacts(const HostFacts& host, const std::string& cwd) {
+  SpawnFacts facts;
+  facts.cwd = cwd;
+  facts.home = RealHome(host.home);
+  facts.uid = host.uid;
+  facts.gid = host.gid;
+  facts.stdin_tty = host.stdin_tty;
+  facts.stdout_tty = host.stdout_tty;
+  facts.path = host.path;
+  const FileId self = host.self;
+  facts.find = [cwd, self](absl::string_view name, absl::string_view path_list, bool skip_self) {
+    return FindRealProgram(name, path_list, cwd, skip_self ? self : FileId{}, StatFile);
+  };
+  facts.depth = host.depth;
+  facts.pid = host.pid;
+  facts.preload_names = std::string(GetEnv(host.envp, kPreloadNamesVar));
+  facts.self_path = host.self_path;
+  return facts;
+}
+
+void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver,
+                       const Endpoint& endpoint, const ProbeResult& probe,
+                       absl::string_view name_prefix, std::string owner, SpawnFacts& facts) {
+  facts.runtime_bin = probe.bin.empty() ? endpoint.bin : probe.bin;
+  uint32_t random = 0;
+  if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
+  facts.container_name = absl::StrFormat("%s-%d-%08x", name_prefix, host.pid, random);
+  facts.owner = std::move(owner);
+  driver.AddSpawnFacts(host, endpoint, facts);
+}
+
+}  // namespace np
