@@ -72,6 +72,11 @@ std::string OperatorConfigPath(const HostFacts& host) {
   return "";
 }
 
+absl::StatusOr<Settings> LoadHostSettings(const HostFacts& host) {
+  return LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier,
+                       /*allow_outside_project=*/true});
+}
+
 std::string InstalledInterposer(const HostFacts& host) {
   const std::string dir = host.self_path.substr(0, host.self_path.rfind('/'));
   for (const std::string& candidate : {JoinPath(dir, "libnp-exec-preload.so"),

@@ -10,7 +10,9 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "absl/status/statusor.h"
 #include "core/plan.h"
+#include "core/settings.h"
 #include "shim/find_real_program.h"
 
 namespace np {
@@ -52,6 +54,11 @@ absl::string_view GetEnv(char** envp, absl::string_view name);
 
 // $XDG_CONFIG_HOME/nubos-pilot/config.json, defaulting to ~/.config.
 std::string OperatorConfigPath(const HostFacts& host);
+
+// The settings of the project the working directory is in (or, outside any
+// project, the operator floor and NP_EXEC_TIER alone): what every verb and
+// the run path load.
+absl::StatusOr<Settings> LoadHostSettings(const HostFacts& host);
 
 // The LD_PRELOAD interposer's real path where np-exec ships it: next to
 // np-exec in a build tree, ../lib/np-exec/ when installed; "" if absent.

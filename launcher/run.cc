@@ -114,7 +114,7 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
 
   // 2. Settings and the effective tier.
   absl::StatusOr<Settings> settings =
-      LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier, true});
+      LoadHostSettings(host);
   if (!settings.ok()) return RefuseUnsettled(settings.status(), host, reporter, cl.program);
   const SpawnLog log(reporter, settings->project_root);
   const nlohmann::json tier_record = TierRecord(host, *settings, cl.program);

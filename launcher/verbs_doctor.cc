@@ -230,7 +230,7 @@ std::string ReportText(const Report& r) {
 
 absl::StatusOr<Outcome> VerbDoctor(const CommandLine& cl, const HostFacts& host) {
   absl::StatusOr<Settings> settings =
-      LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier, true});
+      LoadHostSettings(host);
   if (!settings.ok()) return settings.status();
   const RuntimeDriver& driver = DriverFor(settings->config.container.runtime);
   Subject subject{host, *settings, driver, driver.Resolve(host), {}};

@@ -38,7 +38,7 @@ std::string ProbeText(const ProbeResult& probe) {
 absl::StatusOr<Runtime> RuntimeFor(const CommandLine& cl, const HostFacts& host) {
   if (!cl.runtime.empty()) return ParseRuntime(cl.runtime);
   absl::StatusOr<Settings> settings =
-      LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier, true});
+      LoadHostSettings(host);
   if (!settings.ok()) return settings.status();
   return settings->config.container.runtime;
 }
@@ -78,7 +78,7 @@ absl::StatusOr<Outcome> VerbProbe(const CommandLine& cl, const HostFacts& host) 
 
 absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host) {
   absl::StatusOr<Settings> settings =
-      LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier, true});
+      LoadHostSettings(host);
   if (!settings.ok()) return settings.status();
   const ContainerConfig& container = settings->config.container;
   const ProbeResult probe = ProbeRuntime(container.runtime, host, ProbeDepth::kFull);

@@ -11,7 +11,7 @@ namespace np {
 
 absl::StatusOr<Outcome> VerbWrap(const CommandLine& cl, const HostFacts& host) {
   absl::StatusOr<Settings> settings =
-      LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier, true});
+      LoadHostSettings(host);
   if (!settings.ok()) return settings.status();
   const bool container = settings->resolved.tier == Tier::kContainer;
   const RuntimeDriver& driver = DriverFor(settings->config.container.runtime);

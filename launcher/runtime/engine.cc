@@ -105,10 +105,9 @@ class EngineDriver : public RuntimeDriver {
   }
 
   absl::Status Preflight(const SpawnPlan& plan, const Endpoint& endpoint) const override {
+    // Without a socket the client's own failure tells (Run's note).
     if (!endpoint.socket.has_value() || plan.pull_missing) return absl::OkStatus();
-    absl::StatusOr<HttpResponse> image = EngineRequest(
-        *endpoint.socket, "GET", absl::StrCat("/images/", UrlEncode(plan.image), "/json"));
-    if (image.ok() && image->status == 404) {
+    if (ImageOnSocket(*endpoint.socket, plan.image) == false) {
       return ImageMissing(plan.image, RuntimeName(flavor_.runtime));
     }
     return absl::OkStatus();
@@ -156,14 +155,7 @@ class EngineDriver : public RuntimeDriver {
   std::optional<bool> ImagePresent(const std::string& image, const Endpoint& endpoint,
                                    const HostFacts& host) const override {
     if (endpoint.bin.empty()) return std::nullopt;
-    if (endpoint.socket.has_value()) {
-      absl::StatusOr<HttpResponse> response = EngineRequest(
-          *endpoint.socket, "GET", absl::StrCat("/images/", UrlEncode(image), "/json"));
-      if (!response.ok()) return std::nullopt;
-      if (response->status == 200) return true;
-      if (response->status == 404) return false;
-      return std::nullopt;
-    }
+    if (endpoint.socket.has_value()) return ImageOnSocket(*endpoint.socket, image);
     std::vector<std::string> env = EditEnvironment(host.envp, {}, kInterposerVars);
     std::vector<char*> envp = CStrings(env);
     absl::StatusOr<CaptureResult> inspect =
@@ -179,6 +171,15 @@ class EngineDriver : public RuntimeDriver {
   }
 
  private:
+  static std::optional<bool> ImageOnSocket(const std::string& socket, const std::string& image) {
+    absl::StatusOr<HttpResponse> response =
+        EngineRequest(socket, "GET", absl::StrCat("/images/", UrlEncode(image), "/json"));
+    if (!response.ok()) return std::nullopt;
+    if (response->status == 200) return true;
+    if (response->status == 404) return false;
+    return std::nullopt;
+  }
+
   ProbeResult ProbeSocket(const Endpoint& endpoint) const {
     const Runtime runtime = flavor_.runtime;
     // /_ping answers in about 0.1 ms; /version has the daemon ask containerd

@@ -1,0 +1,297 @@
+// Unit tests of launcher pieces that were tested only through the binary:
+// the command line parser, the exit-status table, the environment recipe,
+// the audit record schema, the engine API client (against the in-process
+// fake engine) and the generic supervisor with a companion.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "launcher/audit_log.h"
+#include "launcher/cli.h"
+#include "launcher/environment.h"
+#include "launcher/outcome.h"
+#include "launcher/runtime/engine_api.h"
+#include "launcher/supervise.h"
+#include "tests/launcher/fakes.h"
+#include "tests/support/temp_dir.h"
+
+namespace np {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::UnorderedElementsAre;
+
+absl::StatusOr<CommandLine> Parse(std::vector<std::string> args) {
+  static std::vector<std::string> storage;
+  storage = std::move(args);
+  static std::vector<char*> pointers;
+  pointers.clear();
+  for (std::string& arg : storage) pointers.push_back(arg.data());
+  return ParseCommandLine(absl::MakeConstSpan(pointers));
+}
+
+TEST(ParseCommandLineTest, RunPathForms) {
+  absl::StatusOr<CommandLine> cl = Parse({"np-exec", "--env", "A,B", "--", "node", "-e", "x"});
+  ASSERT_TRUE(cl.ok()) << cl.status();
+  EXPECT_EQ(cl->verb, Verb::kRun);
+  EXPECT_TRUE(cl->explicit_program);
+  EXPECT_THAT(cl->env_names, ElementsAre("A", "B"));
+  EXPECT_THAT(cl->program, ElementsAre("node", "-e", "x"));
+
+  cl = Parse({"np-exec", "tool.cjs", "--flag"});
+  ASSERT_TRUE(cl.ok());
+  EXPECT_TRUE(cl->script_mode);
+  EXPECT_THAT(cl->program, ElementsAre("node", "tool.cjs", "--flag"));
+
+  // Shim mode: every argument is the program's, options included.
+  cl = Parse({"/shims/claude", "--env", "X", "-p"});
+  ASSERT_TRUE(cl.ok());
+  EXPECT_TRUE(cl->shim_mode);
+  EXPECT_THAT(cl->program, ElementsAre("claude", "--env", "X", "-p"));
+}
+
+TEST(ParseCommandLineTest, VerbsAndTheirOptions) {
+  absl::StatusOr<CommandLine> cl = Parse({"np-exec", "doctor", "--json", "--deep"});
+  ASSERT_TRUE(cl.ok());
+  EXPECT_EQ(cl->verb, Verb::kDoctor);
+  EXPECT_TRUE(cl->json);
+  EXPECT_TRUE(cl->deep);
+
+  cl = Parse({"np-exec", "wrap", "--workdir", "/work", "--env", "K", "--", "node"});
+  ASSERT_TRUE(cl.ok());
+  EXPECT_EQ(cl->verb, Verb::kWrap);
+  EXPECT_EQ(cl->workdir, "/work");
+  EXPECT_THAT(cl->env_names, ElementsAre("K"));
+
+  cl = Parse({"np-exec", "describe", "container", "--runtime", "bwrap"});
+  ASSERT_TRUE(cl.ok());
+  EXPECT_EQ(cl->tier, "container");
+  EXPECT_EQ(cl->runtime, "bwrap");
+
+  cl = Parse({"np-exec", "sandbox-exec", "--env", "A", "--", "/usr/bin/bwrap", "--x"});
+  ASSERT_TRUE(cl.ok());
+  EXPECT_EQ(cl->verb, Verb::kSandboxExec);
+  EXPECT_THAT(cl->program, ElementsAre("/usr/bin/bwrap", "--x"));
+
+  cl = Parse({"np-exec", "status", "--help"});
+  ASSERT_TRUE(cl.ok());
+  EXPECT_EQ(cl->verb, Verb::kHelp);
+  EXPECT_EQ(cl->help_topic, "status");
+}
+
+TEST(ParseCommandLineTest, ErrorsAreCoded) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string code;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"np-exec"}, "usage"},
+           {{"np-exec", "--bogus", "x"}, "usage"},
+           {{"np-exec", "--env", "A=b", "--", "x"}, "isolation-bad-env-name"},
+           {{"np-exec", "status", "extra"}, "usage"},
+           {{"np-exec", "describe"}, "isolation-missing-tier"},
+           {{"np-exec", "wrap", "--workdir"}, "usage"},
+           {{"np-exec", "wrap", "--"}, "isolation-wrap-no-command"},
+           {{"np-exec", "sandbox-exec", "--bogus"}, "usage"},
+       }) {
+    absl::StatusOr<CommandLine> cl = Parse(c.args);
+    ASSERT_FALSE(cl.ok()) << ::testing::PrintToString(c.args);
+    EXPECT_EQ(ErrorCode(cl.status()), c.code) << ::testing::PrintToString(c.args);
+  }
+}
+
+TEST(ExitStatusTest, OneTableForTheRunPathVerbsExitOne) {
+  auto error = [](const char* code) {
+    return MakeError(absl::StatusCode::kFailedPrecondition, code, "x");
+  };
+  EXPECT_EQ(ExitStatusFor(error("program-not-found"), CommandKind::kRun), 127);
+  EXPECT_EQ(ExitStatusFor(error("program-not-executable"), CommandKind::kRun), 126);
+  EXPECT_EQ(ExitStatusFor(error("isolation-container-unavailable"), CommandKind::kRun), 69);
+  EXPECT_EQ(ExitStatusFor(error("isolation-probe-required"), CommandKind::kRun), 69);
+  EXPECT_EQ(ExitStatusFor(error("isolation-unknown-verb"), CommandKind::kRun), 1);
+  EXPECT_EQ(ExitStatusFor(error("config-invalid-json"), CommandKind::kRun), 125);
+  EXPECT_EQ(ExitStatusFor(absl::InternalError("uncoded"), CommandKind::kRun), 125);
+  for (const char* code : {"program-not-found", "isolation-container-unavailable", "usage"}) {
+    EXPECT_EQ(ExitStatusFor(error(code), CommandKind::kVerb), 1) << code;
+  }
+  EXPECT_EQ(ExitStatusFor(absl::OkStatus(), CommandKind::kRun), 0);
+}
+
+// An environment array over strings the test owns.
+struct Env {
+  explicit Env(std::vector<std::string> vars) : storage(std::move(vars)) {
+    for (std::string& var : storage) pointers.push_back(var.data());
+    pointers.push_back(nullptr);
+  }
+  std::vector<std::string> storage;
+  std::vector<char*> pointers;
+};
+
+TEST(EnvironmentTest, EditEnvironmentSetsReplacesAndUnsets) {
+  Env env({"PATH=/bin", "LD_PRELOAD=/x.so", "KEEP=1", "NP_EXEC_DEPTH=3"});
+  EXPECT_THAT(EditEnvironment(env.pointers.data(), {"NP_EXEC_DEPTH=4", "NEW=v"}, {"LD_PRELOAD"}),
+              ElementsAre("PATH=/bin", "KEEP=1", "NP_EXEC_DEPTH=4", "NEW=v"));
+}
+
+TEST(EnvironmentTest, SandboxRecipeTakesOnlyWhatItNames) {
+  Env env({"PATH=/host", "HOME=/root", "TERM=xterm", "API_KEY=k", "SECRET_TOKEN=s",
+           "LD_PRELOAD=/x.so"});
+  const std::vector<std::string> built =
+      BuildEnvironment(SandboxEnvPlan({"API_KEY", "LD_PRELOAD", "UNSET_NAME"}), env.pointers.data());
+  EXPECT_THAT(built, UnorderedElementsAre("PATH=/usr/local/bin:/usr/bin:/bin",
+                                          "HOME=/home/np-exec", "TERM=xterm", "API_KEY=k"));
+}
+
+TEST(EnvironmentTest, InheritingRecipeKeepsTheCallersMinusUnset) {
+  Env env({"A=1", "LD_PRELOAD=/x.so"});
+  EnvPlan plan;
+  plan.inherit = true;
+  plan.unset = kInterposerVars;
+  plan.set = {"B=2"};
+  EXPECT_THAT(BuildEnvironment(plan, env.pointers.data()), ElementsAre("A=1", "B=2"));
+}
+
+TEST(AuditSchemaTest, RunExitAndRefusalRecords) {
+  HostFacts host;
+  host.pid = 42;
+  host.cwd = "/p/src";
+  Settings settings;
+  settings.project_root = "/p";
+  settings.resolved = {Tier::kContainer, TierSource::kConfig};
+  settings.config.container.runtime = Runtime::kDocker;
+  SpawnPlan plan;
+  plan.wrapped = true;
+  plan.project_real = "/p";
+  plan.project_mount = "/work";
+  plan.container_name = "np-exec-42-x";
+  plan.env_names = {"API_KEY"};
+  plan.mounts = {{"/data", "/data", false}};
+  const std::vector<std::string> program = {"node", "secret-arg"};
+
+  nlohmann::json run = RunRecord(host, settings, plan, program);
+  EXPECT_EQ(run["decision"], "run");
+  EXPECT_EQ(run["tier"], "container");
+  EXPECT_EQ(run["effective_from"], "config");
+  EXPECT_EQ(run["runtime"], "docker");
+  EXPECT_EQ(run["image"], "node:22-bookworm-slim");
+  EXPECT_EQ(run["pid"], 42);
+  EXPECT_EQ(run["program"], "node");
+  EXPECT_EQ(run["container"], "np-exec-42-x");
+  EXPECT_EQ(run["env"], nlohmann::json({"API_KEY"}));
+  EXPECT_EQ(run["mounts"][0]["source"], "/p");
+  EXPECT_EQ(run["mounts"][0]["target"], "/work");
+  EXPECT_EQ(run["mounts"][1]["mode"], "ro");
+  EXPECT_EQ(run["argv_digest"], ArgvDigest(program));
+  // Arguments themselves are never stored.
+  EXPECT_EQ(run.dump().find("secret-arg"), std::string::npos);
+
+  nlohmann::json exit = ExitRecord(run, 7, 12);
+  EXPECT_FALSE(exit.contains("decision"));
+  EXPECT_EQ(exit["event"], "exit");
+  EXPECT_EQ(exit["exit_status"], 7);
+  EXPECT_EQ(exit["duration_ms"], 12);
+
+  nlohmann::json refused = RefusalRecord(SpawnRecord(host, program),
+                                         MakeError(absl::StatusCode::kNotFound, "x-code", "m"));
+  EXPECT_EQ(refused["decision"], "refused");
+  EXPECT_EQ(refused["code"], "x-code");
+  EXPECT_FALSE(refused.contains("tier"));
+}
+
+TEST(EngineApiTest, TalksToTheFakeEngine) {
+  testing::TempDir tmp;
+  testing::FakeEngine engine(tmp.Path("engine.sock"));
+  absl::StatusOr<HttpResponse> version = EngineRequest(engine.socket_path(), "GET", "/version");
+  ASSERT_TRUE(version.ok()) << version.status();
+  EXPECT_EQ(version->status, 200);
+  EXPECT_EQ(nlohmann::json::parse(version->body)["Version"], "99.0-fake");
+  engine.set_image_present(false);
+  absl::StatusOr<HttpResponse> image =
+      EngineRequest(engine.socket_path(), "GET", "/images/" + UrlEncode("a b:1") + "/json");
+  ASSERT_TRUE(image.ok());
+  EXPECT_EQ(image->status, 404);
+  EXPECT_THAT(engine.requests(), ElementsAre("GET /version", "GET /images/a%20b:1/json"));
+}
+
+TEST(EngineApiTest, UnreachableReasonsAreCoded) {
+  testing::TempDir tmp;
+  absl::StatusOr<HttpResponse> missing = EngineRequest(tmp.Path("none.sock"), "GET", "/_ping");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(ErrorCode(missing.status()), "engine-unreachable");
+  EXPECT_EQ(ErrorDetails(missing.status())["reason"], "socket-missing");
+  testing::MakeRefusingSocket(tmp.Path("refusing.sock"));
+  absl::StatusOr<HttpResponse> refused = EngineRequest(tmp.Path("refusing.sock"), "GET", "/_ping");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(ErrorDetails(refused.status())["reason"], "connection-refused");
+  testing::SilentSocket silent(tmp.Path("silent.sock"));
+  // An injected timeout: the test does not wait on the real two seconds.
+  absl::StatusOr<HttpResponse> timed_out =
+      EngineRequest(tmp.Path("silent.sock"), "GET", "/_ping", /*timeout_ms=*/100);
+  ASSERT_FALSE(timed_out.ok());
+  EXPECT_EQ(ErrorDetails(timed_out.status())["reason"], "timed-out");
+}
+
+TEST(SuperviseTest, CompanionLivesExactlyAsLongAsTheChild) {
+  testing::TempDir tmp;
+  const std::string marker = tmp.Path("companion");
+  std::vector<std::string> events;
+  SuperviseRequest request;
+  request.bin = "/bin/sh";
+  request.argv = {"sh", "-c", "test -f " + marker + " && exit 7"};
+  Companion companion;
+  companion.start = [&] {
+    std::ofstream(marker) << "up";
+    events.push_back("start");
+    return absl::OkStatus();
+  };
+  companion.stop = [&] {
+    events.push_back("stop");
+    unlink(marker.c_str());
+  };
+  request.companions = {companion};
+  SuperviseResult result = Supervise(request);
+  EXPECT_EQ(result.start_errno, 0);
+  EXPECT_EQ(result.exit_code, 7);  // The child saw the companion running.
+  EXPECT_THAT(events, ElementsAre("start", "stop"));
+  EXPECT_NE(access(marker.c_str(), F_OK), 0);
+}
+
+TEST(SuperviseTest, ACompanionThatCannotStartRunsNothing) {
+  testing::TempDir tmp;
+  const std::string ran = tmp.Path("ran");
+  SuperviseRequest request;
+  request.bin = "/bin/sh";
+  request.argv = {"sh", "-c", "touch " + ran};
+  int stopped = 0;
+  Companion up{[] { return absl::OkStatus(); }, [&] { ++stopped; }};
+  Companion down{[] { return absl::UnavailableError("no"); }, [&] { stopped += 100; }};
+  request.companions = {up, down};
+  SuperviseResult result = Supervise(request);
+  EXPECT_NE(result.start_errno, 0);
+  EXPECT_EQ(stopped, 1);  // The one that started is stopped; the failed one never ran.
+  EXPECT_NE(access(ran.c_str(), F_OK), 0);
+}
+
+TEST(SuperviseTest, GraceIsInjectedAndCleanupRunsAfterIt) {
+  SuperviseRequest request;
+  request.bin = "/bin/sh";
+  // Ignores TERM: only the grace period's end (then SIGKILL) stops it.
+  request.argv = {"sh", "-c", "trap '' TERM; kill -TERM $PPID; sleep 30"};
+  request.grace_ms = 200;
+  int cleaned = 0;
+  request.cleanup = [&] { ++cleaned; };
+  SuperviseResult result = Supervise(request);
+  EXPECT_EQ(result.exit_code, 128 + SIGKILL);
+  EXPECT_GE(cleaned, 1);
+  EXPECT_LT(result.duration_ms, 20000);
+}
+
+}  // namespace
+}  // namespace np
