@@ -41,6 +41,11 @@ HostFacts ReadHostFacts(char** envp) {
   if (!depth_text.empty()) {
     host.depth = absl::SimpleAtoi(depth_text, &depth) && depth >= 0 ? depth : kMaxDepth;
   }
+  int timeout = 0;
+  if (absl::SimpleAtoi(GetEnv(envp, "NP_EXEC_ENGINE_TIMEOUT_MS"), &timeout) && timeout >= 1 &&
+      timeout <= 60000) {
+    host.engine_timeout_ms = timeout;
+  }
   int exec_pid = 0;
   if (absl::SimpleAtoi(GetEnv(envp, kExecPidVar), &exec_pid)) host.exec_pid = exec_pid;
   host.exec_target = std::string(GetEnv(envp, kExecTargetVar));

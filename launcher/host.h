@@ -28,6 +28,9 @@ struct HostFacts {
   std::string container_host;  // CONTAINER_HOST (podman remote).
   std::string term;            // TERM.
   int depth = 0;               // NP_EXEC_DEPTH.
+  // NP_EXEC_ENGINE_TIMEOUT_MS: how long an engine API request may take
+  // (default kEngineTimeoutMs; 1 to 60000).
+  int engine_timeout_ms = 2000;
   pid_t exec_pid = 0;          // NP_EXEC_EXEC_PID.
   std::string exec_target;     // NP_EXEC_EXEC_TARGET.
   pid_t pid = 0;

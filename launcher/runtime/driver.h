@@ -26,6 +26,7 @@ namespace np {
 struct Endpoint {
   std::optional<std::string> socket;  // Local engine API socket, when there is one.
   std::string bin;                    // The runtime binary ("" if none was found).
+  int timeout_ms = 2000;              // Per engine API request (HostFacts.engine_timeout_ms).
 };
 
 // How hard a probe looks. kFull proves the runtime works (bubblewrap builds

@@ -61,6 +61,7 @@ class EngineDriver : public RuntimeDriver {
 
   Endpoint Resolve(const HostFacts& host) const override {
     Endpoint endpoint;
+    endpoint.timeout_ms = host.engine_timeout_ms;
     absl::StatusOr<std::string> bin =
         FindRealProgram(RuntimeName(flavor_.runtime), host.path, host.cwd, host.self, StatFile);
     if (bin.ok()) endpoint.bin = *bin;
@@ -107,7 +108,7 @@ class EngineDriver : public RuntimeDriver {
   absl::Status Preflight(const SpawnPlan& plan, const Endpoint& endpoint) const override {
     // Without a socket the client's own failure tells (Run's note).
     if (!endpoint.socket.has_value() || plan.pull_missing) return absl::OkStatus();
-    if (ImageOnSocket(*endpoint.socket, plan.image) == false) {
+    if (ImageOnSocket(endpoint, plan.image) == false) {
       return ImageMissing(plan.image, RuntimeName(flavor_.runtime));
     }
     return absl::OkStatus();
@@ -155,7 +156,7 @@ class EngineDriver : public RuntimeDriver {
   std::optional<bool> ImagePresent(const std::string& image, const Endpoint& endpoint,
                                    const HostFacts& host) const override {
     if (endpoint.bin.empty()) return std::nullopt;
-    if (endpoint.socket.has_value()) return ImageOnSocket(*endpoint.socket, image);
+    if (endpoint.socket.has_value()) return ImageOnSocket(endpoint, image);
     std::vector<std::string> env = EditEnvironment(host.envp, {}, kInterposerVars);
     std::vector<char*> envp = CStrings(env);
     absl::StatusOr<CaptureResult> inspect =
@@ -171,9 +172,10 @@ class EngineDriver : public RuntimeDriver {
   }
 
  private:
-  static std::optional<bool> ImageOnSocket(const std::string& socket, const std::string& image) {
+  static std::optional<bool> ImageOnSocket(const Endpoint& endpoint, const std::string& image) {
     absl::StatusOr<HttpResponse> response =
-        EngineRequest(socket, "GET", absl::StrCat("/images/", UrlEncode(image), "/json"));
+        EngineRequest(*endpoint.socket, "GET", absl::StrCat("/images/", UrlEncode(image), "/json"),
+                      endpoint.timeout_ms);
     if (!response.ok()) return std::nullopt;
     if (response->status == 200) return true;
     if (response->status == 404) return false;
@@ -186,7 +188,8 @@ class EngineDriver : public RuntimeDriver {
     // for its components and takes 5 to 15 ms here, on every container spawn.
     // Docker names its version in the ping's Server header, so the ping alone
     // answers both questions; any other answer falls back to /version.
-    absl::StatusOr<HttpResponse> ping = EngineRequest(*endpoint.socket, "GET", "/_ping");
+    absl::StatusOr<HttpResponse> ping =
+        EngineRequest(*endpoint.socket, "GET", "/_ping", endpoint.timeout_ms);
     if (!ping.ok()) {
       return ProbeUnavailable(runtime, kReasonUnreachable, std::string(ping.status().message()),
                          endpoint.bin);
@@ -195,7 +198,8 @@ class EngineDriver : public RuntimeDriver {
       std::string version = DockerServerVersion(ping->headers);
       if (!version.empty()) return ProbeAvailable(runtime, endpoint.bin, version);
     }
-    absl::StatusOr<HttpResponse> response = EngineRequest(*endpoint.socket, "GET", "/version");
+    absl::StatusOr<HttpResponse> response =
+        EngineRequest(*endpoint.socket, "GET", "/version", endpoint.timeout_ms);
     if (!response.ok()) {
       return ProbeUnavailable(runtime, kReasonUnreachable, std::string(response.status().message()),
                          endpoint.bin);

@@ -1,5 +1,6 @@
 // The verbs of the built np-exec: status, describe, probe, wrap, doctor,
 // shims, --help, --version, and their error codes and exit statuses.
+#include <cctype>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -303,7 +304,9 @@ TEST(ProbeVerbTest, SilentSocketTimesOut) {
   Lab lab;
   lab.FakeDocker();
   SilentSocket silent(lab.tmp().Path("silent.sock"));
-  RunResult r = lab.Run({"probe", "--json"}, lab.Env("unix://" + lab.tmp().Path("silent.sock")));
+  std::vector<std::string> env = lab.Env("unix://" + lab.tmp().Path("silent.sock"));
+  env.push_back("NP_EXEC_ENGINE_TIMEOUT_MS=150");  // Injected: no wait on the real 2 s.
+  RunResult r = lab.Run({"probe", "--json"}, env);
   EXPECT_EQ(r.exit_code, 1);
   json out = ParseJson(r.out);
   EXPECT_EQ(out["reason"], "daemon-unreachable");
@@ -492,7 +495,19 @@ INSTANTIATE_TEST_SUITE_P(
                       VerbUsageCase{{"shims", "remove", "dir"}, "usage"},
                       VerbUsageCase{{"wrap", "--env", "A=x", "--", "sentinel"},
                                     "isolation-bad-env-name"},
-                      VerbUsageCase{{"wrap", "--workdir"}, "usage"}));
+                      VerbUsageCase{{"wrap", "--workdir"}, "usage"}),
+    // Named after the arguments: a stable ctest name, never the case's bytes.
+    [](const ::testing::TestParamInfo<VerbUsageCase>& param_info) {
+      std::string name = std::to_string(param_info.index);
+      for (const std::string& arg : param_info.param.args) {
+        for (char c : arg) {
+          if (std::isalnum(static_cast<unsigned char>(c))) name.push_back(c);
+        }
+        name.push_back('_');
+      }
+      name.pop_back();
+      return name;
+    });
 
 // The run path's own usage errors stay 125.
 TEST(VerbsTest, RunPathUsageErrorsStay125) {
