@@ -492,7 +492,14 @@ INSTANTIATE_TEST_SUITE_P(
                       VerbUsageCase{{"shims", "remove", "dir"}, "usage"},
                       VerbUsageCase{{"wrap", "--env", "A=x", "--", "sentinel"},
                                     "isolation-bad-env-name"},
-                      VerbUsageCase{{"wrap", "--workdir"}, "usage"}));
+                      // No "--": the reference's no-command, whatever precedes it.
+                      VerbUsageCase{{"wrap", "--workdir"}, "isolation-wrap-no-command"},
+                      VerbUsageCase{{"wrap", "node"}, "isolation-wrap-no-command"},
+                      VerbUsageCase{{"wrap", "--env", "A", "node", "x.cjs"},
+                                    "isolation-wrap-no-command"},
+                      // An option np-exec does not know, before "--", stays usage.
+                      VerbUsageCase{{"wrap", "--bogus", "--", "sentinel"}, "usage"},
+                      VerbUsageCase{{"describe", ""}, "isolation-missing-tier"}));
 
 // The run path's own usage errors stay 125.
 TEST(VerbsTest, RunPathUsageErrorsStay125) {
