@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace np {
@@ -11,6 +12,7 @@ namespace {
 
 constexpr uint32_t kPtNote = 4;
 constexpr uint16_t kPnXnum = 0xffff;  // The real count lives elsewhere: treat as too many.
+constexpr uint64_t kHeadBytes = 4096;
 
 // Decodes the fixed-width fields of an image of either byte order.
 class Fields {
@@ -128,19 +130,31 @@ bool HasNpExecNote(const std::string& path) {
   bool found = false;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
     const uint64_t size = static_cast<uint64_t>(st.st_size);
-    found = FindNpExecNote([fd, size](uint64_t offset, size_t length, std::string* out) {
-      if (offset > size || length > size - offset) return false;
-      out->assign(length, '\0');
+    auto pread_exactly = [fd](uint64_t offset, size_t length, char* out) {
       size_t done = 0;
       while (done < length) {
-        const ssize_t n =
-            pread(fd, out->data() + done, length - done, static_cast<off_t>(offset + done));
+        const ssize_t n = pread(fd, out + done, length - done, static_cast<off_t>(offset + done));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return false;
         done += static_cast<size_t>(n);
       }
       return true;
-    });
+    };
+    // The header, the program headers and the first notes of an executable
+    // sit in its first page: one read serves them, the lookup is on the path
+    // of every spawn.
+    std::string head(static_cast<size_t>(std::min<uint64_t>(size, kHeadBytes)), '\0');
+    if (pread_exactly(0, head.size(), head.data())) {
+      found = FindNpExecNote([&](uint64_t offset, size_t length, std::string* out) {
+        if (offset > size || length > size - offset) return false;
+        if (offset + length <= head.size()) {
+          out->assign(head, static_cast<size_t>(offset), length);
+          return true;
+        }
+        out->assign(length, '\0');
+        return pread_exactly(offset, length, out->data());
+      });
+    }
   }
   close(fd);
   return found;

@@ -290,6 +290,21 @@ TEST(ElfNoteTest, OtherFilesDoNot) {
   EXPECT_FALSE(HasNpExecNote(dir.Write("head", head, 0755)));
 }
 
+// The first page is read once; what lies beyond it is read where it is.
+TEST(ElfNoteTest, ANoteBeyondTheFirstPageIsFoundInAFile) {
+  Image image;
+  image.leading_loads = 100;  // 64 + 100 * 56 bytes of headers: past 4096.
+  image.segments = {{Gnu()}, {NpExec()}};
+  const std::string bytes = image.Bytes();
+  ASSERT_GT(bytes.size(), 4096u);
+  testing::TempDir dir;
+  EXPECT_TRUE(HasNpExecNote(dir.Write("far", bytes, 0755)));
+  Image other;
+  other.leading_loads = 100;
+  other.segments = {{Gnu()}};
+  EXPECT_FALSE(HasNpExecNote(dir.Write("far-other", other.Bytes(), 0755)));
+}
+
 // A FIFO named like the program must not hang the lookup.
 TEST(ElfNoteTest, AFifoIsNotOpenedForAnswer) {
   testing::TempDir dir;
