@@ -122,6 +122,8 @@ bool FindNpExecNote(const ReadAt& read) {
 }
 
 bool HasNpExecNote(const std::string& path) {
+  // open(2) would stop at a NUL and read another file than the one named.
+  if (path.find('\0') != std::string::npos) return false;
   // O_NONBLOCK: a FIFO swapped in after the caller's stat must not hang the
   // lookup; fstat below then refuses anything but a regular file.
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);

@@ -305,6 +305,12 @@ TEST(ElfNoteTest, ANoteBeyondTheFirstPageIsFoundInAFile) {
   EXPECT_FALSE(HasNpExecNote(dir.Write("far-other", other.Bytes(), 0755)));
 }
 
+// A path with a NUL names no file: it must not read the one before the NUL.
+TEST(ElfNoteTest, APathWithANulIsNotRead) {
+  ASSERT_TRUE(HasNpExecNote(testing::NpExecBin()));
+  EXPECT_FALSE(HasNpExecNote(testing::NpExecBin() + std::string("\0/x", 3)));
+}
+
 // A FIFO named like the program must not hang the lookup.
 TEST(ElfNoteTest, AFifoIsNotOpenedForAnswer) {
   testing::TempDir dir;
