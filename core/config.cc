@@ -4,6 +4,7 @@
 #include <array>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -119,12 +120,17 @@ bool IsPositiveDecimal(absl::string_view s) {
   return absl::SimpleAtod(s, &value) && value > 0;
 }
 
-// memory and cpus: null, a string or a number; normalised to the string the
-// runtime receives.
-absl::StatusOr<std::optional<std::string>> ParseLimit(const json& value, absl::string_view key,
-                                                      bool (*valid)(absl::string_view),
-                                                      absl::string_view expected) {
-  if (value.is_null()) return std::optional<std::string>();
+// A resource limit: the text the runtime receives, and the value as written.
+struct Limit {
+  std::optional<std::string> text;
+  json as_written;
+};
+
+// memory and cpus: null, a string or a number; the text is what the runtime
+// receives, the number itself is kept for `status` to echo.
+absl::StatusOr<Limit> ParseLimit(const json& value, absl::string_view key,
+                                 bool (*valid)(absl::string_view), absl::string_view expected) {
+  if (value.is_null()) return Limit{};
   std::string text;
   if (value.is_string()) {
     text = value.get<std::string>();
@@ -136,7 +142,7 @@ absl::StatusOr<std::optional<std::string>> ParseLimit(const json& value, absl::s
     return InvalidValue("isolation-invalid-value", key, value, expected);
   }
   if (!valid(text)) return InvalidValue("isolation-invalid-value", key, value, expected);
-  return std::optional<std::string>(text);
+  return Limit{text, value};
 }
 
 absl::StatusOr<UserSpec> ParseUser(const json& value) {
@@ -162,25 +168,30 @@ absl::StatusOr<UserSpec> ParseUser(const json& value) {
   return user;
 }
 
+// The shape of one mount, checked in the reference's order and with its codes
+// (lib/isolation.cjs validateMount): an object, a source, an absolute target,
+// a mode, no colon. What the host makes of the paths is ValidateMount's.
 absl::StatusOr<MountSpec> ParseMount(const json& value, size_t index) {
   const std::string key = absl::StrCat("isolation.container.mounts[", index, "]");
   if (!value.is_object()) {
-    return InvalidValue("isolation-invalid-value", key, value, "an object {source, target, mode}");
+    return InvalidValue("isolation-bad-mount", key, value, "an object {source, target, mode}");
   }
   absl::Status known = CheckKnownKeys(value, key, kMountKeys);
   if (!known.ok()) return known;
   MountSpec mount;
   auto source = value.find("source");
-  if (source == value.end() || !source->is_string() || source->get<std::string>().empty()) {
-    return InvalidValue("isolation-mount-bad-source", absl::StrCat(key, ".source"),
+  if (source == value.end() || !source->is_string() ||
+      absl::StripAsciiWhitespace(source->get<std::string>()).empty()) {
+    return InvalidValue("isolation-mount-no-source", absl::StrCat(key, ".source"),
                         source == value.end() ? json(nullptr) : *source,
                         "a non-empty absolute host path");
   }
   auto target = value.find("target");
-  if (target == value.end() || !target->is_string() || target->get<std::string>().empty()) {
+  if (target == value.end() || !target->is_string() ||
+      !absl::StartsWith(target->get<std::string>(), "/")) {
     return InvalidValue("isolation-mount-bad-target", absl::StrCat(key, ".target"),
                         target == value.end() ? json(nullptr) : *target,
-                        "a non-empty absolute path inside the container");
+                        "an absolute path inside the container");
   }
   mount.source = source->get<std::string>();
   mount.target = target->get<std::string>();
@@ -192,6 +203,20 @@ absl::StatusOr<MountSpec> ParseMount(const json& value, size_t index) {
       return InvalidValue("isolation-mount-bad-mode", absl::StrCat(key, ".mode"), *mode,
                           "\"ro\" (the default) or \"rw\"");
     }
+  }
+  // A colon shifts every field after it in the `-v source:target:mode` spec
+  // the reference builds. np-exec's --mount could carry one in a source, but
+  // the reference refuses it, and a config must mean the same mount to both.
+  const std::pair<absl::string_view, absl::string_view> paths[] = {{"source", mount.source},
+                                                                   {"target", mount.target}};
+  for (const auto& [field, path] : paths) {
+    if (path.find(':') == absl::string_view::npos) continue;
+    const std::string field_key = absl::StrCat(key, ".", field);
+    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-mount-colon-in-path",
+                     absl::StrCat(field_key, " \"", path,
+                                  "\" must not contain a colon: a bind spec is colon-delimited, "
+                                  "so a colon would shift the target and the mode"),
+                     {{"key", field_key}, {"field", field}, {"value", path}});
   }
   return mount;
 }
@@ -245,13 +270,15 @@ absl::Status ParseContainer(const json& c, ContainerConfig& out) {
     auto memory = ParseLimit(*it, "isolation.container.memory", IsMemorySize,
                              "null or a size such as \"512m\" or 536870912");
     if (!memory.ok()) return memory.status();
-    out.memory = *memory;
+    out.memory = memory->text;
+    out.memory_as_written = memory->as_written;
   }
   if (auto it = c.find("cpus"); it != c.end()) {
     auto cpus = ParseLimit(*it, "isolation.container.cpus", IsPositiveDecimal,
                            "null or a positive number such as 1.5");
     if (!cpus.ok()) return cpus.status();
-    out.cpus = *cpus;
+    out.cpus = cpus->text;
+    out.cpus_as_written = cpus->as_written;
   }
   if (auto it = c.find("mounts"); it != c.end()) {
     if (!it->is_array()) {
@@ -300,7 +327,9 @@ absl::Status ParseContainer(const json& c, ContainerConfig& out) {
   return absl::OkStatus();
 }
 
+// null is the default, as in the reference's resolveTier (its test IS-5).
 absl::StatusOr<std::optional<Tier>> ParseTierValue(const json& value, absl::string_view key) {
+  if (value.is_null()) return std::optional<Tier>();
   if (!value.is_string()) {
     return InvalidValue("isolation-invalid-tier", key, value,
                         "\"direct\", \"worktree\" or \"container\"");
@@ -447,7 +476,9 @@ absl::Status ValidateEnvName(absl::string_view name) {
 
 absl::StatusOr<std::vector<std::string>> ParseEnvList(absl::string_view list) {
   std::vector<std::string> names;
-  for (absl::string_view name : absl::StrSplit(list, ',')) {
+  for (absl::string_view item : absl::StrSplit(list, ',')) {
+    const absl::string_view name = absl::StripAsciiWhitespace(item);
+    if (name.empty()) continue;
     absl::Status valid = ValidateEnvName(name);
     if (!valid.ok()) return valid;
     names.emplace_back(name);

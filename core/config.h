@@ -44,8 +44,13 @@ struct ContainerConfig {
   std::string image = std::string(kDefaultImage);
   Network network = Network::kNone;
   UserSpec user;
-  std::optional<std::string> memory;
-  std::optional<std::string> cpus;
+  std::optional<std::string> memory;  // The text the runtime's --memory receives.
+  std::optional<std::string> cpus;    // The text the runtime's --cpus receives.
+  // memory and cpus as the config wrote them (a JSON number or string; null
+  // when unset or set in code), so `status` echoes 2 as 2 where the argv
+  // needs the text "2".
+  nlohmann::json memory_as_written;
+  nlohmann::json cpus_as_written;
   std::vector<MountSpec> mounts;
   std::vector<std::string> env;
   std::optional<std::string> workdir;  // null: the project's own host path.
@@ -53,7 +58,7 @@ struct ContainerConfig {
 };
 
 struct ProjectConfig {
-  std::optional<Tier> tier;  // Unset means the default, direct.
+  std::optional<Tier> tier;  // Unset (or null in the file) means the default, direct.
   bool worktree_isolation = false;
   ContainerConfig container;
   // `isolation.interpose`: program names the LD_PRELOAD interposer wraps in
@@ -61,11 +66,16 @@ struct ProjectConfig {
   std::vector<std::string> interpose;
 };
 
-// Validates the np-exec part of a parsed config.json (an object). Codes:
-// `isolation-invalid-tier`, `isolation-invalid-network`,
+// Validates the np-exec part of a parsed config.json (an object). Where
+// nubos-pilot's reference (lib/isolation.cjs) makes the same decision, the
+// code is the reference's: `"tier": null` is the default, a tier that is not
+// one of the three names is `isolation-invalid-tier`, a mount that is not an
+// object is `isolation-bad-mount`, one without a (non-blank string) source
+// `isolation-mount-no-source`, a target that is not absolute
+// `isolation-mount-bad-target`, a colon in a source or target
+// `isolation-mount-colon-in-path`. Other codes: `isolation-invalid-network`,
 // `isolation-invalid-runtime`, `isolation-unknown-key`, `isolation-no-image`,
 // `isolation-invalid-image`, `isolation-invalid-value`,
-// `isolation-mount-bad-source`, `isolation-mount-bad-target`,
 // `isolation-mount-bad-mode`, `isolation-bad-env-name`.
 absl::StatusOr<ProjectConfig> ParseProjectConfig(const nlohmann::json& root);
 
@@ -76,7 +86,8 @@ absl::StatusOr<ProjectConfig> ParseProjectConfig(const nlohmann::json& root);
 absl::StatusOr<std::string> ParseMountPoint(absl::string_view path, absl::string_view key);
 
 // Reads only `isolation.tier` from the operator's own config file
-// ($XDG_CONFIG_HOME/nubos-pilot/config.json); nullopt when it names none.
+// ($XDG_CONFIG_HOME/nubos-pilot/config.json); nullopt when it names none
+// (absent or null).
 absl::StatusOr<std::optional<Tier>> ParseOperatorTier(const nlohmann::json& root);
 
 // Parses the value of NP_EXEC_TIER. Empty means unset.
@@ -86,7 +97,10 @@ absl::StatusOr<std::optional<Tier>> ParseEnvTier(absl::string_view value);
 // not HOME, which np-exec sets itself). Code: `isolation-bad-env-name`.
 absl::Status ValidateEnvName(absl::string_view name);
 
-// Splits "A,B" as given to --env and validates each name.
+// Splits "A,B" as given to --env, as the reference does: each item is
+// trimmed of ASCII whitespace and empty items are dropped (" A , B " and
+// "A,,B" are A and B); each remaining name is validated, so one that is still
+// malformed after trimming ("A B", "A=1") is `isolation-bad-env-name`.
 absl::StatusOr<std::vector<std::string>> ParseEnvList(absl::string_view list);
 
 // The tier's description with what this project configured taken into

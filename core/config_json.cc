@@ -14,12 +14,17 @@ nlohmann::json ContainerConfigToJson(const ContainerConfig& config) {
   auto optional = [](const std::optional<std::string>& v) {
     return v.has_value() ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
+  // A limit the config wrote as a number is echoed as that number (cpus: 2 is
+  // 2, not "2"), as the reference echoes the file; the argv gets the text.
+  auto limit = [&optional](const std::optional<std::string>& text, const nlohmann::json& written) {
+    return text.has_value() && written.is_number() ? written : optional(text);
+  };
   return {{"runtime", RuntimeName(config.runtime)},
           {"image", config.image},
           {"network", NetworkName(config.network)},
           {"user", user},
-          {"memory", optional(config.memory)},
-          {"cpus", optional(config.cpus)},
+          {"memory", limit(config.memory, config.memory_as_written)},
+          {"cpus", limit(config.cpus, config.cpus_as_written)},
           {"mounts", mounts},
           {"env", config.env},
           {"workdir", optional(config.workdir)},

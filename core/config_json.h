@@ -8,7 +8,8 @@
 namespace np {
 
 // {runtime, image, network, user, memory, cpus, mounts, env, workdir, pull},
-// with nubos-pilot's key names and null for unset values.
+// with nubos-pilot's key names and null for unset values; memory and cpus
+// written as numbers are echoed as those numbers.
 nlohmann::json ContainerConfigToJson(const ContainerConfig& config);
 
 }  // namespace np

@@ -71,16 +71,32 @@ absl::Status ParseVerbOptions(absl::Span<char* const> args, CommandLine* cl,
   return absl::OkStatus();
 }
 
+// wrap's command follows "--". Without one, wrap has no command to plan, which
+// is the reference's `isolation-wrap-no-command` (`np-exec wrap node`), not
+// a usage error.
+absl::Status WrapNoCommand() {
+  return MakeError(absl::StatusCode::kInvalidArgument, "isolation-wrap-no-command",
+                   "wrap needs a program after --: np-exec wrap -- PROGRAM [ARGS...]");
+}
+
 absl::Status ParseWrap(absl::Span<char* const> args, CommandLine* cl) {
+  bool has_separator = false;
+  for (absl::string_view arg : args) {
+    if (IsHelp(arg)) {
+      cl->verb = Verb::kHelp;
+      return absl::OkStatus();
+    }
+    if (arg == "--") {
+      has_separator = true;
+      break;
+    }
+  }
+  if (!has_separator) return WrapNoCommand();
   size_t i = 0;
   for (; i < args.size(); ++i) {
     absl::string_view arg = args[i];
     absl::Status error;
     std::string value;
-    if (IsHelp(arg)) {
-      cl->verb = Verb::kHelp;
-      return absl::OkStatus();
-    }
     if (arg == "--") {
       ++i;
       break;
@@ -98,10 +114,7 @@ absl::Status ParseWrap(absl::Span<char* const> args, CommandLine* cl) {
     }
   }
   for (; i < args.size(); ++i) cl->program.emplace_back(args[i]);
-  if (cl->program.empty() || cl->program.front().empty()) {
-    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-wrap-no-command",
-                     "wrap needs a program after --: np-exec wrap -- PROGRAM [ARGS...]");
-  }
+  if (cl->program.empty() || cl->program.front().empty()) return WrapNoCommand();
   return absl::OkStatus();
 }
 
@@ -219,7 +232,9 @@ absl::StatusOr<CommandLine> ParseCommandLine(absl::Span<char* const> argv) {
     absl::Status parsed = ParseVerbOptions(rest, &cl, &positional);
     if (!parsed.ok()) return parsed;
     if (cl.verb == Verb::kHelp) return cl;
-    if (positional.empty()) {
+    // `describe ""` names no tier, as in the reference (an empty argument is
+    // no argument there), rather than an unknown one.
+    if (positional.empty() || positional.front().empty()) {
       return MakeError(absl::StatusCode::kInvalidArgument, "isolation-missing-tier",
                        "describe needs a tier: np-exec describe <direct|worktree|container>");
     }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "core/errors.h"
 #include "core/paths.h"
+#include "shim/elf_note.h"
 
 namespace np {
 namespace {
@@ -26,9 +27,10 @@ absl::Status NotExecutable(absl::string_view name, absl::string_view path) {
 absl::Status Recursive(absl::string_view name) {
   return MakeError(absl::StatusCode::kFailedPrecondition, "recursive-invocation",
                    absl::StrCat("\"", name,
-                                "\" leads back to np-exec itself; no real program of that "
-                                "name is on PATH after the shim directory. Recursive "
-                                "invocation of np-exec refused"),
+                                "\" leads back to np-exec: every match on PATH is np-exec "
+                                "(this one, a link to it or another copy), so there is no real "
+                                "program of that name to run. Recursive invocation of np-exec "
+                                "refused"),
                    {{"program", name}});
 }
 
@@ -42,6 +44,9 @@ FileFacts StatFile(const std::string& path) {
   facts.regular = S_ISREG(st.st_mode);
   facts.executable = facts.regular && access(path.c_str(), X_OK) == 0;
   facts.id = FileId{st.st_dev, st.st_ino};
+  // Only an executable can be what a shim would run; the note costs a few
+  // bounded reads, and only for a file that exists under the name looked up.
+  facts.np_exec = facts.executable && HasNpExecNote(path);
   return facts;
 }
 
@@ -73,7 +78,7 @@ absl::StatusOr<std::string> FindRealProgram(absl::string_view name, absl::string
     std::string candidate = JoinPath(dir, name);
     FileFacts facts = probe(candidate);
     if (!facts.exists) continue;
-    if (facts.id == self) {
+    if (facts.id == self || facts.np_exec) {
       saw_self = true;
       continue;
     }

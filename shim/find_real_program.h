@@ -1,9 +1,13 @@
 // Finding the real program behind a shim.
 //
 // When np-exec is reached as `node` (a symlink in a shim directory), the real
-// node is the first match on PATH that is not np-exec itself. Identity is by
-// device and inode, never by name, so a symlinked PATH entry, a second shim
-// directory or a hard link of np-exec under another name cannot fool it.
+// node is the first match on PATH that is not np-exec. np-exec itself is known
+// by device and inode, never by name, so a symlinked PATH entry, a second shim
+// directory or a hard link of np-exec under another name cannot fool it; any
+// other np-exec (a copy, a second installation, another version, each with
+// its own inode) is known by content, the ELF note it carries
+// (shim/elf_note.h). Every np-exec on PATH is skipped; only a PATH whose every
+// match is np-exec is `recursive-invocation`.
 // Empty and relative PATH entries are skipped: resolving a program against the
 // working directory would let a cloned repository plant its own `node`.
 // The filesystem is reached only through the injected FileProbe, so this is
@@ -32,19 +36,24 @@ struct FileFacts {
   bool regular = false;     // A regular file after following symlinks.
   bool executable = false;  // access(X_OK) for the caller.
   FileId id;
+  bool np_exec = false;  // An executable that carries np-exec's ELF note.
 };
 
 // Answers what a path is; the real one is StatFileProbe().
 using FileProbe = std::function<FileFacts(const std::string& path)>;
 
-// stat(2) + access(2).
+// stat(2) + access(2), and for an executable regular file the bounded read of
+// its ELF program headers that finds np-exec's note.
 FileFacts StatFile(const std::string& path);
 
-// Resolves `name` as exec would, skipping np-exec (`self`). A name with a
-// slash is taken as a path (relative to `cwd`). Codes: `program-not-found`
-// (NotFound), `program-not-executable` (PermissionDenied, when only
-// non-executable matches exist), `recursive-invocation` (the name leads only
-// to np-exec itself), `invalid-program` (empty, NUL, too long).
+// Resolves `name` as exec would, skipping np-exec: `self` by identity and any
+// file the probe reports as np_exec. A name with a slash is taken as a path
+// (relative to `cwd`) and names exactly one file, so only `self` is refused
+// there (another np-exec named by its path is a program like any other).
+// Codes: `program-not-found` (NotFound), `program-not-executable`
+// (PermissionDenied, when only non-executable matches exist),
+// `recursive-invocation` (every match of the name is np-exec),
+// `invalid-program` (empty, NUL, too long).
 absl::StatusOr<std::string> FindRealProgram(absl::string_view name, absl::string_view path_list,
                                             absl::string_view cwd, const FileId& self,
                                             const FileProbe& probe);

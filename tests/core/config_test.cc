@@ -109,8 +109,38 @@ TEST(ConfigTest, UserImageAndLimitsAsNumbers) {
   absl::StatusOr<ProjectConfig> config = ParseProjectConfig(root);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->container.user.kind, UserSpec::Kind::kImage);
+  // The runtime gets the text; the value as written is kept for status.
   EXPECT_EQ(config->container.memory, "536870912");
   EXPECT_EQ(config->container.cpus, "2");
+  EXPECT_EQ(config->container.memory_as_written, json(536870912));
+  EXPECT_TRUE(config->container.cpus_as_written.is_number_integer());
+  EXPECT_EQ(config->container.cpus_as_written, json(2));
+}
+
+TEST(ConfigTest, LimitsAsStringsStayStrings) {
+  json root = R"({"isolation": {"container": {"memory": "2g", "cpus": "1.5"}}})"_json;
+  absl::StatusOr<ProjectConfig> config = ParseProjectConfig(root);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->container.memory_as_written, json("2g"));
+  EXPECT_EQ(config->container.cpus_as_written, json("1.5"));
+}
+
+// The reference's resolveTier reads null as its default (its test IS-5).
+TEST(ConfigTest, TierNullIsTheDefault) {
+  absl::StatusOr<ProjectConfig> config =
+      ParseProjectConfig(json{{"isolation", {{"tier", nullptr}}}});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_FALSE(config->tier.has_value());
+}
+
+TEST(ConfigTest, MountWithAColonNamesTheField) {
+  absl::StatusOr<ProjectConfig> config = ParseProjectConfig(
+      WithContainer("mounts", {{{"source", "/s"}, {"target", "/t"}},
+                               {{"source", "/data"}, {"target", "/d:ro"}, {"mode", "rw"}}}));
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(ErrorCode(config.status()), "isolation-mount-colon-in-path");
+  EXPECT_EQ(ErrorDetails(config.status())["field"], "target");
+  EXPECT_EQ(ErrorDetails(config.status())["key"], "isolation.container.mounts[1].target");
 }
 
 struct BadCase {
@@ -127,17 +157,21 @@ TEST(ConfigTest, WrongTypesAndValuesAreCodedNeverCoerced) {
       {"TierUnknown", {{"isolation", {{"tier", "none"}}}}, "isolation-invalid-tier"},
       {"TierCase", {{"isolation", {{"tier", "Container"}}}}, "isolation-invalid-tier"},
       {"TierNumber", {{"isolation", {{"tier", 2}}}}, "isolation-invalid-tier"},
-      {"TierNull", {{"isolation", {{"tier", nullptr}}}}, "isolation-invalid-tier"},
+      {"TierSeven", {{"isolation", {{"tier", 7}}}}, "isolation-invalid-tier"},
+      {"TierSevenString", {{"isolation", {{"tier", "7"}}}}, "isolation-invalid-tier"},
+      {"TierEmpty", {{"isolation", {{"tier", ""}}}}, "isolation-invalid-tier"},
       {"TierBool", {{"isolation", {{"tier", true}}}}, "isolation-invalid-tier"},
       {"TierArray", {{"isolation", {{"tier", {"container"}}}}}, "isolation-invalid-tier"},
       {"ContainerString", {{"isolation", {{"container", "docker"}}}}, "isolation-invalid-value"},
       {"ContainerNull", {{"isolation", {{"container", nullptr}}}}, "isolation-invalid-value"},
       // workflow.worktree_isolation
       {"WorkflowString", {{"workflow", "x"}}, "isolation-invalid-value"},
-      {"WorktreeString", {{"workflow", {{"worktree_isolation", "true"}}}},
+      {"WorktreeString",
+       {{"workflow", {{"worktree_isolation", "true"}}}},
        "isolation-invalid-value"},
       {"WorktreeNumber", {{"workflow", {{"worktree_isolation", 1}}}}, "isolation-invalid-value"},
-      {"WorktreeNull", {{"workflow", {{"worktree_isolation", nullptr}}}},
+      {"WorktreeNull",
+       {{"workflow", {{"worktree_isolation", nullptr}}}},
        "isolation-invalid-value"},
       // runtime
       {"RuntimeUnknown", WithContainer("runtime", "lxc"), "isolation-invalid-runtime"},
@@ -182,17 +216,45 @@ TEST(ConfigTest, WrongTypesAndValuesAreCodedNeverCoerced) {
       // mounts
       {"MountsObject", WithContainer("mounts", json::object()), "isolation-invalid-value"},
       {"MountsString", WithContainer("mounts", "/a:/b"), "isolation-invalid-value"},
-      {"MountNotObject", WithContainer("mounts", {"/a"}), "isolation-invalid-value"},
-      {"MountNoSource", WithContainer("mounts", {{{"target", "/t"}}}),
-       "isolation-mount-bad-source"},
+      {"MountNotObject", WithContainer("mounts", {"/a"}), "isolation-bad-mount"},
+      {"MountNull", WithContainer("mounts", json::array({nullptr})), "isolation-bad-mount"},
+      {"MountNumber", WithContainer("mounts", json::array({7})), "isolation-bad-mount"},
+      {"MountArray", WithContainer("mounts", json::array({json::array({"/a", "/b"})})),
+       "isolation-bad-mount"},
+      {"MountNoSource", WithContainer("mounts", {{{"target", "/t"}}}), "isolation-mount-no-source"},
       {"MountSourceNumber", WithContainer("mounts", {{{"source", 1}, {"target", "/t"}}}),
-       "isolation-mount-bad-source"},
+       "isolation-mount-no-source"},
+      {"MountSourceNull", WithContainer("mounts", {{{"source", nullptr}, {"target", "/t"}}}),
+       "isolation-mount-no-source"},
       {"MountSourceEmpty", WithContainer("mounts", {{{"source", ""}, {"target", "/t"}}}),
-       "isolation-mount-bad-source"},
+       "isolation-mount-no-source"},
+      {"MountSourceBlank", WithContainer("mounts", {{{"source", " \t "}, {"target", "/t"}}}),
+       "isolation-mount-no-source"},
+      // The source is checked before the target, as in the reference.
+      {"MountNeither", WithContainer("mounts", json::array({json::object()})),
+       "isolation-mount-no-source"},
       {"MountNoTarget", WithContainer("mounts", {{{"source", "/s"}}}),
        "isolation-mount-bad-target"},
       {"MountTargetNull", WithContainer("mounts", {{{"source", "/s"}, {"target", nullptr}}}),
        "isolation-mount-bad-target"},
+      {"MountTargetRelative", WithContainer("mounts", {{{"source", "/s"}, {"target", "t"}}}),
+       "isolation-mount-bad-target"},
+      {"MountTargetEmpty", WithContainer("mounts", {{{"source", "/s"}, {"target", ""}}}),
+       "isolation-mount-bad-target"},
+      // A relative target with a colon is first not absolute (the reference's order).
+      {"MountTargetRelativeColon",
+       WithContainer("mounts", {{{"source", "/s"}, {"target", "t:ro"}}}),
+       "isolation-mount-bad-target"},
+      {"MountTargetColon", WithContainer("mounts", {{{"source", "/s"}, {"target", "/t:rw"}}}),
+       "isolation-mount-colon-in-path"},
+      {"MountSourceColon", WithContainer("mounts", {{{"source", "/s:/etc"}, {"target", "/t"}}}),
+       "isolation-mount-colon-in-path"},
+      {"MountSourceRelativeColon", WithContainer("mounts", {{{"source", "s:x"}, {"target", "/t"}}}),
+       "isolation-mount-colon-in-path"},
+      // The mode is checked before the colon, as in the reference.
+      {"MountColonAndBadMode",
+       WithContainer("mounts", {{{"source", "/s:x"}, {"target", "/t"}, {"mode", "rwx"}}}),
+       "isolation-mount-bad-mode"},
       {"MountModeUnknown",
        WithContainer("mounts", {{{"source", "/s"}, {"target", "/t"}, {"mode", "rwx"}}}),
        "isolation-mount-bad-mode"},
@@ -241,7 +303,8 @@ TEST(ConfigTest, UnknownKeysAreRefusedWithSuggestion) {
   };
   const std::vector<Case> cases = {
       {{{"isolation", {{"tire", "container"}}}}, "isolation.tire", "isolation.tier"},
-      {{{"isolation", {{"contianer", json::object()}}}}, "isolation.contianer",
+      {{{"isolation", {{"contianer", json::object()}}}},
+       "isolation.contianer",
        "isolation.container"},
       {{{"isolation", {{"sandbox", true}}}}, "isolation.sandbox", ""},
       {WithContainer("imgae", "node"), "isolation.container.imgae", "isolation.container.image"},
@@ -285,6 +348,7 @@ TEST(ConfigTest, OperatorTierReadsOnlyTheTier) {
       {{{"isolation", json::object()}}, std::nullopt},
       {{{"isolation", {{"tier", "container"}}}}, Tier::kContainer},
       {{{"isolation", {{"tier", "direct"}}}}, Tier::kDirect},
+      {{{"isolation", {{"tier", nullptr}}}}, std::nullopt},
       {{{"other", 1}, {"isolation", {{"tier", "worktree"}}}}, Tier::kWorktree},
   };
   for (const Case& c : cases) {
@@ -330,8 +394,8 @@ TEST(ConfigTest, EnvNamesFollowThePortableGrammar) {
   for (const char* good : {"A", "_", "API_KEY", "a1", "_1_", "PATH", "NODE_OPTIONS"}) {
     EXPECT_TRUE(ValidateEnvName(good).ok()) << good;
   }
-  for (const char* bad : {"", "1A", "A=B", "A B", "A-B", "A.B", "HOME", "Ä", "-e", "A,B",
-                          "$A", "A\n"}) {
+  for (const char* bad :
+       {"", "1A", "A=B", "A B", "A-B", "A.B", "HOME", "Ä", "-e", "A,B", "$A", "A\n"}) {
     absl::Status status = ValidateEnvName(bad);
     ASSERT_FALSE(status.ok()) << bad;
     EXPECT_EQ(ErrorCode(status), "isolation-bad-env-name") << bad;
@@ -344,7 +408,32 @@ TEST(ConfigTest, EnvListSplitsOnCommas) {
   absl::StatusOr<std::vector<std::string>> names = ParseEnvList("A,B_2,_C");
   ASSERT_TRUE(names.ok());
   EXPECT_EQ(*names, (std::vector<std::string>{"A", "B_2", "_C"}));
-  for (const char* bad : {"", "A,,B", "A,", "A=1", "A,HOME", "A B"}) {
+}
+
+// As the reference's wrap: items are trimmed and empty ones dropped.
+TEST(ConfigTest, EnvListTrimsNamesAndDropsEmptyItems) {
+  struct Case {
+    const char* list;
+    std::vector<std::string> names;
+  };
+  const std::vector<Case> cases = {
+      {" FOO , BAR ", {"FOO", "BAR"}},
+      {"FOO,,BAR", {"FOO", "BAR"}},
+      {"FOO,", {"FOO"}},
+      {",FOO", {"FOO"}},
+      {"\tFOO\n", {"FOO"}},
+      {"", {}},
+      {" , ,", {}},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<std::vector<std::string>> names = ParseEnvList(c.list);
+    ASSERT_TRUE(names.ok()) << c.list << ": " << names.status();
+    EXPECT_EQ(*names, c.names) << c.list;
+  }
+}
+
+TEST(ConfigTest, EnvListNameStillMalformedAfterTrimmingIsRefused) {
+  for (const char* bad : {"A=1", "A,HOME", "A B", " A B ", "FOO, 1X", "A,B=2 ", "A\v,=B"}) {
     absl::StatusOr<std::vector<std::string>> list = ParseEnvList(bad);
     ASSERT_FALSE(list.ok()) << bad;
     EXPECT_EQ(ErrorCode(list.status()), "isolation-bad-env-name") << bad;

@@ -103,8 +103,9 @@ void AddWrongTypes(std::vector<Case>& cases) {
   const std::vector<Key> keys = {
       {"isolation", [](const json& v) { return json{{"isolation", v}}; }, {"object"},
        "isolation-invalid-value"},
+      // null is the default tier, as in the reference.
       {"isolation.tier", [](const json& v) { return json{{"isolation", {{"tier", v}}}}; },
-       {}, "isolation-invalid-tier"},
+       {"null"}, "isolation-invalid-tier"},
       {"isolation.container",
        [](const json& v) { return json{{"isolation", {{"tier", "container"}, {"container", v}}}}; },
        {"object"}, "isolation-invalid-value"},
@@ -132,10 +133,11 @@ void AddWrongTypes(std::vector<Case>& cases) {
       {"isolation.container.pull", [](const json& v) { return ContainerConfig({{"pull", v}}); },
        {}, "isolation-invalid-value"},
       {"isolation.container.mounts element", [](const json& v) { return WithMount(v); }, {"object"},
-       "isolation-invalid-value"},
+       "isolation-bad-mount"},
+      // A string source is checked against the host (MountSourceRelative below).
       {"mount.source",
-       [](const json& v) { return WithMount({{"source", v}, {"target", "/data"}}); }, {},
-       "isolation-mount-bad-source"},
+       [](const json& v) { return WithMount({{"source", v}, {"target", "/data"}}); }, {"string"},
+       "isolation-mount-no-source"},
       {"mount.target",
        [](const json& v) { return WithMount({{"source", "/usr"}, {"target", v}}); }, {},
        "isolation-mount-bad-target"},
@@ -184,7 +186,11 @@ void AddBadValues(std::vector<Case>& cases) {
        "isolation-unknown-key"},
       {"mount mode rwx", WithMount({{"source", "/usr"}, {"target", "/data"}, {"mode", "rwx"}}),
        "isolation-mount-bad-mode"},
-      {"mount without source", WithMount({{"target", "/data"}}), "isolation-mount-bad-source"},
+      {"mount without source", WithMount({{"target", "/data"}}), "isolation-mount-no-source"},
+      {"mount blank source", WithMount({{"source", "  "}, {"target", "/data"}}),
+       "isolation-mount-no-source"},
+      {"mount source with colon", WithMount({{"source", "/usr:/etc"}, {"target", "/data"}}),
+       "isolation-mount-colon-in-path"},
       {"env name with equals", ContainerConfig({{"env", {"API_KEY=secret"}}}),
        "isolation-bad-env-name"},
       {"env name with space", ContainerConfig({{"env", {"API KEY"}}}), "isolation-bad-env-name"},
@@ -353,7 +359,6 @@ void AddMountCases(std::vector<Case>& cases) {
   for (const auto& [name, target] : std::vector<std::pair<std::string, std::string>>{
            {"MountTargetRelative", "data"},
            {"MountTargetWithComma", "/data,readonly=false"},
-           {"MountTargetWithColon", "/data:rw"},
            {"MountTargetWithNewline", "/data\n/etc"},
            {"MountTargetWithQuote", "/da\"ta"},
            {"MountTargetWithDotDot", "/data/../etc"},
@@ -367,14 +372,21 @@ void AddMountCases(std::vector<Case>& cases) {
                      }),
                      "isolation-mount-bad-target"});
   }
+  // The reference's code for a colon, which would shift a -v spec's fields.
+  cases.push_back({"MountTargetWithColon", mount([ro](Ctx& ctx) {
+                     return ro(ctx.lab.project() + "/data", "/data:rw");
+                   }),
+                   "isolation-mount-colon-in-path"});
 }
 
 void AddEnvAndPathCases(std::vector<Case>& cases) {
   for (const auto& [name, list] : std::vector<std::pair<std::string, std::string>>{
            {"EnvFlagWithEquals", "API_KEY=secret"},
            {"EnvFlagWithSpace", "API KEY"},
-           {"EnvFlagEmpty", ""},
-           {"EnvFlagEmptyInList", "A,,B"},
+           // Trimmed and empty items dropped, as in the reference; what is
+           // left must still be a name.
+           {"EnvFlagSpaceInsideAfterTrim", " API KEY "},
+           {"EnvFlagEqualsAfterTrim", "A, B=1 "},
            {"EnvFlagHome", "HOME"},
        }) {
     cases.push_back({name, [l = list](Ctx& ctx) { ctx.args = {"--env", l, "--", "sentinel"}; },

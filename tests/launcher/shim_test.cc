@@ -1,6 +1,8 @@
 // Shim mode of the built np-exec: reached as `node` through a PATH-prepended
-// directory, it runs the real node found later on PATH, compared by device
-// and inode, never by name; recursion is refused quickly.
+// directory, it runs the real node found later on PATH, skipping itself by
+// device and inode and every other np-exec (real copies of the built binary)
+// by its ELF note, never by name; a PATH of np-exec only is refused quickly.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -102,16 +104,87 @@ TEST_F(ShimTest, HardLinkUnderAnotherNameInASecondDir) {
   EXPECT_EQ(direct.out, "real-node [tool.cjs] [a b]\n");
 }
 
-// A copy has its own inode, so identity cannot recognise it; the exec-pid
-// marker does: the copy starts in the same process np-exec exec'd, and that
-// is refused rather than looped or run as the "real" node.
-TEST_F(ShimTest, ACopyOfNpExecIsRefusedNotLooped) {
+// A copy has its own inode, so identity cannot recognise it; its ELF note
+// does: it is skipped like the shim itself, and the real node behind it runs.
+TEST_F(ShimTest, ACopyOfNpExecIsSkipped) {
   const std::string dir = lab_.tmp().MakeDir("copy");
   std::filesystem::copy_file(NpExecBin(), dir + "/node");
   RunResult r = RunNode(shims_, shims_ + ":" + dir + ":" + real_ + ":" + lab_.tools());
-  EXPECT_EQ(r.exit_code, 125) << r.out;
-  EXPECT_EQ(ErrorCodeOf(r.err), "recursive-invocation");
   EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "real-node [tool.cjs] [a b]\n");
+}
+
+// Two installations, each with its own shim directory on PATH (the .deb's and
+// a cmake --install one): from either shim, both are skipped.
+TEST_F(ShimTest, TwoInstallationsEachWithItsShimDirFindTheRealNode) {
+  const std::string second_bin = lab_.tmp().MakeDir("second/bin") + "/np-exec";
+  std::filesystem::copy_file(NpExecBin(), second_bin);
+  const std::string second_shims = lab_.tmp().MakeDir("second/shims");
+  ASSERT_EQ(symlink(second_bin.c_str(), (second_shims + "/node").c_str()), 0);
+  const std::string path = shims_ + ":" + second_shims + ":" + real_ + ":" + lab_.tools();
+  for (const std::string& entry : {shims_, second_shims}) {
+    RunResult r = RunNode(entry, path);
+    EXPECT_FALSE(r.timed_out) << entry;
+    EXPECT_EQ(r.exit_code, 0) << entry << ": " << r.err;
+    EXPECT_EQ(r.out, "real-node [tool.cjs] [a b]\n") << entry;
+  }
+  // And with the second installation first on PATH.
+  RunResult reversed =
+      RunNode(second_shims, second_shims + ":" + shims_ + ":" + real_ + ":" + lab_.tools());
+  EXPECT_EQ(reversed.exit_code, 0) << reversed.err;
+  EXPECT_EQ(reversed.out, "real-node [tool.cjs] [a b]\n");
+}
+
+// A PATH whose every match is np-exec (the shim, a copy, a link to the copy)
+// has no real node: refused quickly, never looped.
+TEST_F(ShimTest, OnlyNpExecAndItsCopiesOnPathIsRecursiveInvocation) {
+  const std::string dir = lab_.tmp().MakeDir("copy");
+  std::filesystem::copy_file(NpExecBin(), dir + "/node");
+  const std::string links = lab_.tmp().MakeDir("links");
+  ASSERT_EQ(symlink((dir + "/node").c_str(), (links + "/node").c_str()), 0);
+  RunResult r = RunNode(shims_, shims_ + ":" + dir + ":" + links + ":" + lab_.tools());
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_EQ(ErrorCodeOf(r.err), "recursive-invocation");
+  EXPECT_TRUE(r.out.empty());
+}
+
+// The note is matched, not the name: a real program named like np-exec's
+// binary, or a script mentioning it, still runs.
+TEST_F(ShimTest, AProgramThatMerelyMentionsNpExecRuns) {
+  const std::string dir = lab_.tmp().MakeDir("mention");
+  WriteExecutable(dir + "/node", "#!/bin/sh\n# np-exec np-exec\necho mention-node\n");
+  RunResult r = RunNode(shims_, shims_ + ":" + dir + ":" + real_ + ":" + lab_.tools());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "mention-node\n");
+}
+
+// The exec-pid marker still stands behind the note: a copy the lookup cannot
+// read (execute-only) is exec'd, and the copy refuses to run in np-exec's
+// place. Root reads any file, so as root the shim runs as nobody.
+TEST_F(ShimTest, AnUnreadableCopyIsStillRefusedNotLooped) {
+  if (IsRoot() && access("/usr/bin/setpriv", X_OK) != 0) {
+    GTEST_SKIP() << "needs setpriv to run the shim as an unprivileged user";
+  }
+  const std::string dir = lab_.tmp().MakeDir("copy");
+  std::filesystem::copy_file(NpExecBin(), dir + "/node");
+  ASSERT_EQ(chmod((dir + "/node").c_str(), 0111), 0);
+  std::vector<std::string> argv = {shims_ + "/node", "x"};
+  if (IsRoot()) {
+    ASSERT_EQ(chmod(lab_.tmp().path().c_str(), 0777), 0);
+    argv = AsNobody(argv);  // setpriv execs the shim path: argv[0]'s name is node.
+  }
+  RunOptions options;
+  options.cwd = lab_.project();
+  options.env = lab_.Env();
+  SetEnv(options.env, "PATH", shims_ + ":" + dir + ":" + real_ + ":" + lab_.tools());
+  options.timeout_ms = 20000;
+  RunResult r = RunProcess(argv, options);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 125) << r.out << r.err;
+  EXPECT_EQ(ErrorCodeOf(r.err), "recursive-invocation") << r.err;
+  EXPECT_TRUE(r.out.empty()) << "the real node must not run behind an unrecognised copy";
 }
 
 TEST_F(ShimTest, OnlyShimsOnPathIsRecursiveInvocation) {

@@ -97,7 +97,7 @@ TEST(ParseCommandLineTest, ErrorsAreCoded) {
            {{"np-exec", "--env", "A=b", "--", "x"}, "isolation-bad-env-name"},
            {{"np-exec", "status", "extra"}, "usage"},
            {{"np-exec", "describe"}, "isolation-missing-tier"},
-           {{"np-exec", "wrap", "--workdir"}, "usage"},
+           {{"np-exec", "wrap", "--workdir"}, "isolation-wrap-no-command"},
            {{"np-exec", "wrap", "--"}, "isolation-wrap-no-command"},
            {{"np-exec", "sandbox-exec", "--bogus"}, "usage"},
        }) {

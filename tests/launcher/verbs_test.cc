@@ -495,7 +495,14 @@ INSTANTIATE_TEST_SUITE_P(
                       VerbUsageCase{{"shims", "remove", "dir"}, "usage"},
                       VerbUsageCase{{"wrap", "--env", "A=x", "--", "sentinel"},
                                     "isolation-bad-env-name"},
-                      VerbUsageCase{{"wrap", "--workdir"}, "usage"}),
+                      // No "--": the reference's no-command, whatever precedes it.
+                      VerbUsageCase{{"wrap", "--workdir"}, "isolation-wrap-no-command"},
+                      VerbUsageCase{{"wrap", "node"}, "isolation-wrap-no-command"},
+                      VerbUsageCase{{"wrap", "--env", "A", "node", "x.cjs"},
+                                    "isolation-wrap-no-command"},
+                      // An option np-exec does not know, before "--", stays usage.
+                      VerbUsageCase{{"wrap", "--bogus", "--", "sentinel"}, "usage"},
+                      VerbUsageCase{{"describe", ""}, "isolation-missing-tier"}),
     // Named after the arguments: a stable ctest name, never the case's bytes.
     [](const ::testing::TestParamInfo<VerbUsageCase>& param_info) {
       std::string name = std::to_string(param_info.index);

@@ -1,11 +1,16 @@
 #include "shim/find_real_program.h"
 
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "core/errors.h"
 #include "gtest/gtest.h"
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
 
 namespace np {
 namespace {
@@ -25,6 +30,11 @@ struct FakeFs {
   }
   FakeFs& NonExec(const std::string& path, FileId id) {
     files[path] = FileFacts{true, true, false, id};
+    return *this;
+  }
+  // Another np-exec: its own identity, but it carries np-exec's note.
+  FakeFs& Copy(const std::string& path, FileId id) {
+    files[path] = FileFacts{true, true, true, id, true};
     return *this;
   }
   FakeFs& Dir(const std::string& path, FileId id) {
@@ -50,29 +60,64 @@ struct Case {
 
 TEST(FindRealProgramTest, Table) {
   const std::vector<Case> cases = {
-      {"FirstMatchWins",
-       FakeFs().Exec("/a/node", {1, 1}).Exec("/b/node", {1, 2}), "node", "/a:/b", "/a/node",
-       false},
-      {"SelfIsSkippedByIdentity",
-       FakeFs().Exec("/shims/node", kSelf).Exec("/usr/bin/node", {1, 3}), "node",
-       "/shims:/usr/bin", "/usr/bin/node", false},
+      {"FirstMatchWins", FakeFs().Exec("/a/node", {1, 1}).Exec("/b/node", {1, 2}), "node", "/a:/b",
+       "/a/node", false},
+      {"SelfIsSkippedByIdentity", FakeFs().Exec("/shims/node", kSelf).Exec("/usr/bin/node", {1, 3}),
+       "node", "/shims:/usr/bin", "/usr/bin/node", false},
       {"SelfUnderAnotherNameIsStillSelf",
-       FakeFs().Exec("/shims/node", kSelf).Exec("/opt/np/bin/node", kSelf).Exec(
-           "/usr/bin/node", {1, 3}),
+       FakeFs()
+           .Exec("/shims/node", kSelf)
+           .Exec("/opt/np/bin/node", kSelf)
+           .Exec("/usr/bin/node", {1, 3}),
        "node", "/shims:/opt/np/bin:/usr/bin", "/usr/bin/node", false},
       {"SymlinkedPathEntryToTheShimDir",
        // /link-to-shims is a symlink to /shims: same identity for its node.
-       FakeFs().Exec("/shims/node", kSelf).Exec("/link-to-shims/node", kSelf).Exec(
-           "/usr/bin/node", {1, 3}),
+       FakeFs()
+           .Exec("/shims/node", kSelf)
+           .Exec("/link-to-shims/node", kSelf)
+           .Exec("/usr/bin/node", {1, 3}),
        "node", "/link-to-shims:/shims:/usr/bin", "/usr/bin/node", false},
       {"TwoShimDirs",
-       FakeFs().Exec("/shims1/node", kSelf).Exec("/shims2/node", kSelf).Exec("/usr/bin/node",
-                                                                             {1, 3}),
+       FakeFs()
+           .Exec("/shims1/node", kSelf)
+           .Exec("/shims2/node", kSelf)
+           .Exec("/usr/bin/node", {1, 3}),
        "node", "/shims1:/shims2:/usr/bin", "/usr/bin/node", false},
       {"SameNameDifferentFileIsNotSelf",
        // A real program that happens to be named like the shim is not skipped.
        FakeFs().Exec("/shims/node", {10, 2}).Exec("/usr/bin/node", {1, 3}), "node",
        "/shims:/usr/bin", "/shims/node", false},
+      // Copies and other installations of np-exec are skipped by content.
+      {"CopyOfNpExecIsSkipped", FakeFs().Copy("/copy/node", {2, 7}).Exec("/usr/bin/node", {1, 3}),
+       "node", "/copy:/usr/bin", "/usr/bin/node", false},
+      {"SecondInstallationBehindTheFirst",
+       // The .deb's shim dir, then a cmake --install one, then the real node.
+       FakeFs()
+           .Exec("/usr/lib/np-exec/shims/node", kSelf)
+           .Copy("/usr/local/lib/np-exec/shims/node", {3, 9})
+           .Exec("/usr/bin/node", {1, 3}),
+       "node", "/usr/lib/np-exec/shims:/usr/local/lib/np-exec/shims:/usr/bin", "/usr/bin/node",
+       false},
+      {"CopiesSelfAndLinksInterleaved",
+       FakeFs()
+           .Copy("/a/node", {2, 1})
+           .Exec("/b/node", kSelf)
+           .Copy("/c/node", {2, 2})
+           .Exec("/d/node", {1, 4}),
+       "node", "/a:/b:/c:/d", "/d/node", false},
+      {"OnlyCopiesIsRecursive", FakeFs().Copy("/a/node", {2, 1}).Copy("/b/node", {2, 2}), "node",
+       "/a:/b", "recursive-invocation", true},
+      {"SelfAndCopiesOnlyIsRecursive",
+       FakeFs().Exec("/shims/node", kSelf).Copy("/copy/node", {2, 1}), "node", "/shims:/copy",
+       "recursive-invocation", true},
+      {"CopyThenNonExecutableIsNotExecutable",
+       FakeFs().Copy("/a/node", {2, 1}).NonExec("/b/node", {1, 1}), "node", "/a:/b",
+       "program-not-executable", true},
+      {"CopyThenNothingElseIsRecursive", FakeFs().Copy("/a/node", {2, 1}).Dir("/b/node", {1, 1}),
+       "node", "/a:/b", "recursive-invocation", true},
+      // A path names one file: another np-exec named by path is a program.
+      {"CopyByPathIsAProgram", FakeFs().Copy("/opt/np-exec", {2, 1}), "/opt/np-exec", "/usr/bin",
+       "/opt/np-exec", false},
       {"NonExecutableMatchOnly", FakeFs().NonExec("/a/node", {1, 1}), "node", "/a",
        "program-not-executable", true},
       {"NonExecutableSkippedForALaterExecutable",
@@ -82,8 +127,8 @@ TEST(FindRealProgramTest, Table) {
        "/a:/b", "/b/node", false},
       {"DirectoryOnlyIsNotFound", FakeFs().Dir("/a/node", {1, 1}), "node", "/a",
        "program-not-found", true},
-      {"OnlySelf", FakeFs().Exec("/shims/node", kSelf), "node", "/shims",
-       "recursive-invocation", true},
+      {"OnlySelf", FakeFs().Exec("/shims/node", kSelf), "node", "/shims", "recursive-invocation",
+       true},
       {"OnlySelfTwice", FakeFs().Exec("/shims/node", kSelf).Exec("/s2/node", kSelf), "node",
        "/shims:/s2", "recursive-invocation", true},
       {"NotFound", FakeFs().Exec("/usr/bin/python", {1, 1}), "node", "/usr/bin",
@@ -100,13 +145,13 @@ TEST(FindRealProgramTest, Table) {
        "bin:.", "program-not-found", true},
       {"TrailingSlashInEntry", FakeFs().Exec("/usr/bin/node", {1, 2}), "node", "/usr/bin/",
        "/usr/bin/node", false},
-      {"AbsoluteName", FakeFs().Exec("/opt/node", {1, 4}), "/opt/node", "/usr/bin",
-       "/opt/node", false},
+      {"AbsoluteName", FakeFs().Exec("/opt/node", {1, 4}), "/opt/node", "/usr/bin", "/opt/node",
+       false},
       {"AbsoluteNameIsSelf", FakeFs().Exec("/shims/node", kSelf), "/shims/node", "/usr/bin",
        "recursive-invocation", true},
       {"AbsoluteNameMissing", FakeFs(), "/opt/node", "/usr/bin", "program-not-found", true},
-      {"AbsoluteNameNotExecutable", FakeFs().NonExec("/opt/node", {1, 4}), "/opt/node",
-       "/usr/bin", "program-not-executable", true},
+      {"AbsoluteNameNotExecutable", FakeFs().NonExec("/opt/node", {1, 4}), "/opt/node", "/usr/bin",
+       "program-not-executable", true},
       {"RelativeNameWithSlashUsesCwd", FakeFs().Exec("/work/bin/node", {1, 5}), "bin/node",
        "/usr/bin", "bin/node", false},
       {"RelativeNameWithSlashMissing", FakeFs().Exec("/usr/bin/node", {1, 5}), "bin/node",
@@ -114,8 +159,8 @@ TEST(FindRealProgramTest, Table) {
       {"DotSlashNameIsSelf", FakeFs().Exec("/work/./node", kSelf), "./node", "/usr/bin",
        "recursive-invocation", true},
       {"EmptyName", FakeFs(), "", "/usr/bin", "invalid-program", true},
-      {"NulInName", FakeFs().Exec("/usr/bin/node", {1, 1}), std::string("node\0x", 6),
-       "/usr/bin", "invalid-program", true},
+      {"NulInName", FakeFs().Exec("/usr/bin/node", {1, 1}), std::string("node\0x", 6), "/usr/bin",
+       "invalid-program", true},
       {"TooLongName", FakeFs(), std::string(5000, 'n'), "/usr/bin", "invalid-program", true},
       {"NulInPathEntrySkipped",
        // Probed as "/usr/bin/node" (cut at the NUL) but returned with the NUL:
@@ -145,6 +190,21 @@ TEST(FindRealProgramTest, CanonicalCodes) {
             absl::StatusCode::kNotFound);
   EXPECT_EQ(FindRealProgram("x", "/a", "/", kSelf, fs.Probe()).status().code(),
             absl::StatusCode::kPermissionDenied);
+}
+
+TEST(FindRealProgramTest, StatFileReadsTheNoteOfExecutablesOnly) {
+  EXPECT_FALSE(StatFile("/bin/sh").np_exec);
+  const FileFacts self = StatFile(testing::NpExecBin());
+  EXPECT_TRUE(self.executable);
+  EXPECT_TRUE(self.np_exec);
+  // The same bytes without the execute bit are not a candidate to skip.
+  testing::TempDir dir;
+  const std::string plain = dir.Path("np-exec-data");
+  std::filesystem::copy_file(testing::NpExecBin(), plain);
+  ASSERT_EQ(chmod(plain.c_str(), 0644), 0);
+  FileFacts data = StatFile(plain);
+  EXPECT_TRUE(data.regular);
+  EXPECT_FALSE(data.np_exec);
 }
 
 TEST(FindRealProgramTest, StatFileOnTheRealFilesystem) {
