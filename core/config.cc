@@ -4,6 +4,7 @@
 #include <array>
 
 #include "absl/strings/ascii.h"
+#include "absl/types/span.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -18,8 +19,6 @@ namespace {
 using nlohmann::json;
 
 constexpr std::array<absl::string_view, 3> kIsolationKeys = {"tier", "container", "interpose"};
-constexpr std::array<absl::string_view, 10> kContainerKeys = {
-    "runtime", "image", "network", "user", "memory", "cpus", "mounts", "env", "workdir", "pull"};
 constexpr std::array<absl::string_view, 3> kMountKeys = {"source", "target", "mode"};
 
 // Edit distance, to suggest "tier" for "tire". Keys are short, so the
@@ -39,9 +38,8 @@ size_t EditDistance(absl::string_view a, absl::string_view b) {
   return row[b.size()];
 }
 
-template <size_t N>
 absl::Status CheckKnownKeys(const json& object, absl::string_view prefix,
-                            const std::array<absl::string_view, N>& known) {
+                            absl::Span<const absl::string_view> known) {
   for (const auto& item : object.items()) {
     const std::string& key = item.key();
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
@@ -221,108 +219,152 @@ absl::StatusOr<MountSpec> ParseMount(const json& value, size_t index) {
   return mount;
 }
 
+// One parser per key of isolation.container; the table below is also the
+// list of known keys.
+absl::Status ParseRuntimeKey(const json& value, ContainerConfig& out) {
+  if (!value.is_string()) {
+    return InvalidValue("isolation-invalid-runtime", "isolation.container.runtime", value,
+                        "\"docker\", \"podman\" or \"bwrap\"");
+  }
+  absl::StatusOr<Runtime> runtime = ParseRuntime(value.get<std::string>());
+  if (!runtime.ok()) return runtime.status();
+  out.runtime = *runtime;
+  return absl::OkStatus();
+}
+
+absl::Status ParseImageKey(const json& value, ContainerConfig& out) {
+  if (!value.is_string() || value.get<std::string>().empty()) {
+    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-no-image",
+                     "isolation.container.image must be a non-empty image reference, "
+                     "such as \"node:22-bookworm-slim\"",
+                     {{"key", "isolation.container.image"}, {"value", value}});
+  }
+  const std::string image = value.get<std::string>();
+  // A reference starting with "-" would be read by the runtime as a flag.
+  if (image.front() == '-' || !AllOf(image, IsImageChar) || image.size() > 512) {
+    return InvalidValue("isolation-invalid-image", "isolation.container.image", value,
+                        "an image reference of letters, digits and . _ - / : @, not "
+                        "starting with -");
+  }
+  out.image = image;
+  return absl::OkStatus();
+}
+
+absl::Status ParseNetworkKey(const json& value, ContainerConfig& out) {
+  if (value == "none") {
+    out.network = Network::kNone;
+  } else if (value == "bridge") {
+    out.network = Network::kBridge;
+  } else if (value == "host") {
+    out.network = Network::kHost;
+  } else {
+    return InvalidValue("isolation-invalid-network", "isolation.container.network", value,
+                        "\"none\", \"bridge\" or \"host\"");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseUserKey(const json& value, ContainerConfig& out) {
+  absl::StatusOr<UserSpec> user = ParseUser(value);
+  if (!user.ok()) return user.status();
+  out.user = *user;
+  return absl::OkStatus();
+}
+
+absl::Status ParseMemoryKey(const json& value, ContainerConfig& out) {
+  auto memory = ParseLimit(value, "isolation.container.memory", IsMemorySize,
+                           "null or a size such as \"512m\" or 536870912");
+  if (!memory.ok()) return memory.status();
+  out.memory = memory->text;
+  out.memory_as_written = memory->as_written;
+  return absl::OkStatus();
+}
+
+absl::Status ParseCpusKey(const json& value, ContainerConfig& out) {
+  auto cpus = ParseLimit(value, "isolation.container.cpus", IsPositiveDecimal,
+                         "null or a positive number such as 1.5");
+  if (!cpus.ok()) return cpus.status();
+  out.cpus = cpus->text;
+  out.cpus_as_written = cpus->as_written;
+  return absl::OkStatus();
+}
+
+absl::Status ParseMountsKey(const json& value, ContainerConfig& out) {
+  if (!value.is_array()) {
+    return InvalidValue("isolation-invalid-value", "isolation.container.mounts", value,
+                        "an array of {source, target, mode}");
+  }
+  for (size_t i = 0; i < value.size(); ++i) {
+    absl::StatusOr<MountSpec> mount = ParseMount(value[i], i);
+    if (!mount.ok()) return mount.status();
+    out.mounts.push_back(*std::move(mount));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseEnvKey(const json& value, ContainerConfig& out) {
+  if (!value.is_array()) {
+    return InvalidValue("isolation-invalid-value", "isolation.container.env", value,
+                        "an array of variable names");
+  }
+  for (const json& name : value) {
+    if (!name.is_string()) {
+      return InvalidValue("isolation-bad-env-name", "isolation.container.env[]", name,
+                          "a variable name");
+    }
+    absl::Status valid = ValidateEnvName(name.get<std::string>());
+    if (!valid.ok()) return valid;
+    out.env.push_back(name.get<std::string>());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseWorkdirKey(const json& value, ContainerConfig& out) {
+  if (value.is_null()) return absl::OkStatus();
+  if (!value.is_string()) {
+    return InvalidValue("isolation-invalid-value", "isolation.container.workdir", value,
+                        "null or an absolute path other than /");
+  }
+  absl::StatusOr<std::string> workdir =
+      ParseMountPoint(value.get<std::string>(), "isolation.container.workdir");
+  if (!workdir.ok()) return workdir.status();
+  out.workdir = *std::move(workdir);
+  return absl::OkStatus();
+}
+
+absl::Status ParsePullKey(const json& value, ContainerConfig& out) {
+  if (value == "missing") {
+    out.pull_missing = true;
+  } else if (value != "never") {
+    return InvalidValue("isolation-invalid-value", "isolation.container.pull", value,
+                        "\"never\" (the default) or \"missing\"");
+  }
+  return absl::OkStatus();
+}
+
+struct ContainerKey {
+  absl::string_view name;
+  absl::Status (*parse)(const json& value, ContainerConfig& out);
+};
+
+// isolation.container's keys, in the order they are parsed and listed.
+constexpr ContainerKey kContainerKeyTable[] = {
+    {"runtime", ParseRuntimeKey}, {"image", ParseImageKey},   {"network", ParseNetworkKey},
+    {"user", ParseUserKey},       {"memory", ParseMemoryKey}, {"cpus", ParseCpusKey},
+    {"mounts", ParseMountsKey},   {"env", ParseEnvKey},       {"workdir", ParseWorkdirKey},
+    {"pull", ParsePullKey},
+};
+
 absl::Status ParseContainer(const json& c, ContainerConfig& out) {
-  absl::Status known = CheckKnownKeys(c, "isolation.container", kContainerKeys);
-  if (!known.ok()) return known;
-  if (auto it = c.find("runtime"); it != c.end()) {
-    if (!it->is_string()) {
-      return InvalidValue("isolation-invalid-runtime", "isolation.container.runtime", *it,
-                          "\"docker\", \"podman\" or \"bwrap\"");
-    }
-    absl::StatusOr<Runtime> runtime = ParseRuntime(it->get<std::string>());
-    if (!runtime.ok()) return runtime.status();
-    out.runtime = *runtime;
-  }
-  if (auto it = c.find("image"); it != c.end()) {
-    if (!it->is_string() || it->get<std::string>().empty()) {
-      return MakeError(absl::StatusCode::kInvalidArgument, "isolation-no-image",
-                       "isolation.container.image must be a non-empty image reference, "
-                       "such as \"node:22-bookworm-slim\"",
-                       {{"key", "isolation.container.image"}, {"value", *it}});
-    }
-    const std::string image = it->get<std::string>();
-    // A reference starting with "-" would be read by the runtime as a flag.
-    if (image.front() == '-' || !AllOf(image, IsImageChar) || image.size() > 512) {
-      return InvalidValue("isolation-invalid-image", "isolation.container.image", *it,
-                          "an image reference of letters, digits and . _ - / : @, not "
-                          "starting with -");
-    }
-    out.image = image;
-  }
-  if (auto it = c.find("network"); it != c.end()) {
-    if (*it == "none") {
-      out.network = Network::kNone;
-    } else if (*it == "bridge") {
-      out.network = Network::kBridge;
-    } else if (*it == "host") {
-      out.network = Network::kHost;
-    } else {
-      return InvalidValue("isolation-invalid-network", "isolation.container.network", *it,
-                          "\"none\", \"bridge\" or \"host\"");
-    }
-  }
-  if (auto it = c.find("user"); it != c.end()) {
-    absl::StatusOr<UserSpec> user = ParseUser(*it);
-    if (!user.ok()) return user.status();
-    out.user = *user;
-  }
-  if (auto it = c.find("memory"); it != c.end()) {
-    auto memory = ParseLimit(*it, "isolation.container.memory", IsMemorySize,
-                             "null or a size such as \"512m\" or 536870912");
-    if (!memory.ok()) return memory.status();
-    out.memory = memory->text;
-    out.memory_as_written = memory->as_written;
-  }
-  if (auto it = c.find("cpus"); it != c.end()) {
-    auto cpus = ParseLimit(*it, "isolation.container.cpus", IsPositiveDecimal,
-                           "null or a positive number such as 1.5");
-    if (!cpus.ok()) return cpus.status();
-    out.cpus = cpus->text;
-    out.cpus_as_written = cpus->as_written;
-  }
-  if (auto it = c.find("mounts"); it != c.end()) {
-    if (!it->is_array()) {
-      return InvalidValue("isolation-invalid-value", "isolation.container.mounts", *it,
-                          "an array of {source, target, mode}");
-    }
-    for (size_t i = 0; i < it->size(); ++i) {
-      absl::StatusOr<MountSpec> mount = ParseMount((*it)[i], i);
-      if (!mount.ok()) return mount.status();
-      out.mounts.push_back(*std::move(mount));
-    }
-  }
-  if (auto it = c.find("env"); it != c.end()) {
-    if (!it->is_array()) {
-      return InvalidValue("isolation-invalid-value", "isolation.container.env", *it,
-                          "an array of variable names");
-    }
-    for (const json& name : *it) {
-      if (!name.is_string()) {
-        return InvalidValue("isolation-bad-env-name", "isolation.container.env[]", name,
-                            "a variable name");
-      }
-      absl::Status valid = ValidateEnvName(name.get<std::string>());
-      if (!valid.ok()) return valid;
-      out.env.push_back(name.get<std::string>());
-    }
-  }
-  if (auto it = c.find("workdir"); it != c.end() && !it->is_null()) {
-    if (!it->is_string()) {
-      return InvalidValue("isolation-invalid-value", "isolation.container.workdir", *it,
-                          "null or an absolute path other than /");
-    }
-    absl::StatusOr<std::string> workdir =
-        ParseMountPoint(it->get<std::string>(), "isolation.container.workdir");
-    if (!workdir.ok()) return workdir.status();
-    out.workdir = *std::move(workdir);
-  }
-  if (auto it = c.find("pull"); it != c.end()) {
-    if (*it == "missing") {
-      out.pull_missing = true;
-    } else if (*it != "never") {
-      return InvalidValue("isolation-invalid-value", "isolation.container.pull", *it,
-                          "\"never\" (the default) or \"missing\"");
-    }
+  std::vector<absl::string_view> known;
+  for (const ContainerKey& key : kContainerKeyTable) known.push_back(key.name);
+  absl::Status checked = CheckKnownKeys(c, "isolation.container", known);
+  if (!checked.ok()) return checked;
+  for (const ContainerKey& key : kContainerKeyTable) {
+    auto it = c.find(std::string(key.name));
+    if (it == c.end()) continue;
+    absl::Status parsed = key.parse(*it, out);
+    if (!parsed.ok()) return parsed;
   }
   return absl::OkStatus();
 }

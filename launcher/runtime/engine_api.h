@@ -4,8 +4,8 @@
 // request costs about 0.1 ms, against about 15 ms for `docker version`, so the
 // probe, the image check and the reaping of leftover containers talk to the
 // socket directly. Touches sockets.
-#ifndef NP_EXEC_LAUNCHER_ENGINE_API_H_
-#define NP_EXEC_LAUNCHER_ENGINE_API_H_
+#ifndef NP_EXEC_LAUNCHER_RUNTIME_ENGINE_API_H_
+#define NP_EXEC_LAUNCHER_RUNTIME_ENGINE_API_H_
 
 #include <optional>
 #include <string>
@@ -40,4 +40,4 @@ std::string UrlEncode(absl::string_view text);
 
 }  // namespace np
 
-#endif  // NP_EXEC_LAUNCHER_ENGINE_API_H_
+#endif  // NP_EXEC_LAUNCHER_RUNTIME_ENGINE_API_H_

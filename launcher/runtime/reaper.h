@@ -6,8 +6,8 @@
 // container) removes labelled containers whose owner no longer exists: the
 // pid is gone, or now belongs to a process with another start time.
 // Touches the engine socket; ForceRemoveContainer may run the runtime's client.
-#ifndef NP_EXEC_LAUNCHER_REAPER_H_
-#define NP_EXEC_LAUNCHER_REAPER_H_
+#ifndef NP_EXEC_LAUNCHER_RUNTIME_REAPER_H_
+#define NP_EXEC_LAUNCHER_RUNTIME_REAPER_H_
 
 #include <optional>
 #include <string>
@@ -39,4 +39,4 @@ void ForceRemoveContainer(const std::string& bin, const std::vector<std::string>
 
 }  // namespace np
 
-#endif  // NP_EXEC_LAUNCHER_REAPER_H_
+#endif  // NP_EXEC_LAUNCHER_RUNTIME_REAPER_H_

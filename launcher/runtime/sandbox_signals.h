@@ -5,8 +5,8 @@
 // np-exec delivers the signal itself, as tini does inside a docker container:
 // to the children of the sandbox's init, whose host pid bubblewrap reports on
 // --info-fd as "child-pid". Touches processes.
-#ifndef NP_EXEC_LAUNCHER_SANDBOX_SIGNALS_H_
-#define NP_EXEC_LAUNCHER_SANDBOX_SIGNALS_H_
+#ifndef NP_EXEC_LAUNCHER_RUNTIME_SANDBOX_SIGNALS_H_
+#define NP_EXEC_LAUNCHER_RUNTIME_SANDBOX_SIGNALS_H_
 
 #include <sys/types.h>
 
@@ -34,4 +34,4 @@ int SignalSandbox(pid_t bwrap_pid, absl::string_view info_json, int sig);
 
 }  // namespace np
 
-#endif  // NP_EXEC_LAUNCHER_SANDBOX_SIGNALS_H_
+#endif  // NP_EXEC_LAUNCHER_RUNTIME_SANDBOX_SIGNALS_H_
