@@ -31,46 +31,54 @@ void StopCompanions(const std::vector<Companion>& companions, size_t count) {
   }
 }
 
-SuperviseResult SuperviseChild(const SuperviseRequest& request) {
-  SuperviseResult result;
-  sigset_t watched;
-  sigemptyset(&watched);
-  for (int sig : kForwarded) sigaddset(&watched, sig);
-  sigaddset(&watched, SIGCHLD);
+// Between fork and exec, in the child: async-signal-safe calls only.
+[[noreturn]] void ExecChild(const SuperviseRequest& request, pid_t parent, int report_fd,
+                            const sigset_t& original, char* const* argv, char* const* env) {
+  prctl(PR_SET_PDEATHSIG, request.parent_death_signal);
+  // np-exec may have died before prctl took effect; then nobody would
+  // deliver the parent-death signal, so act on it now.
+  if (getppid() != parent) _exit(128 + request.parent_death_signal);
+  // Only 0, 1, 2 and what the request keeps on purpose reach the child: a
+  // descriptor the caller left open (a directory of the host's, say) must
+  // not reach a sandbox. Marked close-on-exec rather than closed, so the
+  // report pipe still tells of a failed exec; older kernels without
+  // CLOSE_RANGE_CLOEXEC get the same, one descriptor at a time.
+  if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+    for (int fd = 3; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+  if (request.keep_fd >= 0) fcntl(request.keep_fd, F_SETFD, 0);
+  if (request.own_process_group) setpgid(0, 0);
+  sigprocmask(SIG_SETMASK, &original, nullptr);
+  execve(request.bin.c_str(), argv, env);
+  int err = errno;
+  (void)!write(report_fd, &err, sizeof(err));
+  _exit(127);
+}
+
+// Starts the child with the watched signals blocked (restored in the child);
+// returns its pid, or -1 with `*start_errno` when it could not be executed.
+pid_t StartChild(const SuperviseRequest& request, const sigset_t& watched, int* start_errno) {
   sigset_t original;
   // Blocked before the fork, so no signal is lost between fork and the wait
   // loop; the child restores the original mask before it execs.
   sigprocmask(SIG_BLOCK, &watched, &original);
   signal(SIGCHLD, SIG_DFL);
-
   std::vector<char*> argv = CStrings(request.argv);
   std::vector<char*> env = CStrings(request.env);
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0) {
-    result.start_errno = errno;
-    return result;
+    *start_errno = errno;
+    return -1;
   }
   const pid_t parent = getpid();
   pid_t child = fork();
   if (child < 0) {
-    result.start_errno = errno;
-    return result;
-  }
-  if (child == 0) {
-    // Between fork and exec: async-signal-safe calls only.
+    *start_errno = errno;
     close(report[0]);
-    prctl(PR_SET_PDEATHSIG, request.parent_death_signal);
-    // np-exec may have died before prctl took effect; then nobody would
-    // deliver the parent-death signal, so act on it now.
-    if (getppid() != parent) _exit(128 + request.parent_death_signal);
-    if (request.keep_fd >= 0) fcntl(request.keep_fd, F_SETFD, 0);
-    if (request.own_process_group) setpgid(0, 0);
-    sigprocmask(SIG_SETMASK, &original, nullptr);
-    execve(request.bin.c_str(), argv.data(), env.data());
-    int err = errno;
-    (void)!write(report[1], &err, sizeof(err));
-    _exit(127);
+    close(report[1]);
+    return -1;
   }
+  if (child == 0) ExecChild(request, parent, report[1], original, argv.data(), env.data());
   // Also from this side, so no terminal signal slips in before the child's own call.
   if (request.own_process_group) setpgid(child, child);
   close(report[1]);
@@ -84,9 +92,22 @@ SuperviseResult SuperviseChild(const SuperviseRequest& request) {
     int status;
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
-    result.start_errno = child_errno;
-    return result;
+    *start_errno = child_errno;
+    return -1;
   }
+  return child;
+}
+
+// Waits for the child, forwarding the watched signals and enforcing the
+// grace period after a terminating one.
+SuperviseResult SuperviseChild(const SuperviseRequest& request) {
+  SuperviseResult result;
+  sigset_t watched;
+  sigemptyset(&watched);
+  for (int sig : kForwarded) sigaddset(&watched, sig);
+  sigaddset(&watched, SIGCHLD);
+  const pid_t child = StartChild(request, watched, &result.start_errno);
+  if (child < 0) return result;
 
   // The engine is now creating the container: the driver's work meanwhile
   // (reaping what killed np-exec processes left) costs no wall time.
