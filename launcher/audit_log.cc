@@ -133,22 +133,64 @@ nlohmann::json ExitRecord(nlohmann::json run_record, int exit_status, long long 
   return run_record;
 }
 
+namespace {
+
+// Opens <root>/.nubos-pilot/audit/np-exec.jsonl for appending, one
+// component at a time and never through a symlink: a cloned repository (or
+// the program in an earlier sandbox) could otherwise point the log at a file
+// of the operator's, or out of the project, and have np-exec append to it.
+// O_NONBLOCK, so a FIFO planted in its place fails at once instead of
+// blocking every later spawn; and the log must be a regular file owned by
+// the caller. Returns the descriptor or the errno.
+int OpenAuditLog(const std::string& project_root, int* err) {
+  constexpr int kDir = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  int root = open(project_root.c_str(), kDir & ~O_NOFOLLOW);
+  if (root < 0) {
+    *err = errno;
+    return -1;
+  }
+  int state = openat(root, ".nubos-pilot", kDir);
+  *err = errno;
+  close(root);
+  if (state < 0) return -1;
+  int dir = openat(state, "audit", kDir);
+  if (dir < 0 && errno == ENOENT) {
+    if (mkdirat(state, "audit", 0700) != 0 && errno != EEXIST) {
+      *err = errno;
+      close(state);
+      return -1;
+    }
+    dir = openat(state, "audit", kDir);
+  }
+  *err = errno;
+  close(state);
+  if (dir < 0) return -1;
+  int fd = openat(dir, "np-exec.jsonl",
+                  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+                  0600);
+  *err = errno;
+  close(dir);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    *err = errno;
+  } else if (!S_ISREG(st.st_mode)) {
+    *err = EINVAL;  // A FIFO, a socket or a device in the log's place.
+  } else if (st.st_uid != geteuid()) {
+    *err = EPERM;  // Someone else's file: np-exec does not append to it.
+  } else {
+    return fd;
+  }
+  close(fd);
+  return -1;
+}
+
+}  // namespace
+
 absl::Status AppendAudit(const std::string& project_root, nlohmann::json record) {
   const std::string path = AuditLogPath(project_root);
-  const std::string dir = path.substr(0, path.rfind('/'));
-  // Neither the directory nor the file may be a symlink: a cloned repository
-  // could otherwise point the log at a file of the operator's and have
-  // np-exec append to it.
-  int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dir_fd < 0 && errno == ENOENT) {
-    if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return Unwritable(path, errno);
-    dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  }
-  if (dir_fd < 0) return Unwritable(path, errno);
-  int fd =
-      openat(dir_fd, "np-exec.jsonl", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  const int open_errno = errno;
-  close(dir_fd);
+  int open_errno = 0;
+  const int fd = OpenAuditLog(project_root == "" ? std::string("/") : project_root, &open_errno);
   if (fd < 0) return Unwritable(path, open_errno);
   nlohmann::json line = {{"time", UtcNow()}};
   line.update(record);

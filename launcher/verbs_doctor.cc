@@ -51,11 +51,12 @@ nlohmann::json ShimsOnPath(const HostFacts& host) {
 
 // The last refusal in the audit log (its last 64 KiB), or null.
 nlohmann::json LastRefusal(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Never blocks on a FIFO in the log's place, never follows a link.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
   if (fd < 0) return nullptr;
   struct stat st;
   std::string text;
-  if (fstat(fd, &st) == 0) {
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
     const off_t start = st.st_size > 65536 ? st.st_size - 65536 : 0;
     text.resize(static_cast<size_t>(st.st_size - start));
     ssize_t n = pread(fd, text.data(), text.size(), start);

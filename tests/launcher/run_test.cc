@@ -200,6 +200,55 @@ TEST(AuditLogTest, SymlinkedAuditDirectoryIsNotFollowed) {
   EXPECT_FALSE(FileExists(elsewhere + "/np-exec.jsonl"));
 }
 
+// Issue 15, item 8: a FIFO in the log's place hung every later spawn (in
+// open), and SIGTERM did not end np-exec then. Now it is a warning, at once.
+TEST(AuditLogTest, AFifoInPlaceOfTheLogNeverBlocks) {
+  Lab lab;
+  lab.tmp().MakeDir("proj/.nubos-pilot/audit");
+  ASSERT_EQ(mkfifo(lab.audit_log().c_str(), 0600), 0);
+  RunOptions options;
+  options.env = lab.Env();
+  options.cwd = lab.project();
+  options.timeout_ms = 10000;
+  RunResult r = RunProcess({NpExecBin(), "--", "sh", "-c", "echo ran"}, options);
+  EXPECT_FALSE(r.timed_out) << "np-exec blocked on the FIFO";
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "ran\n");
+  EXPECT_EQ(ErrorCodeOf(r.err), "audit-log-unwritable") << r.err;
+  // A refusal is logged through the same open: it must not block either.
+  RunResult refused = RunProcess({NpExecBin(), "--", "/no/such/program"}, options);
+  EXPECT_FALSE(refused.timed_out);
+  EXPECT_EQ(refused.exit_code, 127);
+  // doctor reads the log's last refusal without blocking.
+  RunResult doctor = RunProcess({NpExecBin(), "doctor", "--json"}, options);
+  EXPECT_FALSE(doctor.timed_out);
+}
+
+TEST(AuditLogTest, ALogOwnedBySomeoneElseIsNotAppendedTo) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give the log another owner";
+  Lab lab;
+  lab.tmp().Write("proj/.nubos-pilot/audit/np-exec.jsonl", "theirs\n", 0600);
+  ASSERT_EQ(chown(lab.audit_log().c_str(), 65534, 65534), 0);
+  RunResult r = lab.Run({"--", "true"}, lab.Env());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(ErrorCodeOf(r.err), "audit-log-unwritable") << r.err;
+  EXPECT_EQ(ReadFile(lab.audit_log()), "theirs\n");
+}
+
+// Issue 15, item 9: a .nubos-pilot that is a symlink out of the project is
+// not followed by the log.
+TEST(AuditLogTest, ASymlinkedStateDirectoryIsNotFollowed) {
+  Lab lab;
+  const std::string elsewhere = lab.tmp().MakeDir("elsewhere");
+  lab.tmp().MakeDir("elsewhere/audit");
+  const std::string config = ReadFile(lab.project() + "/.nubos-pilot/config.json");
+  lab.tmp().Write("elsewhere/config.json", config);
+  ASSERT_EQ(system(("rm -rf '" + lab.project() + "/.nubos-pilot'").c_str()), 0);
+  ASSERT_EQ(symlink(elsewhere.c_str(), (lab.project() + "/.nubos-pilot").c_str()), 0);
+  RunResult r = lab.Run({"--", "true"}, lab.Env());
+  EXPECT_FALSE(FileExists(elsewhere + "/audit/np-exec.jsonl"));
+}
+
 // ---------------------------------------------------------------- container
 
 class ContainerRunTest : public ::testing::Test {
