@@ -63,6 +63,25 @@ absl::Status CheckKnownKeys(const json& object, absl::string_view prefix,
   return absl::OkStatus();
 }
 
+// The rest of the file belongs to nubos-pilot and is ignored, but a key that
+// is almost np-exec's own (`Isolation`, `isolaton`, `workfow`) is a typo that
+// would silently leave the project on direct: refused, with a did-you-mean.
+absl::Status CheckTopLevelNearMisses(const json& root) {
+  for (const auto& item : root.items()) {
+    const std::string& key = item.key();
+    for (absl::string_view ours : {absl::string_view("isolation"), absl::string_view("workflow")}) {
+      if (key == ours) continue;
+      if (!absl::EqualsIgnoreCase(key, ours) && EditDistance(key, ours) > 2) continue;
+      return MakeError(absl::StatusCode::kInvalidArgument, "isolation-unknown-key",
+                       absl::StrCat("unknown top-level key \"", key, "\"; did you mean \"", ours,
+                                    "\"? np-exec reads only \"isolation\" and \"workflow\", "
+                                    "spelled exactly"),
+                       {{"key", key}, {"suggestion", ours}});
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status InvalidValue(absl::string_view code, absl::string_view key, const json& value,
                           absl::string_view expected) {
   return MakeError(absl::StatusCode::kInvalidArgument, code,
@@ -414,6 +433,8 @@ absl::StatusOr<ProjectConfig> ParseProjectConfig(const json& root) {
     return MakeError(absl::StatusCode::kInvalidArgument, "config-invalid-shape",
                      "config must be a JSON object", {{"type", root.type_name()}});
   }
+  absl::Status near = CheckTopLevelNearMisses(root);
+  if (!near.ok()) return near;
   if (auto workflow = root.find("workflow"); workflow != root.end()) {
     if (!workflow->is_object()) {
       return InvalidValue("isolation-invalid-value", "workflow", *workflow, "an object");
@@ -472,6 +493,8 @@ absl::StatusOr<std::optional<Tier>> ParseOperatorTier(const json& root) {
     return MakeError(absl::StatusCode::kInvalidArgument, "config-invalid-shape",
                      "the operator config must be a JSON object", {{"type", root.type_name()}});
   }
+  absl::Status near = CheckTopLevelNearMisses(root);
+  if (!near.ok()) return near;
   auto isolation = root.find("isolation");
   if (isolation == root.end()) return std::optional<Tier>();
   if (!isolation->is_object()) {

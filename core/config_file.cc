@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <set>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
@@ -46,6 +48,60 @@ int MaxNesting(absl::string_view text) {
   }
   return deepest;
 }
+
+// Watches the parser's events for a key repeated in one object under the
+// top-level `isolation` or `workflow` (or those two themselves repeated).
+class DuplicateKeyWatch {
+ public:
+  void See(nlohmann::json::parse_event_t event, const nlohmann::json& value) {
+    using Event = nlohmann::json::parse_event_t;
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start: {
+        const bool ours = open_.empty() ? false
+                          : open_.size() == 1
+                              ? (last_key_ == "isolation" || last_key_ == "workflow")
+                              : open_.back().ours;
+        open_.push_back({event == Event::object_start, ours,
+                         open_.empty() ? std::string() : Join(open_.back().path, last_key_), {}});
+        break;
+      }
+      case Event::object_end:
+      case Event::array_end:
+        if (!open_.empty()) open_.pop_back();
+        break;
+      case Event::key: {
+        last_key_ = value.get<std::string>();
+        if (open_.empty() || !open_.back().object) break;
+        Open& object = open_.back();
+        const bool counted = open_.size() == 1
+                                 ? (last_key_ == "isolation" || last_key_ == "workflow")
+                                 : object.ours;
+        if (counted && !object.keys.insert(last_key_).second && duplicate_.empty()) {
+          duplicate_ = Join(object.path, last_key_);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  const std::string& duplicate() const { return duplicate_; }
+
+ private:
+  struct Open {
+    bool object;
+    bool ours;
+    std::string path;
+    std::set<std::string> keys;
+  };
+  static std::string Join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : absl::StrCat(path, ".", key);
+  }
+  std::vector<Open> open_;
+  std::string last_key_;
+  std::string duplicate_;
+};
 
 bool IsBlank(absl::string_view text) {
   for (char c : text) {
@@ -162,12 +218,27 @@ absl::StatusOr<nlohmann::json> ParseConfigText(absl::string_view text, absl::str
   }
   // The one place JSON is parsed with exceptions: the parser's message names
   // the line and column, which is what a person fixing the file needs.
+  // Duplicate keys under np-exec's part (`isolation`, `workflow`) are errors:
+  // the parser would silently keep the last, and a reviewer reading the first
+  // would see another configuration than the one np-exec runs.
+  DuplicateKeyWatch watch;
   nlohmann::json parsed;
   try {
-    parsed = nlohmann::json::parse(text.begin(), text.end());
+    parsed = nlohmann::json::parse(
+        text.begin(), text.end(),
+        [&watch](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& value) {
+          watch.See(event, value);
+          return true;
+        });
   } catch (const nlohmann::json::exception& e) {
     return MakeError(absl::StatusCode::kInvalidArgument, "config-invalid-json",
                      absl::StrCat(name, " is not valid JSON: ", e.what()), {{"file", name}});
+  }
+  if (!watch.duplicate().empty()) {
+    return MakeError(absl::StatusCode::kInvalidArgument, "config-duplicate-key",
+                     absl::StrCat(name, " sets ", watch.duplicate(),
+                                  " twice; np-exec's part of the config must say each key once"),
+                     {{"file", name}, {"key", watch.duplicate()}});
   }
   if (!parsed.is_object()) {
     return MakeError(

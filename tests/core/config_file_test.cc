@@ -62,6 +62,24 @@ TEST(ConfigFileTest, FindProjectRootNeedsAnAbsolutePath) {
   }
 }
 
+TEST(ConfigFileTest, DuplicateKeysUnderNpExecsPartOnly) {
+  for (const char* text : {
+           R"({"isolation":{"tier":"container","tier":"direct"}})",
+           R"({"isolation":{},"isolation":{}})",
+           R"({"workflow":{"worktree_isolation":true,"worktree_isolation":false}})",
+           R"({"isolation":{"container":{"mounts":[{"source":"/a","source":"/b"}]}}})",
+       }) {
+    absl::StatusOr<nlohmann::json> parsed = ParseConfigText(text, "config.json");
+    ASSERT_FALSE(parsed.ok()) << text;
+    EXPECT_EQ(ErrorCode(parsed.status()), "config-duplicate-key") << text;
+  }
+  // nubos-pilot's own keys are not np-exec's to judge.
+  for (const char* text : {R"({"other":{"a":1,"a":2}})", R"({"x":1,"x":2,"isolation":{}})",
+                           R"({"isolation":{"container":{"mounts":[{"source":"/a"},{"source":"/b"}]}}})"}) {
+    EXPECT_TRUE(ParseConfigText(text, "config.json").ok()) << text;
+  }
+}
+
 TEST(ConfigFileTest, ProjectConfigPath) {
   EXPECT_EQ(ProjectConfigPath("/a/b"), "/a/b/.nubos-pilot/config.json");
   EXPECT_EQ(ProjectConfigPath("/"), "/.nubos-pilot/config.json");

@@ -448,3 +448,22 @@ TEST(ConfigTest, NetworkNames) {
 
 }  // namespace
 }  // namespace np
+
+namespace np {
+namespace {
+
+TEST(ConfigNearMissTest, TopLevelKeysAlmostNpExecsAreRefused) {
+  for (const char* key : {"Isolation", "ISOLATION", "isolaton", "isollation", "workfow", "Workflow"}) {
+    absl::StatusOr<ProjectConfig> config = ParseProjectConfig({{key, nlohmann::json::object()}});
+    ASSERT_FALSE(config.ok()) << key;
+    EXPECT_EQ(ErrorCode(config.status()), "isolation-unknown-key") << key;
+    absl::StatusOr<std::optional<Tier>> floor = ParseOperatorTier({{key, nlohmann::json::object()}});
+    EXPECT_FALSE(floor.ok()) << key;
+  }
+  for (const char* key : {"spawn", "security", "learnings", "runtime", "model_profile"}) {
+    EXPECT_TRUE(ParseProjectConfig({{key, 1}}).ok()) << key;
+  }
+}
+
+}  // namespace
+}  // namespace np

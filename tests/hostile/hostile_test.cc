@@ -220,6 +220,23 @@ void AddFileCases(std::vector<Case>& cases) {
   cases.push_back({"NotJson", WriteRaw("isolation: container\n"), "config-invalid-json"});
   cases.push_back({"TruncatedJson", WriteRaw("{\"isolation\":{\"tier\":"), "config-invalid-json"});
   cases.push_back({"TopLevelArray", WriteRaw("[{\"isolation\":{}}]"), "config-invalid-shape"});
+  // Issue 15, item 10: lax outer parsing meant direct without a word.
+  cases.push_back({"DuplicateTier",
+                   WriteRaw("{\"isolation\":{\"tier\":\"container\",\"tier\":\"direct\"}}"),
+                   "config-duplicate-key"});
+  cases.push_back({"DuplicateIsolation",
+                   WriteRaw("{\"isolation\":{\"tier\":\"container\"},\"isolation\":{}}"),
+                   "config-duplicate-key"});
+  cases.push_back({"DuplicateNetworkDeep",
+                   WriteRaw("{\"isolation\":{\"container\":{\"network\":\"none\","
+                            "\"network\":\"host\"}}}"),
+                   "config-duplicate-key"});
+  cases.push_back({"WrongCaseIsolation", WriteRaw("{\"Isolation\":{\"tier\":\"container\"}}"),
+                   "isolation-unknown-key"});
+  cases.push_back({"TypoIsolation", WriteRaw("{\"isolaton\":{\"tier\":\"container\"}}"),
+                   "isolation-unknown-key"});
+  cases.push_back({"TypoWorkflow", WriteRaw("{\"workfow\":{\"worktree_isolation\":true}}"),
+                   "isolation-unknown-key"});
   cases.push_back({"TopLevelString", WriteRaw("\"container\""), "config-invalid-shape"});
   cases.push_back({"ConfigIsADirectory", [](Ctx& ctx) {
                      ctx.lab.tmp().MakeDir("proj/.nubos-pilot/config.json");
