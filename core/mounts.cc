@@ -59,10 +59,22 @@ std::string LinkTargetAsWritten(const std::string& path) {
 }  // namespace
 
 std::vector<std::string> DefaultForbiddenSources() {
+  // The engines' endpoints and state at their default places: a read-only
+  // mount of /run/docker hands over the endpoint of docker's own containerd
+  // (/run/docker/containerd/containerd.sock), which starts privileged
+  // containers; their state directories hold every container's root
+  // filesystem and config. /run/user holds the users' session endpoints (the
+  // session bus, ssh-agent, rootless podman).
   return {"/var/run/docker.sock",
           "/run/docker.sock",
-          "/run/podman/podman.sock",
-          "/run/containerd/containerd.sock",
+          "/run/docker",
+          "/var/lib/docker",
+          "/run/containerd",
+          "/var/lib/containerd",
+          "/run/podman",
+          "/run/containers",
+          "/var/lib/containers",
+          "/run/user",
           "/proc",
           "/sys",
           "/dev"};

@@ -132,7 +132,8 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
     endpoint = driver.Resolve(host);
     probe = driver.Probe(host, endpoint, ProbeDepth::kForRun);
     AddContainerFacts(host, driver, endpoint, probe, "np-exec",
-                      OwnerLabelValue(host.pid, ProcessStartTime(host.pid)), facts);
+                      OwnerLabelValue(host.pid, ProcessStartTime(host.pid)),
+                      !settings->config.container.mounts.empty(), facts);
   }
 
   // 4. Plan: exactly one of exec-in-place or a runtime argv.

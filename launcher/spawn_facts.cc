@@ -41,13 +41,19 @@ SpawnFacts BaseFacts(const HostFacts& host, const std::string& cwd) {
 
 void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver,
                        const Endpoint& endpoint, const ProbeResult& probe,
-                       absl::string_view name_prefix, std::string owner, SpawnFacts& facts) {
+                       absl::string_view name_prefix, std::string owner, bool has_mounts,
+                       SpawnFacts& facts) {
   facts.runtime_bin = probe.bin.empty() ? endpoint.bin : probe.bin;
   uint32_t random = 0;
   if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
   facts.container_name = absl::StrFormat("%s-%d-%08x", name_prefix, host.pid, random);
   facts.owner = std::move(owner);
   driver.AddSpawnFacts(host, endpoint, facts);
+  if (has_mounts) {
+    for (std::string& path : driver.EngineStatePaths(endpoint)) {
+      facts.extra_forbidden.push_back(std::move(path));
+    }
+  }
 }
 
 }  // namespace np

@@ -136,7 +136,8 @@ void CheckDeep(const Subject& s, bool deep, Report& r) {
   if (!deep || s.settings.resolved.tier != Tier::kContainer || !s.probe.available) return;
   SpawnFacts facts = BaseFacts(s.host, s.host.cwd);
   AddContainerFacts(s.host, s.driver, s.endpoint, s.probe, "np-exec-doctor",
-                    OwnerLabelValue(s.host.pid, ProcessStartTime(s.host.pid)), facts);
+                    OwnerLabelValue(s.host.pid, ProcessStartTime(s.host.pid)),
+                    !s.settings.config.container.mounts.empty(), facts);
   // The no-op container runs with stdin on /dev/null, never a terminal.
   facts.stdin_tty = false;
   facts.stdout_tty = false;

@@ -22,7 +22,8 @@ absl::StatusOr<Outcome> VerbWrap(const CommandLine& cl, const HostFacts& host) {
   if (container) {
     const Endpoint endpoint = driver.Resolve(host);
     probe = driver.Probe(host, endpoint, ProbeDepth::kFull);
-    AddContainerFacts(host, driver, endpoint, probe, "np-exec-wrap", /*owner=*/"", facts);
+    AddContainerFacts(host, driver, endpoint, probe, "np-exec-wrap", /*owner=*/"",
+                      !settings->config.container.mounts.empty(), facts);
   }
   absl::StatusOr<SpawnPlan> plan =
       PlanSpawn(*settings, container ? &probe : nullptr, facts, cl.program, cl.env_names);

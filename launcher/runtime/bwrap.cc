@@ -76,6 +76,10 @@ class BwrapDriverImpl : public RuntimeDriver {
     facts.root_layout = ReadHostRootLayout();
   }
 
+  std::vector<std::string> EngineStatePaths(const Endpoint& /*endpoint*/) const override {
+    return {};
+  }
+
   absl::Status Preflight(const SpawnPlan& /*plan*/, const Endpoint& /*endpoint*/) const override {
     return absl::OkStatus();
   }

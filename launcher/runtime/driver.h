@@ -60,6 +60,11 @@ class RuntimeDriver {
   virtual void AddSpawnFacts(const HostFacts& host, const Endpoint& endpoint,
                              SpawnFacts& facts) const = 0;
 
+  // Where the engine keeps its state, as the engine itself reports it (its
+  // root directory), to add to the forbidden mount sources; empty when the
+  // runtime has no engine or it does not say.
+  virtual std::vector<std::string> EngineStatePaths(const Endpoint& endpoint) const = 0;
+
   // What must hold right before the run (the image is present); nothing has
   // run when it fails.
   virtual absl::Status Preflight(const SpawnPlan& plan, const Endpoint& endpoint) const = 0;

@@ -105,6 +105,46 @@ class EngineDriver : public RuntimeDriver {
     if (flavor_.podman && access(kStaticTini, X_OK) == 0) facts.init_path = kStaticTini;
   }
 
+  std::vector<std::string> EngineStatePaths(const Endpoint& endpoint) const override {
+    std::vector<std::string> paths;
+    if (!endpoint.socket.has_value()) return paths;
+    // Docker's /info names its root directory; podman's compatible /info
+    // names its graph root there, and its own /libpod/info the run root too.
+    absl::StatusOr<HttpResponse> info =
+        EngineRequest(*endpoint.socket, "GET", "/info", endpoint.timeout_ms);
+    if (info.ok() && info->status == 200) {
+      nlohmann::json body = nlohmann::json::parse(info->body, nullptr, false);
+      if (body.is_object() && body.contains("DockerRootDir") && body["DockerRootDir"].is_string()) {
+        paths.push_back(body["DockerRootDir"].get<std::string>());
+      }
+    }
+    if (flavor_.podman) {
+      absl::StatusOr<HttpResponse> libpod =
+          EngineRequest(*endpoint.socket, "GET", "/libpod/info", endpoint.timeout_ms);
+      if (libpod.ok() && libpod->status == 200) {
+        nlohmann::json body = nlohmann::json::parse(libpod->body, nullptr, false);
+        const nlohmann::json* store =
+            body.is_object() && body.contains("store") ? &body["store"] : nullptr;
+        for (const char* key : {"graphRoot", "runRoot"}) {
+          if (store != nullptr && store->is_object() && store->contains(key) &&
+              (*store)[key].is_string()) {
+            paths.push_back((*store)[key].get<std::string>());
+          }
+        }
+      }
+    }
+    // Only clean absolute paths can be compared; anything else is dropped
+    // (the defaults still apply).
+    std::vector<std::string> clean;
+    for (const std::string& path : paths) {
+      if (!path.empty() && path.front() == '/' && path.find("..") == std::string::npos &&
+          path.find('\0') == std::string::npos && path != "/") {
+        clean.push_back(path);
+      }
+    }
+    return clean;
+  }
+
   absl::Status Preflight(const SpawnPlan& plan, const Endpoint& endpoint) const override {
     // Without a socket the client's own failure tells (Run's note).
     if (!endpoint.socket.has_value() || plan.pull_missing) return absl::OkStatus();

@@ -88,6 +88,21 @@ TEST_F(MountsTest, ControlSurfacesAreRefusedEvenReadOnly) {
   }
 }
 
+// Issue 15, item 1: docker's own containerd (/run/docker/containerd) is root
+// on the host; engine state and the users' session sockets are refused as
+// written, whether they exist here or not and whatever realpath could read.
+TEST_F(MountsTest, EngineStateAndSessionSocketsAreRefused) {
+  for (const char* source :
+       {"/run/docker", "/run/docker/containerd", "/run/docker/containerd/containerd.sock",
+        "/run/docker/metrics.sock", "/var/run/docker", "/var/lib/docker", "/var/lib/docker/volumes",
+        "/run/containerd", "/var/lib/containerd", "/var/lib/containers", "/run/containers",
+        "/run/podman", "/run/user", "/run/user/1000/bus", "/run/user/0/ssh-agent.socket"}) {
+    absl::StatusOr<ValidatedMount> mount = Validate(source, "/mnt/x", false);
+    ASSERT_FALSE(mount.ok()) << source;
+    EXPECT_EQ(ErrorCode(mount.status()), "isolation-mount-forbidden-source") << source;
+  }
+}
+
 TEST_F(MountsTest, LinksToControlSurfacesAreRefused) {
   int i = 0;
   for (const char* surface : {"/var/run/docker.sock", "/run/docker.sock", "/proc", "/sys",

@@ -1,5 +1,7 @@
 #include "tests/launcher/fakes.h"
 
+#include "nlohmann/json.hpp"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -130,6 +132,14 @@ void FakeEngine::Answer(int fd) {
   } else if (method == "GET" && StartsWith(path, "/images/") && EndsWith(path, "/json")) {
     SendAll(fd, image_present_ ? Response(200, R"({"Id":"sha256:fake"})")
                                : Response(404, R"({"message":"No such image"})"));
+  } else if (method == "GET" && path == "/info") {
+    std::string root;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      root = root_dir_;
+    }
+    SendAll(fd, root.empty() ? Response(404, R"({"message":"page not found"})")
+                             : Response(200, nlohmann::json({{"DockerRootDir", root}}).dump()));
   } else if (method == "GET" && path == "/containers/json") {
     SendAll(fd, Response(200, "[]"));
   } else if (method == "DELETE" && StartsWith(path, "/containers/")) {

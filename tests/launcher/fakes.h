@@ -33,6 +33,11 @@ class FakeEngine {
   // "unix://" + socket_path(), for DOCKER_HOST.
   std::string docker_host() const { return "unix://" + socket_path_; }
   void set_image_present(bool present) { image_present_ = present; }
+  // The DockerRootDir GET /info reports ("" : /info is 404).
+  void set_root_dir(const std::string& dir) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    root_dir_ = dir;
+  }
   // Request lines seen so far ("GET /version").
   std::vector<std::string> requests();
 
@@ -46,6 +51,7 @@ class FakeEngine {
   std::atomic<bool> image_present_{true};
   std::mutex mutex_;
   std::vector<std::string> requests_;
+  std::string root_dir_;
   std::thread thread_;
 };
 

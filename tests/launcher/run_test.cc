@@ -354,6 +354,22 @@ TEST_F(ContainerRunTest, MissingImageIsRefusedBeforeTheRuntimeRuns) {
   EXPECT_FALSE(FileExists(lab_.sentinel()));
 }
 
+// Issue 15, item 1: the engine's own state directory, as the engine reports
+// it, is a forbidden source too (asked only when the config has mounts).
+TEST_F(ContainerRunTest, TheEnginesReportedRootDirIsAForbiddenSource) {
+  lab_.FakeDocker();
+  const std::string root = lab_.tmp().MakeDir("engine-root");
+  engine_.set_root_dir(root);
+  lab_.Config(R"({"isolation":{"tier":"container","container":{"mounts":[{"source":")" + root +
+              R"(/containers","target":"/c"}]}}})");
+  lab_.tmp().MakeDir("engine-root/containers");
+  RunResult r = lab_.Run({"--", lab_.sentinel_program()}, env_);
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_EQ(ErrorCodeOf(r.err), "isolation-mount-forbidden-source") << r.err;
+  EXPECT_FALSE(lab_.Invoked());
+  EXPECT_FALSE(FileExists(lab_.sentinel()));
+}
+
 TEST_F(ContainerRunTest, AuditLogRecordsRunExitAndRefusal) {
   lab_.FakeDocker();
   ASSERT_EQ(lab_.Run({"--env", "API_KEY", "--", "node", "x.cjs"}, env_).exit_code, 0);
