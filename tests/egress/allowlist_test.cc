@@ -182,8 +182,8 @@ TEST(AllowlistTest, LiteralsMatchByValueNeverByName) {
                       {"[fe80::1%25eth0]", 8443, "egress-bad-host"},
                       {"localhost", 8080, "egress-port-not-allowed"},
                       {"localhost", 9000, ""},  // a name: CheckResolved has the last word
-                      {"127.0.0.1", 9000, "egress-host-not-allowed"},  // no name makes a literal
-                      {"127.0.0.1", 443, "egress-host-not-allowed"},
+                      {"127.0.0.1", 9000, "egress-port-not-allowed"},  // the name adds no literal
+                      {"127.0.0.3", 9000, "egress-host-not-allowed"},
                       {"1.2.3.4.example.com", 443, ""},  // a name, resolved by DNS
                   });
 }
