@@ -158,6 +158,39 @@ TEST_F(ProxyTest, PlainHttpToAnAllowedLiteralIsForwardedInOriginForm) {
   EXPECT_EQ(records[0].bytes_down, response.size());
 }
 
+TEST_F(ProxyTest, BytesSentWithTheHeadAreDeliveredNotDropped) {
+  StartProxy({Target()});
+  // A client may send its first tunnel bytes (a TLS ClientHello) or a body
+  // in the same segment as the head.
+  const std::string inner = "GET /early HTTP/1.1\r\n\r\n";
+  std::string response =
+      ExchangeUnix(socket_path_, "CONNECT " + Target() + " HTTP/1.1\r\n\r\n" + inner);
+  EXPECT_THAT(response, HasSubstr("upstream saw GET /early HTTP/1.1"));
+  response = ExchangeUnix(
+      socket_path_, "POST http://" + Target() + "/body HTTP/1.1\r\nContent-Length: 4\r\n\r\nabcd");
+  EXPECT_THAT(response, HasSubstr("upstream saw POST /body HTTP/1.1"));
+  std::vector<EgressRecord> records = WaitForRecords(2);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].bytes_up, inner.size());
+  EXPECT_EQ(records[1].bytes_up,
+            std::string("POST /body HTTP/1.1\r\nHost: " + Target() +
+                        "\r\nContent-Length: 4\r\nConnection: close\r\n\r\nabcd")
+                .size());
+}
+
+TEST_F(ProxyTest, APipelinedSecondRequestNeverReachesAnotherHost) {
+  // The second request names a host that is not listed; it may only ever
+  // travel, as bytes, to the host the first one was checked for.
+  StartProxy({Target(), "other.test"}, {{"other.test", {Ip("93.184.216.34")}}});
+  const std::string response =
+      ExchangeUnix(socket_path_, "GET http://" + Target() + "/first HTTP/1.1\r\n\r\n" +
+                                     "GET http://other.test/second HTTP/1.1\r\n\r\n");
+  EXPECT_THAT(response, HasSubstr("upstream saw GET /first HTTP/1.1"));
+  EXPECT_EQ(server_.connections(), 1);
+  EXPECT_TRUE(resolved_.empty()) << "the second request was never parsed as one";
+  EXPECT_EQ(WaitForRecords(1).size(), 1u);
+}
+
 TEST_F(ProxyTest, AnUnlistedPortIsRefusedWith403AndTheReason) {
   StartProxy({Target()});
   const std::string other =
