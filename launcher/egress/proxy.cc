@@ -167,9 +167,11 @@ void EgressProxy::Serve(int client) {
   ConnectionContext context{&options_.allowlist, &options_.resolver, stop_read_,
                             options_.head_timeout_ms, options_.connect_timeout_ms};
   ServeConnection(client, context, &record);
-  close(client);
   record.duration_ms = MonotonicMs() - start;
+  // Recorded before the close, so a refused client that sees its connection
+  // end can rely on the audit record being there.
   Emit(record);
+  close(client);
 }
 
 void EgressProxy::AcceptLoop() {

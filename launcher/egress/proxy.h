@@ -13,9 +13,10 @@
 //                       resolved or reached, 503 beyond the connection limit
 //
 // Every connection attempt yields exactly one EgressRecord, from the thread
-// that served it, after the connection closed. The proxy connects only to
-// the addresses it checked (never resolving a second time), so a name that
-// rebinds between check and connect changes nothing.
+// that served it, when the connection is over and before the client's socket
+// is closed. The proxy connects only to the addresses it checked (never
+// resolving a second time), so a name that rebinds between check and connect
+// changes nothing.
 //
 // I/O: one accept thread and one thread per connection, each a small poll(2)
 // loop (launcher/egress/relay.h) that also watches a stop pipe. See README,
