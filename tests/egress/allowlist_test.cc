@@ -188,6 +188,18 @@ TEST(AllowlistTest, LiteralsMatchByValueNeverByName) {
                   });
 }
 
+TEST(AllowlistTest, ANulByteNeverCutsAHostShort) {
+  Allowlist allowlist = MustParse({"api.example.com", "127.0.0.1:8080"});
+  for (const std::string& host :
+       {std::string("api.example.com\0.evil.net", 25), std::string("api.example.com\0", 16),
+        std::string("127.0.0.1\0", 10), std::string("\0", 1)}) {
+    EgressDecision decision = Decide(allowlist, host, host[0] == '1' ? 8080 : 443);
+    EXPECT_FALSE(decision.allowed);
+    EXPECT_EQ(decision.reason_code, "egress-bad-host");
+    EXPECT_EQ(decision.reason.find('\0'), std::string::npos) << "escaped in the reason";
+  }
+}
+
 TEST(AllowlistTest, ResolvedAddressesMustBePublicUnlessListedAsLiterals) {
   Allowlist allowlist = MustParse({"rebind.example.com", "internal.example.com", "10.0.0.5",
                                    "127.0.0.1:8080", "local.test:8080"});

@@ -141,8 +141,10 @@ TEST(HttpProxyRequestTest, RefusesHostileHeads) {
       {"GET http://a.com/ HTTP/1.1\r\nX: 1\r\n continued\r\n\r\n", "proxy-bad-header"},
       {"GET http://a.com/ HTTP/1.1\r\nNoColon\r\n\r\n", "proxy-bad-header"},
       {"GET http://a.com/ HTTP/1.1\r\n: empty\r\n\r\n", "proxy-bad-header"},
-      {std::string("GET http://a.com/ HTTP/1.1\r\nX: a\0b\r\n\r\n", 39), "proxy-bad-header"},
+      {std::string("GET http://a.com/ HTTP/1.1\r\nX: a\0b\r\n\r\n", 38), "proxy-bad-header"},
       {"\r\n\r\n", "proxy-bad-request-line"},
+      {std::string("CONNECT a.com\0.evil:443 HTTP/1.1\r\n\r\n", 36), "proxy-bad-request-line"},
+      {std::string("GET http://a.com\0/ HTTP/1.1\r\n\r\n", 31), "proxy-bad-request-line"},
   };
   for (const Case& c : cases) EXPECT_EQ(CodeOf(c.head), c.code) << c.head;
 }
