@@ -11,9 +11,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstring>
-#include <thread>
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
@@ -64,31 +64,58 @@ void ResetProcess(int listen_fd) {
   syscall(SYS_close_range, static_cast<unsigned>(listen_fd + 1), ~0u, 0u);
 }
 
+// One thread, one poll loop over the listener and every connection: the
+// bridge is forked, possibly from a process that had threads, and starts
+// none of its own.
 [[noreturn]] void ServeBridge(int listen_fd, const sockaddr_un& address) {
-  std::atomic<int> active{0};
+  struct Connection {
+    int client;
+    int upstream;
+    Splice splice;
+  };
+  std::vector<std::unique_ptr<Connection>> connections;
+  std::vector<pollfd> fds;
   while (true) {
-    pollfd fds[1] = {{listen_fd, POLLIN, 0}};
-    if (poll(fds, 1, -1) < 0) continue;
+    fds.clear();
+    fds.push_back({listen_fd, POLLIN, 0});
+    for (const auto& c : connections) {
+      const short client_events = c->splice.AEvents();
+      const short upstream_events = c->splice.BEvents();
+      fds.push_back({client_events ? c->client : -1, client_events, 0});
+      fds.push_back({upstream_events ? c->upstream : -1, upstream_events, 0});
+    }
+    if (poll(fds.data(), fds.size(), -1) < 0) continue;
+    // Serve the connections that were polled before adding new ones.
+    for (size_t i = 0; i < connections.size();) {
+      Connection& c = *connections[i];
+      if (c.splice.Handle(fds[1 + 2 * i].revents, fds[2 + 2 * i].revents)) {
+        ++i;
+        continue;
+      }
+      close(c.client);
+      close(c.upstream);
+      // Keep fds in step with connections: the last one moves into slot i.
+      connections[i] = std::move(connections.back());
+      connections.pop_back();
+      if (i < connections.size()) {
+        fds[1 + 2 * i] = fds[1 + 2 * connections.size()];
+        fds[2 + 2 * i] = fds[2 + 2 * connections.size()];
+      }
+    }
+    if (!(fds[0].revents & POLLIN)) continue;
     int client = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (client < 0) {
       if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) poll(nullptr, 0, 50);
       continue;
     }
-    if (active.load() >= kMaxBridgeConnections) {
-      close(client);
+    int upstream =
+        connections.size() < static_cast<size_t>(kMaxBridgeConnections) ? ConnectUnix(address) : -1;
+    if (upstream < 0) {
+      close(client);  // the program sees the connection end, never a hang
       continue;
     }
-    ++active;
-    // Detached: the process ends only by being killed, and nothing outlives it.
-    std::thread([client, &address, &active] {
-      int upstream = ConnectUnix(address);
-      if (upstream >= 0) {
-        Relay(client, upstream, RelayOptions{});
-        close(upstream);
-      }
-      close(client);
-      --active;
-    }).detach();
+    connections.push_back(
+        std::make_unique<Connection>(Connection{client, upstream, Splice(client, upstream)}));
   }
 }
 

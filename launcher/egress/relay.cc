@@ -17,53 +17,6 @@ namespace {
 
 constexpr size_t kChunk = 64 * 1024;
 
-// One direction of the relay: bytes read from `from`, written to `to`.
-struct Direction {
-  Direction(int from_fd, int to_fd) : from(from_fd), to(to_fd) {}
-  int from;
-  int to;
-  std::string pending;
-  size_t offset = 0;
-  bool eof = false;   // `from` ended its writing
-  bool done = false;  // eof, all pending delivered, `to`'s write half shut
-  uint64_t written = 0;
-
-  bool WantsRead() const { return !eof && offset >= pending.size(); }
-  bool WantsWrite() const { return offset < pending.size(); }
-};
-
-// Returns false when the peer failed (the relay ends).
-bool ReadInto(Direction& d) {
-  char buffer[kChunk];
-  ssize_t n = recv(d.from, buffer, sizeof buffer, 0);
-  if (n > 0) {
-    d.pending.assign(buffer, static_cast<size_t>(n));
-    d.offset = 0;
-    return true;
-  }
-  if (n == 0) {
-    d.eof = true;
-    return true;
-  }
-  return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-}
-
-bool WriteFrom(Direction& d) {
-  ssize_t n = send(d.to, d.pending.data() + d.offset, d.pending.size() - d.offset, MSG_NOSIGNAL);
-  if (n >= 0) {
-    d.offset += static_cast<size_t>(n);
-    d.written += static_cast<uint64_t>(n);
-    return true;
-  }
-  return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-}
-
-void FinishIfDrained(Direction& d) {
-  if (d.done || !d.eof || d.WantsWrite()) return;
-  shutdown(d.to, SHUT_WR);
-  d.done = true;
-}
-
 }  // namespace
 
 int64_t MonotonicMs() {
@@ -100,19 +53,75 @@ bool SendAll(int fd, absl::string_view data, int stop_fd, int timeout_ms) {
   return true;
 }
 
+Splice::Splice(int a, int b, std::string initial_to_b, bool end_when_b_ends)
+    : up_(a, b), down_(b, a), end_when_b_ends_(end_when_b_ends) {
+  up_.pending = std::move(initial_to_b);
+}
+
+short Splice::AEvents() const {
+  return static_cast<short>((up_.WantsRead() ? POLLIN : 0) | (down_.WantsWrite() ? POLLOUT : 0));
+}
+
+short Splice::BEvents() const {
+  return static_cast<short>((down_.WantsRead() ? POLLIN : 0) | (up_.WantsWrite() ? POLLOUT : 0));
+}
+
+bool Splice::Over() const {
+  return failed_ || (up_.done && down_.done) || (end_when_b_ends_ && down_.done);
+}
+
+bool Splice::Handle(short a_revents, short b_revents) {
+  if (Over()) return false;
+  constexpr short kReadable = POLLIN | POLLHUP | POLLERR;
+  constexpr short kWritable = POLLOUT | POLLHUP | POLLERR;
+  bool ok = true;
+  if (ok && up_.WantsWrite() && (b_revents & kWritable)) ok = WriteFrom(up_);
+  if (ok && down_.WantsWrite() && (a_revents & kWritable)) ok = WriteFrom(down_);
+  if (ok && up_.WantsRead() && (a_revents & kReadable)) ok = ReadInto(up_);
+  if (ok && down_.WantsRead() && (b_revents & kReadable)) ok = ReadInto(down_);
+  failed_ = !ok;
+  FinishIfDrained(up_);
+  FinishIfDrained(down_);
+  return !Over();
+}
+
+bool Splice::ReadInto(Direction& d) {
+  char buffer[kChunk];
+  ssize_t n = recv(d.from, buffer, sizeof buffer, 0);
+  if (n > 0) {
+    d.pending.assign(buffer, static_cast<size_t>(n));
+    d.offset = 0;
+    return true;
+  }
+  if (n == 0) {
+    d.eof = true;
+    return true;
+  }
+  return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+}
+
+bool Splice::WriteFrom(Direction& d) {
+  ssize_t n = send(d.to, d.pending.data() + d.offset, d.pending.size() - d.offset, MSG_NOSIGNAL);
+  if (n >= 0) {
+    d.offset += static_cast<size_t>(n);
+    d.written += static_cast<uint64_t>(n);
+    return true;
+  }
+  return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+}
+
+void Splice::FinishIfDrained(Direction& d) {
+  if (d.done || !d.eof || d.WantsWrite()) return;
+  shutdown(d.to, SHUT_WR);
+  d.done = true;
+}
+
 RelayResult Relay(int a, int b, const RelayOptions& options) {
-  Direction up(a, b);    // a -> b
-  Direction down(b, a);  // b -> a
-  up.pending = options.initial_to_b;
+  Splice splice(a, b, options.initial_to_b, options.end_when_b_ends);
   RelayResult result;
-  while (!(up.done && down.done) && !(options.end_when_b_ends && down.done)) {
-    // One pollfd per socket, asking for what its two directions need; a
-    // socket that needs nothing is left out, so a hang-up it reports cannot
-    // spin the loop.
-    short a_events =
-        static_cast<short>((up.WantsRead() ? POLLIN : 0) | (down.WantsWrite() ? POLLOUT : 0));
-    short b_events =
-        static_cast<short>((down.WantsRead() ? POLLIN : 0) | (up.WantsWrite() ? POLLOUT : 0));
+  while (true) {
+    const short a_events = splice.AEvents();
+    const short b_events = splice.BEvents();
     pollfd fds[3] = {{a_events ? a : -1, a_events, 0},
                      {b_events ? b : -1, b_events, 0},
                      {options.stop_fd, POLLIN, 0}};
@@ -125,19 +134,10 @@ RelayResult Relay(int a, int b, const RelayOptions& options) {
       result.stopped = true;
       break;
     }
-    constexpr short kReadable = POLLIN | POLLHUP | POLLERR;
-    constexpr short kWritable = POLLOUT | POLLHUP | POLLERR;
-    bool ok = true;
-    if (ok && up.WantsWrite() && (fds[1].revents & kWritable)) ok = WriteFrom(up);
-    if (ok && down.WantsWrite() && (fds[0].revents & kWritable)) ok = WriteFrom(down);
-    if (ok && up.WantsRead() && (fds[0].revents & kReadable)) ok = ReadInto(up);
-    if (ok && down.WantsRead() && (fds[1].revents & kReadable)) ok = ReadInto(down);
-    if (!ok) break;
-    FinishIfDrained(up);
-    FinishIfDrained(down);
+    if (!splice.Handle(fds[0].revents, fds[1].revents)) break;
   }
-  result.a_to_b = up.written;
-  result.b_to_a = down.written;
+  result.a_to_b = splice.a_to_b();
+  result.b_to_a = splice.b_to_a();
   return result;
 }
 

@@ -12,6 +12,7 @@
 #include <climits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/errors.h"
 #include "gmock/gmock.h"
@@ -124,6 +125,33 @@ TEST_F(BridgeTest, ForwardsTcpToTheProxyEndToEnd) {
   }
   EXPECT_EQ(n_allowed, 2);
   EXPECT_EQ(n_refused, 1);
+}
+
+TEST_F(BridgeTest, ServesManyConnectionsAtOnceInOneLoop) {
+  absl::StatusOr<BridgeProcess> bridge = StartBridge(0, socket_path_);
+  ASSERT_TRUE(bridge.ok()) << bridge.status();
+  bridge_pid_ = bridge->pid;
+  constexpr int kClients = 30;
+  std::vector<int> fds;
+  for (int i = 0; i < kClients; ++i) {
+    int fd = ConnectLoopback(bridge->port);
+    ASSERT_GE(fd, 0);
+    SendText(fd, "CONNECT " + Target() + " HTTP/1.1\r\n\r\n");
+    fds.push_back(fd);
+  }
+  for (int fd : fds) EXPECT_THAT(ReadUntil(fd, "\r\n\r\n"), StartsWith("HTTP/1.1 200 "));
+  // Some clients give up early; the others are answered out of order.
+  for (int i = 0; i < kClients; i += 3) close(fds[i]);
+  for (int i = kClients - 1; i >= 0; --i) {
+    if (i % 3 == 0) continue;
+    SendText(fds[i], "GET /many-" + std::to_string(i) + " HTTP/1.1\r\n\r\n");
+    EXPECT_THAT(ReadUntil(fds[i], ""),
+                HasSubstr("upstream saw GET /many-" + std::to_string(i) + " "));
+    close(fds[i]);
+  }
+  // The loop is still healthy afterwards.
+  EXPECT_THAT(ThroughBridge(bridge->port, "GET http://" + Target() + "/after HTTP/1.1\r\n\r\n"),
+              HasSubstr("upstream saw GET /after HTTP/1.1"));
 }
 
 TEST_F(BridgeTest, ListensOnThePortAskedForAndRefusesABusyOne) {
