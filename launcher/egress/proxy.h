@@ -69,7 +69,7 @@ struct ProxyOptions {
   Allowlist allowlist;
   Resolver resolver;  // empty: SystemResolver()
   // Called once per connection attempt, never concurrently (the proxy
-  // serialises the calls).
+  // serialises the calls), on a thread of the proxy: it must not call Stop().
   std::function<void(const EgressRecord&)> on_record;
   int max_connections = 128;       // beyond: 503
   int head_timeout_ms = 30000;     // to receive the request head

@@ -72,6 +72,14 @@ void LoopbackHttpServer::Loop() {
         pollfd fds2[2] = {{client, POLLIN, 0}, {stop_[0], POLLIN, 0}};
         poll(fds2, 2, 20000);
       }
+      if (line.find(" /flood ") != std::string::npos) {
+        // Far more than any socket buffer, for a client that never reads.
+        const std::string chunk(64 * 1024, 'x');
+        bool sent = SendText(client, "HTTP/1.1 200 OK\r\n\r\n");
+        for (int i = 0; sent && i < 256; ++i) sent = SendText(client, chunk);
+        close(client);
+        return;
+      }
       const std::string body = "upstream saw " + line;
       SendText(client, "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
                            "\r\nConnection: close\r\n\r\n" + body);

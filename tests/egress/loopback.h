@@ -14,7 +14,8 @@ namespace np::testing {
 
 // Serves HTTP/1.1 on 127.0.0.1:port(): reads each request head, records it,
 // answers 200 with body "upstream saw <request line>" and closes. A request
-// for /hold is answered only when the client closes its side.
+// for /hold is answered only when the client closes its side; /flood gets
+// 16 MiB that a test can leave unread.
 class LoopbackHttpServer {
  public:
   LoopbackHttpServer();

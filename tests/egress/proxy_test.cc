@@ -402,6 +402,24 @@ TEST_F(ProxyTest, StopEndsOpenTunnelsAndRemovesTheSocket) {
   proxy_->Stop();  // idempotent
 }
 
+TEST_F(ProxyTest, AClientThatStopsReadingCannotWedgeStop) {
+  StartProxy({Target()});
+  int fd = ConnectUnixSocket(socket_path_);
+  SendText(fd, "GET http://" + Target() + "/flood HTTP/1.1\r\n\r\n");
+  // Never read: the proxy's writes to us fill the socket buffer and stay
+  // pending; a blocking write would hold its thread, and Stop, forever.
+  usleep(300000);
+  const int64_t start = MonotonicMs();
+  proxy_->Stop();
+  EXPECT_LT(MonotonicMs() - start, 2000);
+  close(fd);
+  std::vector<EgressRecord> records = Records();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].reason_code, "egress-proxy-stopped");
+  EXPECT_GT(records[0].bytes_down, 0u);
+  EXPECT_LT(records[0].bytes_down, 16u * 1024 * 1024);
+}
+
 TEST_F(ProxyTest, StartRefusesAnUnsafeSocketPlace) {
   auto start = [](const std::string& path) {
     ProxyOptions options;
