@@ -14,7 +14,7 @@ src="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$src/build-fuzz}"
 seconds="${NP_FUZZ_SECONDS:-${2:-30}}"
 jobs="${NP_JOBS:-2}"
-targets="${NP_FUZZ_TARGETS:-fuzz_config fuzz_argv}"
+targets="${NP_FUZZ_TARGETS:-fuzz_config fuzz_argv fuzz_proxy_request}"
 
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is required" >&2; exit 2; }
 
