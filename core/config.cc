@@ -428,7 +428,25 @@ absl::StatusOr<std::string> ParseMountPoint(absl::string_view path, absl::string
 }
 
 absl::StatusOr<ProjectConfig> ParseProjectConfig(const json& root) {
+  return ParseProjectConfig(root, ContainerConfig());
+}
+
+absl::Status ParseOperatorContainer(const json& root, ContainerConfig& out) {
+  if (!root.is_object()) return absl::OkStatus();  // ParseOperatorTier says why.
+  auto isolation = root.find("isolation");
+  if (isolation == root.end() || !isolation->is_object()) return absl::OkStatus();
+  auto container = isolation->find("container");
+  if (container == isolation->end()) return absl::OkStatus();
+  if (!container->is_object()) {
+    return InvalidValue("isolation-invalid-value", "isolation.container (operator config)",
+                        *container, "an object");
+  }
+  return ParseContainer(*container, out);
+}
+
+absl::StatusOr<ProjectConfig> ParseProjectConfig(const json& root, const ContainerConfig& base) {
   ProjectConfig config;
+  config.container = base;
   if (!root.is_object()) {
     return MakeError(absl::StatusCode::kInvalidArgument, "config-invalid-shape",
                      "config must be a JSON object", {{"type", root.type_name()}});

@@ -79,6 +79,17 @@ struct ProjectConfig {
 // `isolation-mount-bad-mode`, `isolation-bad-env-name`.
 absl::StatusOr<ProjectConfig> ParseProjectConfig(const nlohmann::json& root);
 
+// The same with `base` as the starting container settings (the operator
+// file's): each key the project sets replaces the operator's, and its mounts
+// and env names are added to the operator's.
+absl::StatusOr<ProjectConfig> ParseProjectConfig(const nlohmann::json& root,
+                                                 const ContainerConfig& base);
+
+// Parses the operator file's `isolation.container` (if any) into `out`, with
+// the same strictness as the project's. The operator's keys are the
+// operator's own: they need no trust.
+absl::Status ParseOperatorContainer(const nlohmann::json& root, ContainerConfig& out);
+
 // Validates where the project is mounted inside (`isolation.container.workdir`,
 // `wrap --workdir`): an absolute path other than /, without "..", commas,
 // colons, quotes or newlines; returns it normalised. Code

@@ -112,6 +112,30 @@ TEST(SettingsTest, ErrorsAreCoded) {
   }
 }
 
+TEST(SettingsTest, TheOperatorFilesContainerKeysAreTheBaseTheProjectLaysOver) {
+  TempDir tmp;
+  const std::string op = tmp.Write(
+      "op.json", R"({"isolation": {"tier": "container", "container":
+                     {"runtime": "bwrap", "env": ["OP_KEY"], "network": "host"}}})");
+  const std::string project = tmp.MakeDir("p");
+  MakeProject(project, R"({"isolation": {"container": {"env": ["PROJECT_KEY"],
+                                                      "network": "none"}}})");
+  absl::StatusOr<Settings> settings = LoadSettings({project, op, "", false});
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(settings->config.container.runtime, Runtime::kBwrap);
+  EXPECT_EQ(settings->config.container.env, (std::vector<std::string>{"OP_KEY", "PROJECT_KEY"}));
+  EXPECT_EQ(settings->config.container.network, Network::kNone);
+  // Outside a project, the operator's alone.
+  absl::StatusOr<Settings> outside = LoadSettings({tmp.MakeDir("out"), op, "", true});
+  ASSERT_TRUE(outside.ok());
+  EXPECT_EQ(outside->config.container.network, Network::kHost);
+  // As strict as the project's.
+  const std::string bad = tmp.Write("bad.json", R"({"isolation": {"container": {"imag": "x"}}})");
+  absl::StatusOr<Settings> refused = LoadSettings({project, bad, "", false});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(ErrorCode(refused.status()), "isolation-unknown-key");
+}
+
 TEST(SettingsTest, OutsideAProjectWhenAllowed) {
   TempDir tmp;
   const std::string op = tmp.Write("op.json", R"({"isolation": {"tier": "worktree"}})");
