@@ -179,7 +179,7 @@ absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
         break;
       }
       if (S_ISLNK(st.st_mode)) return Unsafe(host_path, "a symbolic link");
-      if (IsPlaceholder(st)) {
+      if (IsPlaceholder(st, prefix)) {
         // Another spawn's placeholder (or one a killed np-exec left): keep it
         // as the read-only node; never create anything inside it.
         nodes.push_back({prefix, false, false, S_ISDIR(st.st_mode)});
@@ -243,10 +243,17 @@ absl::StatusOr<std::vector<ProtectedBind>> ProtectedBindsForSpawn(
   return binds;
 }
 
-bool IsPlaceholder(const struct stat& st) {
-  if ((st.st_mode & 07777) != kPlaceholderMode) return false;
-  if (S_ISREG(st.st_mode)) return st.st_size == 0;
-  return S_ISDIR(st.st_mode) && st.st_nlink == 2;
+absl::string_view PlaceholderContent(absl::string_view relative) {
+  return BaseName(relative) == "commondir" ? ".\n" : "";
+}
+
+bool IsPlaceholder(const struct stat& st, absl::string_view relative) {
+  const unsigned mode = st.st_mode & 07777;
+  if (S_ISREG(st.st_mode)) {
+    return mode == kPlaceholderFileMode &&
+           static_cast<size_t>(st.st_size) == PlaceholderContent(relative).size();
+  }
+  return S_ISDIR(st.st_mode) && mode == kPlaceholderDirMode && st.st_nlink == 2;
 }
 
 absl::Status ValidateProtectedBind(const ProtectedBind& bind) {

@@ -11,9 +11,15 @@
 // directory inside the project is bound onto itself as well: a mount point
 // cannot be renamed or removed (EBUSY), so the path to each protected node is
 // pinned. A protected path that does not exist yet is covered by a
-// placeholder: an empty node of mode 000 the launcher creates before the
-// spawn and binds read-only, so the program cannot create it; the launcher
-// removes it afterwards (see launcher/protected_placeholders.h).
+// placeholder: an empty node the launcher creates before the spawn and binds
+// read-only, so the program cannot create it; the launcher removes it after
+// the last concurrent spawn of the project ends (protected_placeholders.h).
+// Each placeholder is chosen so that its presence changes nothing a host tool
+// or np-exec decides: an empty config.json means defaults, an empty `.git`
+// directory is no repository (git looks further up), empty hooks, modules
+// and worktrees directories hold nothing, and `.git/commondir` reads "."
+// (the git directory itself, as if the file were absent; git refuses an
+// empty one).
 //
 // The list is data; `isolation.container.protect` extends it and can never
 // shorten it. Pure apart from lstat/readlink/realpath of the project's own
@@ -36,8 +42,11 @@ namespace np {
 
 // np-exec's audit log directory, relative to the project.
 inline constexpr absl::string_view kAuditDir = ".nubos-pilot/audit";
-// The mode that marks a placeholder: an empty node nobody would make by hand.
-inline constexpr unsigned kPlaceholderMode = 0;
+// The modes that mark a placeholder. The owner may still write one (so a
+// host tool that writes the file or fills the directory during a spawn keeps
+// working, and what it wrote stays); the sandbox sees it read-only.
+inline constexpr unsigned kPlaceholderFileMode = 0600;
+inline constexpr unsigned kPlaceholderDirMode = 0700;
 // Most entries `isolation.container.protect` may add.
 inline constexpr size_t kMaxProtectEntries = 64;
 
@@ -73,8 +82,8 @@ struct ProtectedBind {
   // that it becomes a mount point and cannot be renamed away. False: the
   // protected node, read-only.
   bool writable = false;
-  // True: the node does not exist; the launcher creates it (an empty
-  // directory or file of mode kPlaceholderMode) before the spawn.
+  // True: the node does not exist; the launcher creates it (a directory or a
+  // file holding PlaceholderContent, see IsPlaceholder) before the spawn.
   bool placeholder = false;
   bool directory = false;  // What the node is (or the placeholder will be).
 };
@@ -96,10 +105,16 @@ absl::StatusOr<std::vector<ProtectedBind>> ProtectedBindsForSpawn(
     absl::string_view project_real, const std::vector<std::string>& extra,
     const std::vector<ValidatedMount>& mounts);
 
-// True when `st` (of an lstat) is a placeholder: an empty regular file, or a
-// directory without subdirectories, of mode kPlaceholderMode. One left by an
-// earlier spawn is protected as it is, and removed like a new one.
-bool IsPlaceholder(const struct stat& st);
+// What a placeholder file at `relative` holds: ".\n" for a `commondir`,
+// else nothing.
+absl::string_view PlaceholderContent(absl::string_view relative);
+
+// True when `st` (of an lstat of `relative`) looks like a placeholder: a
+// regular file of mode kPlaceholderFileMode and PlaceholderContent's size, or
+// a directory of mode kPlaceholderDirMode without subdirectories. One that
+// another spawn made (or a killed np-exec left) is protected as it is, never
+// descended into, and removed like a new one when it is still empty.
+bool IsPlaceholder(const struct stat& st, absl::string_view relative);
 
 // Checks one bind before an argv carries it: `relative` is non-empty, relative,
 // free of "..", NUL, newline and carriage return. Code

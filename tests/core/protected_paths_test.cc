@@ -188,21 +188,28 @@ TEST(ProtectedPathsTest, ExtraPathsPinTheirParentsAndCoverWhatIsMissing) {
 TEST(ProtectedPathsTest, LeftoverPlaceholdersAreKeptAsTheyAre) {
   TempDir dir;
   ::np::testing::MakeProject(dir.path());
-  ASSERT_EQ(mkdir(dir.Path(".git").c_str(), 0), 0);
-  ASSERT_EQ(chmod(dir.Path(".git").c_str(), 0), 0);
-  dir.Write(".envrc", "", 0);
-  ASSERT_EQ(chmod(dir.Path(".envrc").c_str(), 0), 0);
+  ASSERT_EQ(mkdir(dir.Path(".git").c_str(), 0700), 0);
+  ASSERT_EQ(chmod(dir.Path(".git").c_str(), kPlaceholderDirMode), 0);
+  dir.Write(".envrc", "", kPlaceholderFileMode);
+  ASSERT_EQ(chmod(dir.Path(".envrc").c_str(), kPlaceholderFileMode), 0);
   std::vector<std::string> plan = Plan(dir.path());
   EXPECT_NE(std::find(plan.begin(), plan.end(), "ro:.git"), plan.end());
   EXPECT_NE(std::find(plan.begin(), plan.end(), "ro:.envrc"), plan.end());
   for (const std::string& bind : plan) EXPECT_EQ(bind.find(".git/"), std::string::npos) << bind;
   struct stat st;
   ASSERT_EQ(lstat(dir.Path(".envrc").c_str(), &st), 0);
-  EXPECT_TRUE(IsPlaceholder(st));
-  dir.Write("full", "x", 0);
-  ASSERT_EQ(chmod(dir.Path("full").c_str(), 0), 0);
+  EXPECT_TRUE(IsPlaceholder(st, ".envrc"));
+  EXPECT_FALSE(IsPlaceholder(st, ".git/commondir")) << "a commondir placeholder reads \".\"";
+  dir.Write("full", "x", kPlaceholderFileMode);
+  ASSERT_EQ(chmod(dir.Path("full").c_str(), kPlaceholderFileMode), 0);
   ASSERT_EQ(lstat(dir.Path("full").c_str(), &st), 0);
-  EXPECT_FALSE(IsPlaceholder(st));
+  EXPECT_FALSE(IsPlaceholder(st, "full"));
+  dir.Write("sub/inner/x", "");
+  ASSERT_EQ(chmod(dir.Path("sub").c_str(), kPlaceholderDirMode), 0);
+  ASSERT_EQ(lstat(dir.Path("sub").c_str(), &st), 0);
+  EXPECT_FALSE(IsPlaceholder(st, "sub")) << "it has a subdirectory";
+  EXPECT_EQ(PlaceholderContent(".git/commondir"), ".\n");
+  EXPECT_EQ(PlaceholderContent(".envrc"), "");
 }
 
 TEST(ProtectedPathsTest, ParseProtectNormalisesAndRefusesHostileEntries) {
