@@ -90,6 +90,17 @@ absl::StatusOr<ProtectedPlaceholders> ProtectedPlaceholders::Create(
   return placeholders;
 }
 
+absl::StatusOr<ProtectedPlaceholders> CreatePlaceholdersForSpawn(
+    absl::string_view xdg_state_home, absl::string_view home, uid_t uid,
+    const std::string& project_real, const std::vector<ProtectedBind>& binds) {
+  absl::StatusOr<std::string> dir = StateStoreDir(xdg_state_home, home);
+  if (!dir.ok()) return dir.status();
+  absl::StatusOr<StateStore> store = StateStore::Open(*dir, uid);
+  if (!store.ok()) return store.status();
+  // The lock's descriptor outlives the store's: the placeholders hold it.
+  return ProtectedPlaceholders::Create(*store, project_real, binds);
+}
+
 ProtectedPlaceholders::ProtectedPlaceholders(ProtectedPlaceholders&& other) noexcept
     : project_real_(std::move(other.project_real_)),
       binds_(std::move(other.binds_)),

@@ -60,6 +60,14 @@ class ProtectedPlaceholders {
   int lock_fd_ = -1;
 };
 
+// The run path's one call: opens the state store (StateStoreDir of
+// `xdg_state_home` and `home`, owned by `uid`) and creates the placeholders of
+// `binds`. Any store error refuses the spawn: without the lock np-exec could
+// not know when removing a placeholder is safe.
+absl::StatusOr<ProtectedPlaceholders> CreatePlaceholdersForSpawn(
+    absl::string_view xdg_state_home, absl::string_view home, uid_t uid,
+    const std::string& project_real, const std::vector<ProtectedBind>& binds);
+
 // The spawn lock's name in the store for a project.
 std::string SpawnLockName(const std::string& project_real);
 

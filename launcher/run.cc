@@ -22,6 +22,7 @@
 #include "core/paths.h"
 #include "core/plan.h"
 #include "launcher/audit_log.h"
+#include "launcher/protected_placeholders.h"
 #include "launcher/container_facts.h"
 #include "launcher/engine_api.h"
 #include "launcher/exec.h"
@@ -385,6 +386,12 @@ int RunProgram(const CommandLine& cl, const HostFacts& host) {
 
   // 6. Carry it out.
   if (container) {
+    // Missing protected paths get placeholders for exactly this spawn; the
+    // destructor removes them after the runtime exits (issue 14).
+    absl::StatusOr<ProtectedPlaceholders> placeholders = CreatePlaceholdersForSpawn(
+        GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid, plan->project_real,
+        plan->protected_binds);
+    if (!placeholders.ok()) return Refuse(placeholders.status(), host, *settings, cl.program);
     if (config.runtime == Runtime::kBwrap) {
       return RunBwrap(*plan, *settings, endpoint, host, cl.program);
     }
