@@ -123,6 +123,8 @@ absl::StatusOr<std::vector<std::string>> ParseProtect(const nlohmann::json& valu
 
 absl::StatusOr<std::vector<std::string>> ProtectedList(absl::string_view project_real,
                                                        const std::vector<std::string>& extra) {
+  absl::Status valid = CheckAbsolutePath(project_real, "invalid-path");
+  if (!valid.ok()) return valid;
   std::vector<std::string> list = DefaultProtectedPaths();
   // git follows a `.git` link; np-exec refuses one before reading through it,
   // since the program could retarget it (PlanProtectedBinds says the same).

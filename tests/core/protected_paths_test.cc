@@ -325,3 +325,29 @@ TEST(ProtectedPathsTest, ArgvBuildersBindEachNodeOntoItselfAfterTheProject) {
 
 }  // namespace
 }  // namespace np
+
+namespace np {
+namespace {
+
+// One hostile project path through every entry point that takes one.
+TEST(ProtectedPathsTest, HostileProjectPathsAreCoded) {
+  for (const std::string& bad : {std::string("/tmp/a\0b", 8), std::string("relative"),
+                                 std::string(""), std::string(5000, '/')}) {
+    EXPECT_EQ(ErrorCode(ReadGitLayout(bad, true).status()), "invalid-path") << bad.size();
+    EXPECT_EQ(ErrorCode(ProtectedList(bad, {}).status()), "invalid-path") << bad.size();
+    EXPECT_EQ(ErrorCode(PlanProtectedBinds(bad, DefaultProtectedPaths()).status()), "invalid-path")
+        << bad.size();
+    EXPECT_EQ(ErrorCode(ProtectedBindsForSpawn(bad, {}, {}).status()), "invalid-path")
+        << bad.size();
+  }
+  TempDir dir;
+  for (const std::string& bad_entry :
+       {std::string("/etc"), std::string("../x"), std::string(".")}) {
+    EXPECT_EQ(ErrorCode(PlanProtectedBinds(dir.path(), {bad_entry}).status()),
+              "isolation-protect-bad-path")
+        << bad_entry;
+  }
+}
+
+}  // namespace
+}  // namespace np
