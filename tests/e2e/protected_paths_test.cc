@@ -209,6 +209,31 @@ TEST_P(ProtectedPathsTest, NoRepositoryCanBeCreated) {
   EXPECT_EQ(Read(".nubos-pilot/config.json"), config_);
 }
 
+// A spawn that ends while another of the project still runs must leave the
+// placeholders alone: removing one on the host would detach the read-only
+// mount the running sandbox has on it, and its program could then create the
+// file on the host.
+TEST_P(ProtectedPathsTest, APlaceholderOutlivesEveryConcurrentSpawn) {
+  ASSERT_EQ(unlink((project_ + "/.envrc").c_str()), 0);
+  std::vector<std::string> argv = {NpExecBin(), "--", "sh", "-c",
+                                   "while [ ! -e src/go ]; do sleep 0.1; done;"
+                                   " echo evil > .envrc; echo rc=$?"};
+  const pid_t slow = StartProcess(argv, Options(env_, 120000, project_), dir_.Path("slow.out"),
+                                  dir_.Path("slow.err"));
+  ASSERT_GT(slow, 0);
+  // The slow spawn's sandbox is up once its placeholder exists.
+  ASSERT_TRUE(WaitFor([&] { return FileExists(project_ + "/.envrc"); }, 60000));
+  RunResult quick = Attack("true");
+  EXPECT_EQ(quick.exit_code, 0) << quick.err;
+  EXPECT_TRUE(FileExists(project_ + "/.envrc")) << "removed under a running spawn";
+  dir_.Write("project/src/go", "");
+  EXPECT_EQ(WaitProcess(slow, 60000), 0) << ReadFile(dir_.Path("slow.err"));
+  EXPECT_THAT(ReadFile(dir_.Path("slow.out")), HasSubstr("rc=")) << ReadFile(dir_.Path("slow.err"));
+  EXPECT_THAT(ReadFile(dir_.Path("slow.out")), ::testing::Not(HasSubstr("rc=0")));
+  struct stat st;
+  EXPECT_NE(lstat((project_ + "/.envrc").c_str(), &st), 0) << "the last spawn removes it";
+}
+
 INSTANTIATE_TEST_SUITE_P(Runtimes, ProtectedPathsTest,
                          ::testing::Values("docker", "podman", "bwrap"), RuntimeName);
 
