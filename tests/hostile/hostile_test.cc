@@ -9,6 +9,8 @@
 // After the table: project paths with spaces, colons, commas and quotes,
 // which must work on the direct tier and be mounted intact (CSV-quoted) on
 // the container tier.
+#include <limits.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,17 +20,18 @@
 #include <string>
 #include <vector>
 
+#include "core/config_file.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "core/config_file.h"
+#include "launcher/protected_placeholders.h"
 #include "tests/launcher/fakes.h"
 #include "tests/support/docker_csv.h"
 
 namespace np::testing {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 // What a case may change before np-exec runs.
 struct Ctx {
@@ -36,10 +39,10 @@ struct Ctx {
   FakeEngine& engine;
   std::vector<std::string> env;
   std::vector<std::string> args = {"--", "sentinel"};
-  std::string cwd;          // Default: the lab's project.
-  std::string exec_path;    // Default: np-exec itself (else a shim path).
-  std::string argv0;        // For shim paths.
-  bool as_nobody = false;   // Run np-exec as uid/gid 65534 (needs root).
+  std::string cwd;         // Default: the lab's project.
+  std::string exec_path;   // Default: np-exec itself (else a shim path).
+  std::string argv0;       // For shim paths.
+  bool as_nobody = false;  // Run np-exec as uid/gid 65534 (needs root).
 };
 
 struct Case {
@@ -86,8 +89,9 @@ std::function<void(Ctx&)> WriteRaw(const std::string& text) {
 
 const std::vector<std::pair<std::string, json>>& WrongValues() {
   static const auto* values = new std::vector<std::pair<std::string, json>>{
-      {"string", "s"},     {"number", 7},          {"float", 1.5},        {"bool", true},
-      {"null", nullptr},   {"array", json::array({"container"})},        {"object", {{"a", 1}}},
+      {"string", "s"},        {"number", 7},     {"float", 1.5},
+      {"bool", true},         {"null", nullptr}, {"array", json::array({"container"})},
+      {"object", {{"a", 1}}},
   };
   return *values;
 }
@@ -101,51 +105,123 @@ void AddWrongTypes(std::vector<Case>& cases) {
     std::string code;
   };
   const std::vector<Key> keys = {
-      {"isolation", [](const json& v) { return json{{"isolation", v}}; }, {"object"},
+      {"isolation",
+       [](const json& v) {
+         return json{{"isolation", v}};
+       },
+       {"object"},
        "isolation-invalid-value"},
-      {"isolation.tier", [](const json& v) { return json{{"isolation", {{"tier", v}}}}; },
-       {}, "isolation-invalid-tier"},
+      {"isolation.tier",
+       [](const json& v) {
+         return json{{"isolation", {{"tier", v}}}};
+       },
+       {},
+       "isolation-invalid-tier"},
       {"isolation.container",
-       [](const json& v) { return json{{"isolation", {{"tier", "container"}, {"container", v}}}}; },
-       {"object"}, "isolation-invalid-value"},
-      {"isolation.container.runtime", [](const json& v) { return ContainerConfig({{"runtime", v}}); },
-       {}, "isolation-invalid-runtime"},
-      {"isolation.container.image", [](const json& v) { return ContainerConfig({{"image", v}}); },
-       {"string"}, "isolation-no-image"},
-      {"isolation.container.network", [](const json& v) { return ContainerConfig({{"network", v}}); },
-       {}, "isolation-invalid-network"},
-      {"isolation.container.user", [](const json& v) { return ContainerConfig({{"user", v}}); },
-       {"null", "string"}, "isolation-invalid-value"},
-      {"isolation.container.memory", [](const json& v) { return ContainerConfig({{"memory", v}}); },
-       {"null", "number", "float"}, "isolation-invalid-value"},
-      {"isolation.container.cpus", [](const json& v) { return ContainerConfig({{"cpus", v}}); },
-       {"null", "number", "float"}, "isolation-invalid-value"},
-      {"isolation.container.mounts", [](const json& v) { return ContainerConfig({{"mounts", v}}); },
-       {"array"}, "isolation-invalid-value"},
-      {"isolation.container.env", [](const json& v) { return ContainerConfig({{"env", v}}); },
-       {"array"}, "isolation-invalid-value"},
+       [](const json& v) {
+         return json{{"isolation", {{"tier", "container"}, {"container", v}}}};
+       },
+       {"object"},
+       "isolation-invalid-value"},
+      {"isolation.container.runtime",
+       [](const json& v) {
+         return ContainerConfig({{"runtime", v}});
+       },
+       {},
+       "isolation-invalid-runtime"},
+      {"isolation.container.image",
+       [](const json& v) {
+         return ContainerConfig({{"image", v}});
+       },
+       {"string"},
+       "isolation-no-image"},
+      {"isolation.container.network",
+       [](const json& v) {
+         return ContainerConfig({{"network", v}});
+       },
+       {},
+       "isolation-invalid-network"},
+      {"isolation.container.user",
+       [](const json& v) {
+         return ContainerConfig({{"user", v}});
+       },
+       {"null", "string"},
+       "isolation-invalid-value"},
+      {"isolation.container.memory",
+       [](const json& v) {
+         return ContainerConfig({{"memory", v}});
+       },
+       {"null", "number", "float"},
+       "isolation-invalid-value"},
+      {"isolation.container.cpus",
+       [](const json& v) {
+         return ContainerConfig({{"cpus", v}});
+       },
+       {"null", "number", "float"},
+       "isolation-invalid-value"},
+      {"isolation.container.mounts",
+       [](const json& v) {
+         return ContainerConfig({{"mounts", v}});
+       },
+       {"array"},
+       "isolation-invalid-value"},
+      {"isolation.container.env",
+       [](const json& v) {
+         return ContainerConfig({{"env", v}});
+       },
+       {"array"},
+       "isolation-invalid-value"},
       {"isolation.container.env element",
-       [](const json& v) { return ContainerConfig({{"env", json::array({v})}}); }, {"string"},
+       [](const json& v) {
+         return ContainerConfig({{"env", json::array({v})}});
+       },
+       {"string"},
        "isolation-bad-env-name"},
-      {"isolation.container.workdir", [](const json& v) { return ContainerConfig({{"workdir", v}}); },
-       {"null"}, "isolation-invalid-value"},
-      {"isolation.container.pull", [](const json& v) { return ContainerConfig({{"pull", v}}); },
-       {}, "isolation-invalid-value"},
-      {"isolation.container.mounts element", [](const json& v) { return WithMount(v); }, {"object"},
+      {"isolation.container.workdir",
+       [](const json& v) {
+         return ContainerConfig({{"workdir", v}});
+       },
+       {"null"},
+       "isolation-invalid-value"},
+      {"isolation.container.pull",
+       [](const json& v) {
+         return ContainerConfig({{"pull", v}});
+       },
+       {},
+       "isolation-invalid-value"},
+      {"isolation.container.mounts element",
+       [](const json& v) { return WithMount(v); },
+       {"object"},
        "isolation-invalid-value"},
       {"mount.source",
-       [](const json& v) { return WithMount({{"source", v}, {"target", "/data"}}); }, {},
+       [](const json& v) {
+         return WithMount({{"source", v}, {"target", "/data"}});
+       },
+       {},
        "isolation-mount-bad-source"},
       {"mount.target",
-       [](const json& v) { return WithMount({{"source", "/usr"}, {"target", v}}); }, {},
+       [](const json& v) {
+         return WithMount({{"source", "/usr"}, {"target", v}});
+       },
+       {},
        "isolation-mount-bad-target"},
       {"mount.mode",
-       [](const json& v) { return WithMount({{"source", "/usr"}, {"target", "/data"}, {"mode", v}}); },
-       {}, "isolation-mount-bad-mode"},
-      {"workflow", [](const json& v) { return json{{"workflow", v}}; }, {"object"},
+       [](const json& v) {
+         return WithMount({{"source", "/usr"}, {"target", "/data"}, {"mode", v}});
+       },
+       {},
+       "isolation-mount-bad-mode"},
+      {"workflow",
+       [](const json& v) {
+         return json{{"workflow", v}};
+       },
+       {"object"},
        "isolation-invalid-value"},
       {"workflow.worktree_isolation",
-       [](const json& v) { return json{{"workflow", {{"worktree_isolation", v}}}}; }, {"bool"},
+       [](const json& v) {
+         return json{{"workflow", {{"worktree_isolation", v}}}};
+       },
+       {"bool"},
        "isolation-invalid-value"},
   };
   for (const Key& key : keys) {
@@ -176,7 +252,8 @@ void AddBadValues(std::vector<Case>& cases) {
       {"workdir root", ContainerConfig({{"workdir", "/"}}), "isolation-invalid-value"},
       {"workdir comma", ContainerConfig({{"workdir", "/a,b"}}), "isolation-invalid-value"},
       {"pull always", ContainerConfig({{"pull", "always"}}), "isolation-invalid-value"},
-      {"unknown key under isolation", {{"isolation", {{"tire", "container"}}}},
+      {"unknown key under isolation",
+       {{"isolation", {{"tire", "container"}}}},
        "isolation-unknown-key"},
       {"unknown key under container", ContainerConfig({{"imag", "node"}}), "isolation-unknown-key"},
       {"unknown key in mount",
@@ -198,62 +275,67 @@ void AddBadValues(std::vector<Case>& cases) {
 }
 
 void AddFileCases(std::vector<Case>& cases) {
-  cases.push_back({"DeeplyNested", [](Ctx& ctx) {
+  cases.push_back({"DeeplyNested",
+                   [](Ctx& ctx) {
                      ctx.lab.Config("{\"other\":" + std::string(100000, '[') +
                                     std::string(100000, ']') + "}");
                    },
                    "config-invalid-json"});
-  cases.push_back({"TenMegabytes", [](Ctx& ctx) {
-                     ctx.lab.Config("{\"other\":\"" + std::string(10 << 20, 'x') + "\"}");
-                   },
-                   "config-too-large"});
+  cases.push_back(
+      {"TenMegabytes",
+       [](Ctx& ctx) { ctx.lab.Config("{\"other\":\"" + std::string(10 << 20, 'x') + "\"}"); },
+       "config-too-large"});
   cases.push_back({"InvalidUtf8", WriteRaw("{\"isolation\":{\"tier\":\"dir\xff\xfe\"}}"),
                    "config-invalid-json"});
-  cases.push_back({"InvalidUtf8InIgnoredKey", WriteRaw("{\"other\":\"\xc3\x28\"}"),
-                   "config-invalid-json"});
+  cases.push_back(
+      {"InvalidUtf8InIgnoredKey", WriteRaw("{\"other\":\"\xc3\x28\"}"), "config-invalid-json"});
   cases.push_back({"NotJson", WriteRaw("isolation: container\n"), "config-invalid-json"});
   cases.push_back({"TruncatedJson", WriteRaw("{\"isolation\":{\"tier\":"), "config-invalid-json"});
   cases.push_back({"TopLevelArray", WriteRaw("[{\"isolation\":{}}]"), "config-invalid-shape"});
   cases.push_back({"TopLevelString", WriteRaw("\"container\""), "config-invalid-shape"});
-  cases.push_back({"ConfigIsADirectory", [](Ctx& ctx) {
-                     ctx.lab.tmp().MakeDir("proj/.nubos-pilot/config.json");
-                   },
+  cases.push_back({"ConfigIsADirectory",
+                   [](Ctx& ctx) { ctx.lab.tmp().MakeDir("proj/.nubos-pilot/config.json"); },
                    "config-not-a-file"});
-  cases.push_back({"ConfigIsAFifo", [](Ctx& ctx) {
-                     ASSERT_EQ(mkfifo(ctx.lab.tmp().Path("proj/.nubos-pilot/config.json").c_str(),
-                                      0644),
-                               0);
-                   },
-                   "config-not-a-file"});
-  cases.push_back({"ConfigLinksToDevZero", [](Ctx& ctx) {
-                     ASSERT_EQ(symlink("/dev/zero",
-                                       ctx.lab.tmp().Path("proj/.nubos-pilot/config.json").c_str()),
-                               0);
-                   },
-                   "config-not-a-file"});
-  cases.push_back({"ConfigDanglingSymlink", [](Ctx& ctx) {
+  cases.push_back(
+      {"ConfigIsAFifo",
+       [](Ctx& ctx) {
+         ASSERT_EQ(mkfifo(ctx.lab.tmp().Path("proj/.nubos-pilot/config.json").c_str(), 0644), 0);
+       },
+       "config-not-a-file"});
+  cases.push_back(
+      {"ConfigLinksToDevZero",
+       [](Ctx& ctx) {
+         ASSERT_EQ(
+             symlink("/dev/zero", ctx.lab.tmp().Path("proj/.nubos-pilot/config.json").c_str()), 0);
+       },
+       "config-not-a-file"});
+  cases.push_back({"ConfigDanglingSymlink",
+                   [](Ctx& ctx) {
                      ASSERT_EQ(symlink(ctx.lab.tmp().Path("nowhere.json").c_str(),
                                        ctx.lab.tmp().Path("proj/.nubos-pilot/config.json").c_str()),
                                0);
                    },
                    "config-unreadable"});
-  cases.push_back({"ConfigSymlinkLoop", [](Ctx& ctx) {
+  cases.push_back({"ConfigSymlinkLoop",
+                   [](Ctx& ctx) {
                      const std::string config = ctx.lab.tmp().Path("proj/.nubos-pilot/config.json");
                      ASSERT_EQ(symlink(config.c_str(), config.c_str()), 0);
                    },
                    "config-unreadable"});
-  cases.push_back({"ConfigUnreadable", [](Ctx& ctx) {
+  cases.push_back({"ConfigUnreadable",
+                   [](Ctx& ctx) {
                      ctx.lab.Config(R"({"isolation":{"tier":"container"}})");
-                     ASSERT_EQ(chmod(ctx.lab.tmp().Path("proj/.nubos-pilot/config.json").c_str(), 0),
-                               0);
+                     ASSERT_EQ(
+                         chmod(ctx.lab.tmp().Path("proj/.nubos-pilot/config.json").c_str(), 0), 0);
                      ctx.as_nobody = true;
                    },
                    "config-unreadable"});
-  cases.push_back({"OperatorConfigInvalid", [](Ctx& ctx) {
-                     ctx.lab.tmp().Write("scratch/xdg/nubos-pilot/config.json", "{oops");
-                   },
-                   "config-invalid-json"});
-  cases.push_back({"OperatorTierWrongType", [](Ctx& ctx) {
+  cases.push_back(
+      {"OperatorConfigInvalid",
+       [](Ctx& ctx) { ctx.lab.tmp().Write("scratch/xdg/nubos-pilot/config.json", "{oops"); },
+       "config-invalid-json"});
+  cases.push_back({"OperatorTierWrongType",
+                   [](Ctx& ctx) {
                      ctx.lab.tmp().Write("scratch/xdg/nubos-pilot/config.json",
                                          R"({"isolation":{"tier":2}})");
                    },
@@ -276,9 +358,8 @@ void AddMountCases(std::vector<Case>& cases) {
                      return ro(ctx.lab.project() + std::string("/data\0/etc", 10));
                    }),
                    "isolation-mount-bad-source"});
-  cases.push_back({"MountSourceWithDotDot", mount([ro](Ctx& ctx) {
-                     return ro(ctx.lab.project() + "/data/../../../etc");
-                   }),
+  cases.push_back({"MountSourceWithDotDot",
+                   mount([ro](Ctx& ctx) { return ro(ctx.lab.project() + "/data/../../../etc"); }),
                    "isolation-mount-bad-source"});
   cases.push_back({"MountSourceRelative", mount([ro](Ctx&) { return ro("data"); }),
                    "isolation-mount-bad-source"});
@@ -328,17 +409,15 @@ void AddMountCases(std::vector<Case>& cases) {
                    "isolation-mount-forbidden-source"});
   cases.push_back({"MountSourceContainsDockerSocket", mount([ro](Ctx&) { return ro("/var/run"); }),
                    "isolation-mount-forbidden-source"});
-  cases.push_back({"MountSourceTheEngineSocketInUse", mount([ro](Ctx& ctx) {
-                     return ro(ctx.engine.socket_path());
-                   }),
+  cases.push_back({"MountSourceTheEngineSocketInUse",
+                   mount([ro](Ctx& ctx) { return ro(ctx.engine.socket_path()); }),
                    "isolation-mount-forbidden-source"});
-  cases.push_back({"MountWritableOutsideProject", mount([](Ctx& ctx) {
-                     ctx.lab.tmp().MakeDir("outside");
-                     return json{{"source", ctx.lab.tmp().Path("outside")},
-                                 {"target", "/out"},
-                                 {"mode", "rw"}};
-                   }),
-                   "isolation-mount-writable-outside-project"});
+  cases.push_back(
+      {"MountWritableOutsideProject", mount([](Ctx& ctx) {
+         ctx.lab.tmp().MakeDir("outside");
+         return json{{"source", ctx.lab.tmp().Path("outside")}, {"target", "/out"}, {"mode", "rw"}};
+       }),
+       "isolation-mount-writable-outside-project"});
   cases.push_back({"MountWritablePrefixSibling", mount([](Ctx& ctx) {
                      ctx.lab.tmp().MakeDir("proj-secrets");
                      return json{{"source", ctx.lab.tmp().Path("proj-secrets")},
@@ -346,9 +425,8 @@ void AddMountCases(std::vector<Case>& cases) {
                                  {"mode", "rw"}};
                    }),
                    "isolation-mount-writable-outside-project"});
-  cases.push_back({"MountSourceMissing", mount([ro](Ctx& ctx) {
-                     return ro(ctx.lab.project() + "/not-there");
-                   }),
+  cases.push_back({"MountSourceMissing",
+                   mount([ro](Ctx& ctx) { return ro(ctx.lab.project() + "/not-there"); }),
                    "isolation-mount-source-missing"});
   for (const auto& [name, target] : std::vector<std::pair<std::string, std::string>>{
            {"MountTargetRelative", "data"},
@@ -362,10 +440,9 @@ void AddMountCases(std::vector<Case>& cases) {
            {"MountTargetEmpty", ""},
            {"MountTargetIsTmp", "/tmp"},
        }) {
-    cases.push_back({name, mount([ro, t = target](Ctx& ctx) {
-                       return ro(ctx.lab.project() + "/data", t);
-                     }),
-                     "isolation-mount-bad-target"});
+    cases.push_back(
+        {name, mount([ro, t = target](Ctx& ctx) { return ro(ctx.lab.project() + "/data", t); }),
+         "isolation-mount-bad-target"});
   }
 }
 
@@ -377,7 +454,10 @@ void AddEnvAndPathCases(std::vector<Case>& cases) {
            {"EnvFlagEmptyInList", "A,,B"},
            {"EnvFlagHome", "HOME"},
        }) {
-    cases.push_back({name, [l = list](Ctx& ctx) { ctx.args = {"--env", l, "--", "sentinel"}; },
+    cases.push_back({name,
+                     [l = list](Ctx& ctx) {
+                       ctx.args = {"--env", l, "--", "sentinel"};
+                     },
                      "isolation-bad-env-name", 125, /*logged=*/false});
   }
   // A program that exists only in the working directory: PATH entries that
@@ -396,21 +476,20 @@ void AddEnvAndPathCases(std::vector<Case>& cases) {
                    "program-not-found", 127});
   cases.push_back({"PathOnlyEmpty", only_in_cwd([](Ctx&) { return std::string(""); }),
                    "program-not-found", 127});
-  cases.push_back({"PathDotEntry",
-                   only_in_cwd([](Ctx& ctx) { return ".:" + ctx.lab.tools(); }),
+  cases.push_back({"PathDotEntry", only_in_cwd([](Ctx& ctx) { return ".:" + ctx.lab.tools(); }),
                    "program-not-found", 127});
   cases.push_back({"PathRelativeEntry",
                    only_in_cwd([](Ctx& ctx) { return "rel:" + ctx.lab.tools(); }),
                    "program-not-found", 127});
-  cases.push_back({"PathMissingDirectoriesOnly", [](Ctx& ctx) {
-                     SetEnv(ctx.env, "PATH", "/nonexistent-np-exec/a:/nonexistent-np-exec/b");
-                   },
-                   "program-not-found", 127});
+  cases.push_back(
+      {"PathMissingDirectoriesOnly",
+       [](Ctx& ctx) { SetEnv(ctx.env, "PATH", "/nonexistent-np-exec/a:/nonexistent-np-exec/b"); },
+       "program-not-found", 127});
   auto shim_loop = [](Ctx& ctx, const std::string& path_tail) {
     for (const char* dir : {"shims-a", "shims-b"}) {
       ctx.lab.tmp().MakeDir(dir);
-      EXPECT_EQ(symlink(NpExecBin().c_str(), ctx.lab.tmp().Path(std::string(dir) + "/node").c_str()),
-                0);
+      EXPECT_EQ(
+          symlink(NpExecBin().c_str(), ctx.lab.tmp().Path(std::string(dir) + "/node").c_str()), 0);
     }
     ctx.exec_path = ctx.lab.tmp().Path("shims-a/node");
     ctx.argv0 = "node";
@@ -418,16 +497,19 @@ void AddEnvAndPathCases(std::vector<Case>& cases) {
     SetEnv(ctx.env, "PATH",
            ctx.lab.tmp().Path("shims-a") + ":" + ctx.lab.tmp().Path("shims-b") + path_tail);
   };
-  cases.push_back({"PathLoopOfShims", [shim_loop](Ctx& ctx) { shim_loop(ctx, ""); },
-                   "recursive-invocation"});
-  cases.push_back({"PathLoopOfShimsThroughALinkedDir", [shim_loop](Ctx& ctx) {
+  cases.push_back(
+      {"PathLoopOfShims", [shim_loop](Ctx& ctx) { shim_loop(ctx, ""); }, "recursive-invocation"});
+  cases.push_back({"PathLoopOfShimsThroughALinkedDir",
+                   [shim_loop](Ctx& ctx) {
                      shim_loop(ctx, "");
                      const std::string link = ctx.lab.tmp().Path("shims-link");
                      EXPECT_EQ(symlink(ctx.lab.tmp().Path("shims-a").c_str(), link.c_str()), 0);
-                     SetEnv(ctx.env, "PATH", link + ":" + ctx.lab.tmp().Path("shims-b") + ":" + link);
+                     SetEnv(ctx.env, "PATH",
+                            link + ":" + ctx.lab.tmp().Path("shims-b") + ":" + link);
                    },
                    "recursive-invocation"});
-  cases.push_back({"PathLoopOfWrappers", [shim_loop](Ctx& ctx) {
+  cases.push_back({"PathLoopOfWrappers",
+                   [shim_loop](Ctx& ctx) {
                      // A "node" that calls node again, in a child: the depth
                      // marker ends the chain.
                      WriteExecutable(ctx.lab.tmp().Path("wrap/node"),
@@ -436,18 +518,15 @@ void AddEnvAndPathCases(std::vector<Case>& cases) {
                      ctx.args = {"--", "sentinel"};
                    },
                    "recursive-invocation"});
-  cases.push_back({"DepthMarkerAtLimit",
-                   [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "16"); },
+  cases.push_back({"DepthMarkerAtLimit", [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "16"); },
                    "recursive-invocation"});
-  cases.push_back({"DepthMarkerHuge",
-                   [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "1000"); },
+  cases.push_back({"DepthMarkerHuge", [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "1000"); },
                    "recursive-invocation"});
   // A marker that is not a small non-negative number counts as the limit.
   cases.push_back({"DepthMarkerOverflowing",
                    [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "99999999999999999999"); },
                    "recursive-invocation"});
-  cases.push_back({"DepthMarkerNegative",
-                   [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "-5"); },
+  cases.push_back({"DepthMarkerNegative", [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "-5"); },
                    "recursive-invocation"});
   cases.push_back({"DepthMarkerNotANumber",
                    [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "abc"); },
@@ -468,12 +547,107 @@ void AddProjectPathCases(std::vector<Case>& cases) {
   cases.push_back({"ProjectPathWithCarriageReturnOnDocker",
                    project_at("carriage\rreturn", ContainerConfig(json::object())),
                    "isolation-project-path-unsupported"});
-  cases.push_back({"ProjectPathWithCommaOnPodman", [project_at](Ctx& ctx) {
+  cases.push_back({"ProjectPathWithCommaOnPodman",
+                   [project_at](Ctx& ctx) {
                      project_at("a,b", ContainerConfig({{"runtime", "podman"}}))(ctx);
                      WriteFakeRuntime(ctx.lab.fakes(), "podman");
                      SetEnv(ctx.env, "CONTAINER_HOST", ctx.engine.docker_host());
                    },
                    "isolation-project-path-unsupported"});
+}
+
+// Issue 14: protected paths that cannot be kept read-only, writable mounts
+// that would reach one, and a state store that cannot be trusted. Each
+// refuses the container tier before any runtime starts.
+void WriteText(const std::string& path, const std::string& text) {
+  FILE* f = fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr) << path;
+  fputs(text.c_str(), f);
+  fclose(f);
+}
+
+void AddProtectedPathCases(std::vector<Case>& cases) {
+  auto linked = [](const std::string& rel, const std::string& target) {
+    return [rel, target](Ctx& ctx) {
+      ctx.lab.Config(ContainerConfig(json::object()).dump());
+      ASSERT_EQ(mkdir((ctx.lab.project() + "/.git").c_str(), 0755), 0);
+      const std::string path = ctx.lab.project() + "/" + rel;
+      ASSERT_EQ(symlink(target.c_str(), path.c_str()), 0) << path;
+    };
+  };
+  cases.push_back({"ProtectedEnvrcIsALink", linked(".envrc", "/etc/passwd"),
+                   "isolation-protected-path-unsafe"});
+  cases.push_back({"ProtectedGitHooksIsALink", linked(".git/hooks", "/tmp"),
+                   "isolation-protected-path-unsafe"});
+  cases.push_back(
+      {"ProtectedConfigDirIsALink", linked(".claude", "/root"), "isolation-protected-path-unsafe"});
+  cases.push_back({"ProtectedGitIsALink",
+                   [](Ctx& ctx) {
+                     ctx.lab.Config(ContainerConfig(json::object()).dump());
+                     const std::string other = ctx.lab.tmp().MakeDir("elsewhere/.git");
+                     const std::string path = ctx.lab.project() + "/.git";
+                     ASSERT_EQ(symlink(other.c_str(), path.c_str()), 0);
+                   },
+                   "isolation-protected-path-unsafe"});
+  cases.push_back({"GitFileIsGarbage",
+                   [](Ctx& ctx) {
+                     ctx.lab.Config(ContainerConfig(json::object()).dump());
+                     WriteText(ctx.lab.project() + "/.git", "not a gitdir line\n");
+                   },
+                   "project-git-invalid"});
+  cases.push_back(
+      {"WritableMountOfTheGitDirectory",
+       [](Ctx& ctx) {
+         ASSERT_EQ(mkdir((ctx.lab.project() + "/.git").c_str(), 0755), 0);
+         WriteText(ctx.lab.project() + "/.git/config", "[core]\n");
+         ctx.lab.Config(
+             WithMount({{"source", ctx.lab.project() + "/.git"}, {"target", "/g"}, {"mode", "rw"}})
+                 .dump());
+       },
+       "isolation-mount-protected-source"});
+  cases.push_back(
+      {"WritableMountOfTheWholeProject",
+       [](Ctx& ctx) {
+         ctx.lab.Config(
+             WithMount({{"source", ctx.lab.project()}, {"target", "/again"}, {"mode", "rw"}})
+                 .dump());
+       },
+       "isolation-mount-protected-source"});
+  auto store = [](const std::function<void(const std::string&)>& spoil) {
+    return [spoil](Ctx& ctx) {
+      ctx.lab.Config(ContainerConfig(json::object()).dump());
+      const std::string xdg = ctx.lab.tmp().MakeDir("xdg");
+      SetEnv(ctx.env, "XDG_STATE_HOME", xdg);
+      spoil(xdg + "/np-exec");
+    };
+  };
+  cases.push_back({"StateStoreOpenToOthers", store([](const std::string& dir) {
+                     ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+                     ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+                   }),
+                   "state-store-invalid"});
+  cases.push_back({"StateStoreIsALink", store([](const std::string& dir) {
+                     ASSERT_EQ(symlink("/tmp", dir.c_str()), 0);
+                   }),
+                   "state-store-invalid"});
+  cases.push_back({"StateStoreIsAFile", store([](const std::string& dir) {
+                     FILE* f = fopen(dir.c_str(), "w");
+                     ASSERT_NE(f, nullptr);
+                     fclose(f);
+                   }),
+                   "state-store-invalid"});
+  cases.push_back({"StateStoreSpawnLockIsALink",
+                   [](Ctx& ctx) {
+                     ctx.lab.Config(ContainerConfig(json::object()).dump());
+                     const std::string dir = ctx.lab.tmp().MakeDir("xdg/np-exec");
+                     ASSERT_EQ(chmod(dir.c_str(), 0700), 0);
+                     SetEnv(ctx.env, "XDG_STATE_HOME", ctx.lab.tmp().Path("xdg"));
+                     char real[PATH_MAX];
+                     ASSERT_NE(realpath(ctx.lab.project().c_str(), real), nullptr);
+                     const std::string lock = dir + "/" + SpawnLockName(real) + ".lock";
+                     ASSERT_EQ(symlink("/etc/passwd", lock.c_str()), 0);
+                   },
+                   "state-store-invalid"});
 }
 
 std::vector<Case> AllCases() {
@@ -484,6 +658,7 @@ std::vector<Case> AllCases() {
   AddMountCases(cases);
   AddEnvAndPathCases(cases);
   AddProjectPathCases(cases);
+  AddProtectedPathCases(cases);
   return cases;
 }
 
@@ -527,8 +702,7 @@ TEST_P(HostileInputTest, RefusedWithItsCodeAndNothingRuns) {
   // log is told so on a line of its own, ahead of the refusal.
   int lines_expected = 1;
   absl::StatusOr<std::string> root = FindProjectRoot(options.cwd);
-  const std::string log =
-      root.ok() ? *root + "/.nubos-pilot/audit/np-exec.jsonl" : std::string();
+  const std::string log = root.ok() ? *root + "/.nubos-pilot/audit/np-exec.jsonl" : std::string();
   if (!c.logged) {
     EXPECT_TRUE(log.empty() || !FileExists(log)) << ReadFile(log);
   } else if (root.ok() && ctx.as_nobody) {
@@ -553,13 +727,14 @@ TEST_P(HostileInputTest, RefusedWithItsCodeAndNothingRuns) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, HostileInputTest, ::testing::ValuesIn(AllCases()),
-                         [](const ::testing::TestParamInfo<Case>& param) { return param.param.name; });
+                         [](const ::testing::TestParamInfo<Case>& param) {
+                           return param.param.name;
+                         });
 
 TEST(HostileTableTest, HasAtLeastFortyCases) { EXPECT_GE(AllCases().size(), 40u); }
 
 // ---------------------------------------------------------------- awkward
 // project paths that must work
-
 
 class AwkwardProjectPathTest : public ::testing::TestWithParam<std::string> {};
 
@@ -567,8 +742,8 @@ TEST_P(AwkwardProjectPathTest, WorksOnDirect) {
   Lab lab;
   const std::string dir = lab.tmp().MakeDir(GetParam());
   MakeProject(dir);
-  RunResult r = lab.Run({"--", "sh", "-c", "pwd; echo \"$1\"", "sh", "arg, with: all"},
-                        lab.Env(), dir + "/.nubos-pilot");
+  RunResult r = lab.Run({"--", "sh", "-c", "pwd; echo \"$1\"", "sh", "arg, with: all"}, lab.Env(),
+                        dir + "/.nubos-pilot");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, dir + "/.nubos-pilot\narg, with: all\n");
   RunResult status = lab.Run({"status", "--json"}, lab.Env(), dir);
