@@ -39,9 +39,9 @@ struct SpawnPlan {
   std::vector<std::string> argv;  // Container: runtime argv; else the program.
   std::vector<std::string> env_names;
   std::vector<ValidatedMount> mounts;
-  std::string workdir;                 // Container only: the working directory inside.
-  std::string project_mount;           // Container only: where the project is mounted.
-  std::string project_real;            // Container only: the project's real path on the host.
+  std::string workdir;        // Container only: the working directory inside.
+  std::string project_mount;  // Container only: where the project is mounted.
+  std::string project_real;   // Container only: the project's real path on the host.
   std::vector<RootEntry> root_layout;  // bwrap only: the host root the argv was built from.
   // Container only: bound read-only (or pinned) in the argv; the launcher
   // creates the placeholders before running it (protected_placeholders.h).
