@@ -73,6 +73,8 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
   }
   absl::StatusOr<std::string> workdir = MapWorkingDirectory(config, spawn);
   if (!workdir.ok()) return workdir.status();
+  absl::StatusOr<std::vector<ProtectedMount>> protected_mounts = ProtectedMounts(config, spawn);
+  if (!protected_mounts.ok()) return protected_mounts.status();
   // bwrap takes each path as its own argument, so only a NUL byte (which would
   // cut it short at exec) or a relative path can make it mean something else.
   for (const ValidatedMount& mount : mounts) {
@@ -107,6 +109,11 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
   argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs",
                            std::string(kContainerHome)});
   argv.insert(argv.end(), {"--bind", spawn.project_root, ProjectTarget(config, spawn)});
+  // bubblewrap mounts in argv order: writable parents (pinned as mount
+  // points) first, then the read-only nodes on top, before the extra mounts.
+  for (const ProtectedMount& bind : *protected_mounts) {
+    argv.insert(argv.end(), {bind.writable ? "--bind" : "--ro-bind", bind.source, bind.target});
+  }
   for (const ValidatedMount& mount : mounts) {
     argv.insert(argv.end(), {mount.writable ? "--bind" : "--ro-bind", mount.source, mount.target});
   }

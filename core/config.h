@@ -55,6 +55,9 @@ struct ContainerConfig {
   std::vector<std::string> env;
   std::optional<std::string> workdir;  // null: the project's own host path.
   bool pull_missing = false;           // `pull: "missing"`; default "never".
+  // `isolation.container.protect`, validated by ParseProtect
+  // (protected_paths.h): added to the protected paths, never removing one.
+  std::vector<std::string> protect;
 };
 
 struct ProjectConfig {

@@ -41,6 +41,20 @@ absl::StatusOr<std::string> MapWorkingDirectory(const ContainerConfig& config,
   return JoinPath(target, rest);
 }
 
+absl::StatusOr<std::vector<ProtectedMount>> ProtectedMounts(const ContainerConfig& config,
+                                                            const ContainerSpawn& spawn) {
+  std::vector<ProtectedMount> out;
+  out.reserve(spawn.protected_binds.size());
+  const std::string target = ProjectTarget(config, spawn);
+  for (const ProtectedBind& bind : spawn.protected_binds) {
+    absl::Status valid = ValidateProtectedBind(bind);
+    if (!valid.ok()) return valid;
+    out.push_back({JoinPath(spawn.project_root, bind.relative), JoinPath(target, bind.relative),
+                   bind.writable});
+  }
+  return out;
+}
+
 absl::StatusOr<std::string> FormatBindMount(Runtime runtime, absl::string_view source,
                                             absl::string_view target, bool writable,
                                             absl::string_view code) {
@@ -99,9 +113,12 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
       FormatBindMount(config.runtime, spawn.project_root, ProjectTarget(config, spawn),
                       /*writable=*/true, "isolation-project-path-unsupported");
   if (!project_mount.ok()) return project_mount.status();
+  absl::StatusOr<std::vector<ProtectedMount>> protected_mounts = ProtectedMounts(config, spawn);
+  if (!protected_mounts.ok()) return protected_mounts.status();
 
   std::vector<std::string> argv;
-  argv.reserve(40 + 2 * (mounts.size() + spawn.env_names.size()) + spawn.program.size());
+  argv.reserve(40 + 2 * (mounts.size() + spawn.env_names.size() + protected_mounts->size()) +
+               spawn.program.size());
   argv.emplace_back(RuntimeName(config.runtime));
   for (const char* flag :
        {"run", "--rm", "-i", "--init", "--network", "", "--cap-drop", "ALL", "--security-opt",
@@ -144,6 +161,16 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
   if (config.cpus.has_value()) argv.push_back(absl::StrCat("--cpus=", *config.cpus));
   argv.emplace_back("--mount");
   argv.push_back(*std::move(project_mount));
+  // The runtime mounts by target depth, so these land on top of the project
+  // mount whatever their order; sources are the project's own, checked
+  // components (no link on the way, see PlanProtectedBinds).
+  for (const ProtectedMount& bind : *protected_mounts) {
+    absl::StatusOr<std::string> value = FormatBindMount(
+        config.runtime, bind.source, bind.target, bind.writable, "isolation-protected-path-unsafe");
+    if (!value.ok()) return value.status();
+    argv.emplace_back("--mount");
+    argv.push_back(*std::move(value));
+  }
   for (const ValidatedMount& mount : mounts) {
     absl::StatusOr<std::string> value = FormatBindMount(
         config.runtime, mount.source, mount.target, mount.writable, "isolation-mount-bad-source");

@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "core/config.h"
 #include "core/mounts.h"
+#include "core/protected_paths.h"
 
 namespace np {
 
@@ -51,6 +52,9 @@ struct ContainerSpawn {
   std::vector<std::string> env_names;  // Validated; config's and --env's.
   std::vector<std::string> program;    // The program and its arguments.
   std::vector<RootEntry> root_layout;  // bubblewrap: the host's /bin, /lib*, /sbin.
+  // Bound after the project mount, each onto itself below the project target
+  // (see protected_paths.h). Placeholders must exist when the argv runs.
+  std::vector<ProtectedBind> protected_binds;
 };
 
 // The project's mount target: `workdir` when configured, else its host path.
@@ -62,6 +66,16 @@ std::string ProjectTarget(const ContainerConfig& config, const ContainerSpawn& s
 absl::StatusOr<std::string> MapWorkingDirectory(const ContainerConfig& config,
                                                 const ContainerSpawn& spawn);
 
+// The protected binds as (host source, target inside, writable), validated.
+// Code `isolation-protected-path-unsafe`.
+struct ProtectedMount {
+  std::string source;
+  std::string target;
+  bool writable = false;
+};
+absl::StatusOr<std::vector<ProtectedMount>> ProtectedMounts(const ContainerConfig& config,
+                                                            const ContainerSpawn& spawn);
+
 // One `--mount` value. Docker reads it as a CSV record, so a field holding a
 // comma or quote is quoted; podman splits on commas, so there a comma is
 // refused. A newline or NUL is refused for both. Code: `code`.
@@ -72,7 +86,8 @@ absl::StatusOr<std::string> FormatBindMount(Runtime runtime, absl::string_view s
 // The full argument vector; element 0 is the runtime's name ("docker" or
 // "podman"), which the launcher resolves to a binary. Codes:
 // `isolation-no-image`, `isolation-bad-env-name`, `isolation-wrap-no-command`,
-// `isolation-cwd-outside-project`, `isolation-project-path-unsupported`.
+// `isolation-cwd-outside-project`, `isolation-project-path-unsupported`,
+// `isolation-protected-path-unsafe`.
 absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
     const ContainerConfig& config, const std::vector<ValidatedMount>& mounts,
     const ContainerSpawn& spawn);

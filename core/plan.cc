@@ -152,6 +152,10 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
       container.mounts, *policy, {plan.project_mount, "/tmp", std::string(kContainerHome)});
   if (!mounts.ok()) return mounts.status();
   plan.mounts = *std::move(mounts);
+  absl::StatusOr<std::vector<ProtectedBind>> protected_binds =
+      ProtectedBindsForSpawn(policy->project_real, container.protect, plan.mounts);
+  if (!protected_binds.ok()) return protected_binds.status();
+  spawn.protected_binds = plan.protected_binds = *std::move(protected_binds);
 
   absl::StatusOr<std::string> workdir = MapWorkingDirectory(container, spawn);
   if (!workdir.ok()) return workdir.status();

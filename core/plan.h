@@ -95,6 +95,9 @@ struct SpawnPlan {
   std::string workdir;        // Container only: the working directory inside.
   std::string project_mount;  // Container only: where the project is mounted.
   std::string project_real;   // Container only: the project's real path on the host.
+  // Container only: bound read-only (or pinned) in the argv; the launcher
+  // creates the placeholders before running it (protected_placeholders.h).
+  std::vector<ProtectedBind> protected_binds;
   std::string image;          // Image runtimes only.
   bool pull_missing = false;  // Image runtimes: `pull: "missing"`.
   std::string container_name;  // Named runtimes only.

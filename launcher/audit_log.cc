@@ -12,7 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "core/errors.h"
 #include "launcher/output.h"
-#include "launcher/sha256.h"
+#include "core/sha256.h"
 
 namespace np {
 namespace {

@@ -101,6 +101,13 @@ echo "== micro-benchmarks"
 project() {  # project NAME TIER [RUNTIME]
   local dir="$work/$1"
   mkdir -p "$dir/.nubos-pilot" "$dir/src"
+  # Every protected path present as a real node (README, "Protected paths"),
+  # so the argv `wrap` prints runs as it is: np-exec creates placeholders for
+  # missing ones only around its own spawns.
+  mkdir -p "$dir"/.git/{hooks,modules,worktrees} "$dir"/.{claude,vscode,idea} \
+    "$dir"/.nubos-pilot/{bin,audit}
+  touch "$dir"/.git/config "$dir"/.{envrc,mcp.json,gitmodules}
+  printf '.\n' >"$dir/.git/commondir"
   local container=""
   if [ -n "${3:-}" ]; then
     container=",\"container\":{\"runtime\":\"$3\",\"image\":\"np-test:local\",\"network\":\"none\"}"

@@ -12,11 +12,14 @@
 #include "core/config_file.h"
 #include "core/container_argv.h"
 #include "core/errors.h"
+#include "core/git_layout.h"
 #include "core/mounts.h"
 #include "core/paths.h"
 #include "core/plan.h"
+#include "core/protected_paths.h"
 #include "core/settings.h"
 #include "core/tier.h"
+#include "core/trust.h"
 #include "gtest/gtest.h"
 #include "shim/find_real_program.h"
 #include "tests/support/temp_dir.h"
@@ -257,6 +260,28 @@ TEST_F(HostileInputTest, NulByteAndOverlongPathAtEveryEntryPoint) {
                        return StatusOf(PlanSpawn(settings, nullptr, facts, {"node"}, {b}));
                      },
                      "isolation-bad-env-name"});
+    // Issue 14: the protected paths, git's layout and the trust record.
+    cases.push_back(
+        {kind + "ReadGitLayout", [b] { return StatusOf(ReadGitLayout(b, true)); }, "invalid-path"});
+    cases.push_back({kind + "ProtectedBindsForSpawn",
+                     [b] { return StatusOf(ProtectedBindsForSpawn(b, {}, {})); }, "invalid-path"});
+    cases.push_back({kind + "ParseProtect",
+                     [b] { return StatusOf(ParseProtect(nlohmann::json::array({b}))); },
+                     "isolation-protect-bad-path"});
+    cases.push_back({kind + "ProtectedBindInArgv",
+                     [this, b, &podman] {
+                       ContainerSpawn s = Spawn(project_, project_);
+                       s.protected_binds = {{b, false, false, false}};
+                       return StatusOf(BuildContainerArgv(podman, {}, s));
+                     },
+                     "isolation-protected-path-unsafe"});
+    cases.push_back({kind + "TrustRecordKey",
+                     [b] {
+                       TrustRecord record;
+                       record.key = "k";
+                       return StatusOf(TrustRecordFromJson(TrustRecordToJson(record), b));
+                     },
+                     "state-store-invalid"});
   }
   Run(cases);
 }

@@ -18,7 +18,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "launcher/sha256.h"
+#include "core/sha256.h"
 #include "tests/e2e/e2e_support.h"
 
 namespace np::testing {

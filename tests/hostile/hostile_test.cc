@@ -9,6 +9,8 @@
 // After the table: project paths with spaces, colons, commas and quotes,
 // which must work on the direct tier and be mounted intact (CSV-quoted) on
 // the container tier.
+#include <limits.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +23,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "core/config_file.h"
+#include "launcher/protected_placeholders.h"
 #include "tests/launcher/fakes.h"
 #include "tests/support/docker_csv.h"
 
@@ -505,6 +508,100 @@ void AddProjectPathCases(std::vector<Case>& cases) {
                    "isolation-project-path-unsupported"});
 }
 
+// Issue 14: protected paths that cannot be kept read-only, writable mounts
+// that would reach one, and a state store that cannot be trusted. Each
+// refuses the container tier before any runtime starts.
+void WriteText(const std::string& path, const std::string& text) {
+  FILE* f = fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr) << path;
+  fputs(text.c_str(), f);
+  fclose(f);
+}
+
+void AddProtectedPathCases(std::vector<Case>& cases) {
+  auto linked = [](const std::string& rel, const std::string& target) {
+    return [rel, target](Ctx& ctx) {
+      ctx.lab.Config(ContainerConfig(json::object()).dump());
+      ASSERT_EQ(mkdir((ctx.lab.project() + "/.git").c_str(), 0755), 0);
+      const std::string path = ctx.lab.project() + "/" + rel;
+      ASSERT_EQ(symlink(target.c_str(), path.c_str()), 0) << path;
+    };
+  };
+  cases.push_back({"ProtectedEnvrcIsALink", linked(".envrc", "/etc/passwd"),
+                   "isolation-protected-path-unsafe"});
+  cases.push_back({"ProtectedGitHooksIsALink", linked(".git/hooks", "/tmp"),
+                   "isolation-protected-path-unsafe"});
+  cases.push_back(
+      {"ProtectedConfigDirIsALink", linked(".claude", "/root"), "isolation-protected-path-unsafe"});
+  cases.push_back({"ProtectedGitIsALink",
+                   [](Ctx& ctx) {
+                     ctx.lab.Config(ContainerConfig(json::object()).dump());
+                     const std::string other = ctx.lab.tmp().MakeDir("elsewhere/.git");
+                     const std::string path = ctx.lab.project() + "/.git";
+                     ASSERT_EQ(symlink(other.c_str(), path.c_str()), 0);
+                   },
+                   "isolation-protected-path-unsafe"});
+  cases.push_back({"GitFileIsGarbage",
+                   [](Ctx& ctx) {
+                     ctx.lab.Config(ContainerConfig(json::object()).dump());
+                     WriteText(ctx.lab.project() + "/.git", "not a gitdir line\n");
+                   },
+                   "project-git-invalid"});
+  cases.push_back(
+      {"WritableMountOfTheGitDirectory",
+       [](Ctx& ctx) {
+         ASSERT_EQ(mkdir((ctx.lab.project() + "/.git").c_str(), 0755), 0);
+         WriteText(ctx.lab.project() + "/.git/config", "[core]\n");
+         ctx.lab.Config(
+             WithMount({{"source", ctx.lab.project() + "/.git"}, {"target", "/g"}, {"mode", "rw"}})
+                 .dump());
+       },
+       "isolation-mount-protected-source"});
+  cases.push_back(
+      {"WritableMountOfTheWholeProject",
+       [](Ctx& ctx) {
+         ctx.lab.Config(
+             WithMount({{"source", ctx.lab.project()}, {"target", "/again"}, {"mode", "rw"}})
+                 .dump());
+       },
+       "isolation-mount-protected-source"});
+  auto store = [](const std::function<void(const std::string&)>& spoil) {
+    return [spoil](Ctx& ctx) {
+      ctx.lab.Config(ContainerConfig(json::object()).dump());
+      const std::string xdg = ctx.lab.tmp().MakeDir("xdg");
+      SetEnv(ctx.env, "XDG_STATE_HOME", xdg);
+      spoil(xdg + "/np-exec");
+    };
+  };
+  cases.push_back({"StateStoreOpenToOthers", store([](const std::string& dir) {
+                     ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+                     ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+                   }),
+                   "state-store-invalid"});
+  cases.push_back({"StateStoreIsALink", store([](const std::string& dir) {
+                     ASSERT_EQ(symlink("/tmp", dir.c_str()), 0);
+                   }),
+                   "state-store-invalid"});
+  cases.push_back({"StateStoreIsAFile", store([](const std::string& dir) {
+                     FILE* f = fopen(dir.c_str(), "w");
+                     ASSERT_NE(f, nullptr);
+                     fclose(f);
+                   }),
+                   "state-store-invalid"});
+  cases.push_back({"StateStoreSpawnLockIsALink",
+                   [](Ctx& ctx) {
+                     ctx.lab.Config(ContainerConfig(json::object()).dump());
+                     const std::string dir = ctx.lab.tmp().MakeDir("xdg/np-exec");
+                     ASSERT_EQ(chmod(dir.c_str(), 0700), 0);
+                     SetEnv(ctx.env, "XDG_STATE_HOME", ctx.lab.tmp().Path("xdg"));
+                     char real[PATH_MAX];
+                     ASSERT_NE(realpath(ctx.lab.project().c_str(), real), nullptr);
+                     const std::string lock = dir + "/" + SpawnLockName(real) + ".lock";
+                     ASSERT_EQ(symlink("/etc/passwd", lock.c_str()), 0);
+                   },
+                   "state-store-invalid"});
+}
+
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
   AddWrongTypes(cases);
@@ -513,6 +610,7 @@ std::vector<Case> AllCases() {
   AddMountCases(cases);
   AddEnvAndPathCases(cases);
   AddProjectPathCases(cases);
+  AddProtectedPathCases(cases);
   return cases;
 }
 

@@ -1,4 +1,4 @@
-#include "launcher/sha256.h"
+#include "core/sha256.h"
 
 #include <cstdint>
 

@@ -1,0 +1,37 @@
+// Where git keeps a project's repository: the `.git` entry, the git directory
+// it names and the common directory shared by every worktree.
+//
+// Two users: the protected paths (git's exec surface must be read-only inside
+// the sandbox wherever it lies in the project) and the operator state store
+// (one record per repository, so all worktrees of one repository share it).
+// Reads the filesystem (lstat, realpath, small reads); never spawns.
+#ifndef NP_EXEC_CORE_GIT_LAYOUT_H_
+#define NP_EXEC_CORE_GIT_LAYOUT_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace np {
+
+struct GitLayout {
+  // What `<top>/.git` is. kNone: no repository at or above the directory.
+  enum class Kind { kNone, kDirectory, kFile };
+  Kind kind = Kind::kNone;
+  std::string top;         // Real path of the directory holding `.git`.
+  std::string git_dir;     // Real path of the git directory.
+  std::string common_dir;  // Real path of the common directory (== git_dir unless a worktree).
+};
+
+// Reads the layout of the repository `dir` (a real path) belongs to, walking
+// up like git does; with `walk_up` false only `dir/.git` is looked at. A
+// `.git` file must read `gitdir: PATH`; a `commondir` file in the git
+// directory names the common directory. Code `project-git-invalid` for a
+// `.git` that is neither a directory nor such a file, or names a directory
+// that does not resolve.
+absl::StatusOr<GitLayout> ReadGitLayout(absl::string_view dir, bool walk_up);
+
+}  // namespace np
+
+#endif  // NP_EXEC_CORE_GIT_LAYOUT_H_

@@ -1,0 +1,133 @@
+// The protected paths: what stays read-only inside the container tier's
+// sandbox although the project around them is writable.
+//
+// Each is something a program on the HOST later reads or runs on the
+// project's behalf: np-exec's own config and audit log, the payload the host
+// runs with node (`.nubos-pilot/bin/`), git's exec surface (hooks, config,
+// commondir, submodule and worktree git directories, and a worktree's `.git`
+// file), and the files other host tools execute (`.claude/`, `.mcp.json`,
+// `.vscode/`, `.idea/`, `.envrc`). A read-only bind of a file is useless if
+// its parent can be renamed away and rebuilt, so every existing parent
+// directory inside the project is bound onto itself as well: a mount point
+// cannot be renamed or removed (EBUSY), so the path to each protected node is
+// pinned. A protected path that does not exist yet is covered by a
+// placeholder: an empty node the launcher creates before the spawn and binds
+// read-only, so the program cannot create it; the launcher removes it after
+// the last concurrent spawn of the project ends (protected_placeholders.h).
+// Each placeholder is chosen so that its presence changes nothing a host tool
+// or np-exec decides: an empty config.json means defaults, an empty `.git`
+// directory is no repository (git looks further up), empty hooks, modules
+// and worktrees directories hold nothing, and `.git/commondir` reads "."
+// (the git directory itself, as if the file were absent; git refuses an
+// empty one).
+//
+// The list is data; `isolation.container.protect` extends it and can never
+// shorten it. Pure apart from lstat/readlink/realpath of the project's own
+// files.
+#ifndef NP_EXEC_CORE_PROTECTED_PATHS_H_
+#define NP_EXEC_CORE_PROTECTED_PATHS_H_
+
+#include <sys/stat.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/mounts.h"
+#include "nlohmann/json.hpp"
+
+namespace np {
+
+// np-exec's audit log directory, relative to the project.
+inline constexpr absl::string_view kAuditDir = ".nubos-pilot/audit";
+// The modes that mark a placeholder. The owner may still write one (so a
+// host tool that writes the file or fills the directory during a spawn keeps
+// working, and what it wrote stays); the sandbox sees it read-only.
+inline constexpr unsigned kPlaceholderFileMode = 0600;
+inline constexpr unsigned kPlaceholderDirMode = 0700;
+// Most entries `isolation.container.protect` may add.
+inline constexpr size_t kMaxProtectEntries = 64;
+
+// The built-in list, relative to the project; a trailing "/" marks a
+// directory (what a placeholder for it is). The git entries apply to `.git/`;
+// ProtectedList adds the same for a worktree's git and common directories.
+const std::vector<std::string>& DefaultProtectedPaths();
+
+// The git entries, relative to a git directory.
+const std::vector<std::string>& GitProtectedEntries();
+
+// Validates `isolation.container.protect`: an array (at most
+// kMaxProtectEntries) of non-empty relative paths inside the project: not
+// absolute, no "..", no NUL, newline or carriage return, at most 1024 bytes.
+// Returned normalised ("./a//b/" -> "a/b/", the trailing "/" kept). Codes:
+// `isolation-invalid-value` (not an array of strings),
+// `isolation-protect-bad-path`.
+absl::StatusOr<std::vector<std::string>> ParseProtect(const nlohmann::json& value);
+
+// The full list for the project `project_real` (a real path): the defaults,
+// the git entries of a worktree's git and common directories when they lie
+// inside the project, and `extra`. Relative, normalised, each once. Code:
+// `project-git-invalid` (see git_layout.h).
+absl::StatusOr<std::vector<std::string>> ProtectedList(absl::string_view project_real,
+                                                       const std::vector<std::string>& extra);
+
+// One bind the sandbox gets on top of the project mount. Source and target
+// are the same node: `relative` below the project's host path and below its
+// target inside.
+struct ProtectedBind {
+  std::string relative;  // ".git/hooks"; never empty, never "..".
+  // True: an existing parent directory bound onto itself, writable, only so
+  // that it becomes a mount point and cannot be renamed away. False: the
+  // protected node, read-only.
+  bool writable = false;
+  // True: the node does not exist; the launcher creates it (a directory or a
+  // file holding PlaceholderContent, see IsPlaceholder) before the spawn.
+  bool placeholder = false;
+  bool directory = false;  // What the node is (or the placeholder will be).
+};
+
+// The binds for `project_real`: writable parents first, shallow before deep,
+// then the read-only nodes. A missing path is covered at its first missing
+// component (a placeholder directory when components follow), and a file in
+// the way of a longer path is itself protected, so nothing below it can be
+// created. Code `isolation-protected-path-unsafe` when a component is a
+// symbolic link (retargetable from inside, and a bind would follow it out of
+// the project) or a node that is neither a file nor a directory; the message
+// says to replace it.
+absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
+    absl::string_view project_real, const std::vector<std::string>& protected_list);
+
+// Everything PlanSpawn needs in one call: ProtectedList(project_real, extra),
+// PlanProtectedBinds over it and CheckMountsAvoidProtected for `mounts`.
+absl::StatusOr<std::vector<ProtectedBind>> ProtectedBindsForSpawn(
+    absl::string_view project_real, const std::vector<std::string>& extra,
+    const std::vector<ValidatedMount>& mounts);
+
+// What a placeholder file at `relative` holds: ".\n" for a `commondir`,
+// else nothing.
+absl::string_view PlaceholderContent(absl::string_view relative);
+
+// True when `st` (of an lstat of `relative`) looks like a placeholder: a
+// regular file of mode kPlaceholderFileMode and PlaceholderContent's size, or
+// a directory of mode kPlaceholderDirMode without subdirectories. One that
+// another spawn made (or a killed np-exec left) is protected as it is, never
+// descended into, and removed like a new one when it is still empty.
+bool IsPlaceholder(const struct stat& st, absl::string_view relative);
+
+// Checks one bind before an argv carries it: `relative` is non-empty, relative,
+// free of "..", NUL, newline and carriage return. Code
+// `isolation-protected-path-unsafe`.
+absl::Status ValidateProtectedBind(const ProtectedBind& bind);
+
+// Refuses (`isolation-mount-protected-source`) a writable extra mount whose
+// source is, lies inside or contains a protected node: the program would
+// write the host's node through it. Read-only ones may show them.
+absl::Status CheckMountsAvoidProtected(const std::vector<ValidatedMount>& mounts,
+                                       absl::string_view project_real,
+                                       const std::vector<ProtectedBind>& binds);
+
+}  // namespace np
+
+#endif  // NP_EXEC_CORE_PROTECTED_PATHS_H_

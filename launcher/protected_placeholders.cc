@@ -1,0 +1,136 @@
+#include "launcher/protected_placeholders.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+#include "core/paths.h"
+#include "core/sha256.h"
+
+namespace np {
+namespace {
+
+absl::Status CannotCreate(const std::string& path, absl::string_view why) {
+  return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-protected-path-unsafe",
+                   absl::StrCat("cannot protect ", path, ": ", why,
+                                "; nothing ran. Replace it with a plain file or directory, or "
+                                "remove it"),
+                   {{"path", path}});
+}
+
+// Creates one placeholder; false with `why` when the path is taken or fails.
+bool MakePlaceholder(const std::string& path, const ProtectedBind& bind, std::string* why) {
+  if (bind.directory) {
+    if (mkdir(path.c_str(), kPlaceholderDirMode) != 0) {
+      *why = strerror(errno);
+      return false;
+    }
+    // mkdir's mode is cut by the umask; the placeholder's mode is its mark.
+    if (chmod(path.c_str(), kPlaceholderDirMode) != 0) *why = strerror(errno);
+    return why->empty();
+  }
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                      kPlaceholderFileMode);
+  if (fd < 0) {
+    *why = strerror(errno);
+    return false;
+  }
+  const absl::string_view content = PlaceholderContent(bind.relative);
+  bool ok = fchmod(fd, kPlaceholderFileMode) == 0 &&
+            write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+  if (!ok) *why = strerror(errno);
+  close(fd);
+  return ok;
+}
+
+}  // namespace
+
+std::string SpawnLockName(const std::string& project_real) {
+  return absl::StrCat("spawn-", Sha256Hex(project_real));
+}
+
+absl::StatusOr<ProtectedPlaceholders> ProtectedPlaceholders::Create(
+    const StateStore& store, const std::string& project_real,
+    const std::vector<ProtectedBind>& binds) {
+  absl::StatusOr<int> lock = store.OpenLockFile(SpawnLockName(project_real));
+  if (!lock.ok()) return lock.status();
+  ProtectedPlaceholders placeholders(project_real, binds, *lock);
+  // Waits while a finishing spawn removes placeholders, so what it removes is
+  // re-created below before this spawn's runtime binds it.
+  while (flock(*lock, LOCK_SH) != 0) {
+    if (errno != EINTR) {
+      return MakeError(absl::StatusCode::kUnavailable, "state-store-unwritable",
+                       absl::StrCat("cannot lock ", store.dir(), ": ", strerror(errno)));
+    }
+  }
+  for (const ProtectedBind& bind : binds) {
+    if (bind.writable) continue;
+    absl::Status valid = ValidateProtectedBind(bind);
+    if (!valid.ok()) return valid;
+    const std::string path = JoinPath(project_real, bind.relative);
+    struct stat st;
+    if (lstat(path.c_str(), &st) == 0) {
+      if (S_ISLNK(st.st_mode)) return CannotCreate(path, "it became a symbolic link");
+      if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        return CannotCreate(path, "it is neither a file nor a directory");
+      }
+      continue;
+    }
+    if (errno != ENOENT) return CannotCreate(path, strerror(errno));
+    std::string why;
+    if (!MakePlaceholder(path, bind, &why)) return CannotCreate(path, why);
+    placeholders.created_.push_back(bind.relative);
+  }
+  return placeholders;
+}
+
+absl::StatusOr<ProtectedPlaceholders> CreatePlaceholdersForSpawn(
+    absl::string_view xdg_state_home, absl::string_view home, uid_t uid,
+    const std::string& project_real, const std::vector<ProtectedBind>& binds) {
+  absl::StatusOr<std::string> dir = StateStoreDir(xdg_state_home, home);
+  if (!dir.ok()) return dir.status();
+  absl::StatusOr<StateStore> store = StateStore::Open(*dir, uid);
+  if (!store.ok()) return store.status();
+  // The lock's descriptor outlives the store's: the placeholders hold it.
+  return ProtectedPlaceholders::Create(*store, project_real, binds);
+}
+
+ProtectedPlaceholders::ProtectedPlaceholders(ProtectedPlaceholders&& other) noexcept
+    : project_real_(std::move(other.project_real_)),
+      binds_(std::move(other.binds_)),
+      created_(std::move(other.created_)),
+      lock_fd_(other.lock_fd_) {
+  other.lock_fd_ = -1;
+}
+
+ProtectedPlaceholders::~ProtectedPlaceholders() { Finish(); }
+
+int ProtectedPlaceholders::Finish() {
+  if (lock_fd_ < 0) return 0;
+  int removed = 0;
+  // Converting the shared lock drops it first; failing to get it exclusive
+  // means another spawn of the project runs, and the last one cleans up.
+  if (flock(lock_fd_, LOCK_EX | LOCK_NB) == 0) {
+    // Deepest first, so a placeholder inside another goes before it.
+    for (auto it = binds_.rbegin(); it != binds_.rend(); ++it) {
+      if (it->writable) continue;
+      const std::string path = JoinPath(project_real_, it->relative);
+      struct stat st;
+      if (lstat(path.c_str(), &st) != 0 || !IsPlaceholder(st, it->relative)) continue;
+      // rmdir fails on a directory a host tool filled meanwhile, which stays.
+      const int rc = S_ISDIR(st.st_mode) ? rmdir(path.c_str()) : unlink(path.c_str());
+      if (rc == 0) ++removed;
+    }
+  }
+  close(lock_fd_);
+  lock_fd_ = -1;
+  return removed;
+}
+
+}  // namespace np

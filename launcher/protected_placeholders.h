@@ -1,0 +1,76 @@
+// The placeholders of a spawn's protected binds (core/protected_paths.h):
+// created before the runtime starts, removed when the project's last
+// concurrent spawn has ended.
+//
+// Every spawn of a project holds a shared flock on the project's spawn lock in
+// the state store for as long as it runs. Removing a placeholder on the host
+// would silently detach the read-only mount another running sandbox has on it
+// (Linux lazily unmounts a mount point unlinked in another mount namespace),
+// so placeholders are removed only by a spawn that then gets the lock
+// exclusively without waiting: no other spawn of the project runs. A node is
+// removed only while it still looks like a placeholder (IsPlaceholder) and,
+// for a directory, is empty; what a host tool wrote into one stays. Touches
+// the filesystem.
+#ifndef NP_EXEC_LAUNCHER_PROTECTED_PLACEHOLDERS_H_
+#define NP_EXEC_LAUNCHER_PROTECTED_PLACEHOLDERS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/protected_paths.h"
+#include "launcher/state_store.h"
+
+namespace np {
+
+class ProtectedPlaceholders {
+ public:
+  // Takes the shared spawn lock of `project_real`, then makes sure every
+  // read-only node of `binds` exists, creating each missing one as a
+  // placeholder (also those the plan saw as present, which a finishing spawn
+  // may have removed since). Codes: `isolation-protected-path-unsafe` (a node
+  // is now a link or cannot be created; what was created is removed again),
+  // the store's codes for the lock.
+  static absl::StatusOr<ProtectedPlaceholders> Create(const StateStore& store,
+                                                      const std::string& project_real,
+                                                      const std::vector<ProtectedBind>& binds);
+
+  ProtectedPlaceholders(ProtectedPlaceholders&& other) noexcept;
+  ProtectedPlaceholders& operator=(ProtectedPlaceholders&&) = delete;
+  ProtectedPlaceholders(const ProtectedPlaceholders&) = delete;
+  ProtectedPlaceholders& operator=(const ProtectedPlaceholders&) = delete;
+  ~ProtectedPlaceholders();  // Finish().
+
+  // Call when the spawn has ended (the runtime client exited). When no other
+  // spawn of the project holds the lock, removes every placeholder among the
+  // read-only nodes, this spawn's and any left by others; then releases the
+  // lock. Returns how many nodes it removed. Idempotent.
+  int Finish();
+
+  // The nodes this call created (relative paths), in bind order.
+  const std::vector<std::string>& created() const { return created_; }
+
+ private:
+  ProtectedPlaceholders(std::string project_real, std::vector<ProtectedBind> binds, int lock_fd)
+      : project_real_(std::move(project_real)), binds_(std::move(binds)), lock_fd_(lock_fd) {}
+
+  std::string project_real_;
+  std::vector<ProtectedBind> binds_;
+  std::vector<std::string> created_;
+  int lock_fd_ = -1;
+};
+
+// The run path's one call: opens the state store (StateStoreDir of
+// `xdg_state_home` and `home`, owned by `uid`) and creates the placeholders of
+// `binds`. Any store error refuses the spawn: without the lock np-exec could
+// not know when removing a placeholder is safe.
+absl::StatusOr<ProtectedPlaceholders> CreatePlaceholdersForSpawn(
+    absl::string_view xdg_state_home, absl::string_view home, uid_t uid,
+    const std::string& project_real, const std::vector<ProtectedBind>& binds);
+
+// The spawn lock's name in the store for a project.
+std::string SpawnLockName(const std::string& project_real);
+
+}  // namespace np
+
+#endif  // NP_EXEC_LAUNCHER_PROTECTED_PLACEHOLDERS_H_

@@ -1,0 +1,62 @@
+#include "launcher/trust_gate.h"
+
+#include "launcher/state_store.h"
+
+namespace np {
+
+absl::StatusOr<TrustGate> EvaluateTrust(const Settings& settings, absl::string_view xdg_state_home,
+                                        absl::string_view home, uid_t uid) {
+  TrustGate gate;
+  if (settings.project_root.empty()) {
+    gate.inputs.effective_tier = settings.resolved.tier;
+    gate.decision = DecideTrust(gate.inputs);
+    return gate;
+  }
+  gate.in_project = true;
+  absl::StatusOr<TrustSubject> subject = LoadTrustSubject(settings);
+  if (!subject.ok()) return subject.status();
+  gate.subject = *std::move(subject);
+  absl::StatusOr<std::string> dir = StateStoreDir(xdg_state_home, home);
+  if (!dir.ok()) return dir.status();
+  gate.store_dir = *dir;
+  absl::StatusOr<StateStore> store = StateStore::Open(gate.store_dir, uid);
+  if (!store.ok()) return store.status();
+  absl::StatusOr<std::optional<TrustRecord>> record = store->Read(gate.subject.key);
+  if (!record.ok()) return record.status();
+  gate.inputs.record = *record;
+  gate.inputs.config_exists = gate.subject.config_exists;
+  gate.inputs.sha256 = ConfigSha256(gate.subject.raw_config);
+  gate.inputs.file_tier = gate.subject.file_tier;
+  gate.inputs.effective_tier = gate.subject.effective_tier;
+  gate.inputs.widening = WideningKeys(gate.subject.raw_config);
+  gate.decision = DecideTrust(gate.inputs);
+  return gate;
+}
+
+absl::Status RecordSpawnRan(const TrustGate& gate, uid_t uid) {
+  if (!gate.in_project) return absl::OkStatus();
+  // Nothing to raise: skip the lock and the write on the common path.
+  if (gate.inputs.record.has_value() && gate.inputs.file_tier <= gate.inputs.record->strongest) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<StateStore> store = StateStore::Open(gate.store_dir, uid);
+  if (!store.ok()) return store.status();
+  const std::string& key = gate.subject.key;
+  absl::StatusOr<TrustRecord> written =
+      store->Update(key, [&](const std::optional<TrustRecord>& current) {
+        return RecordAfterSpawn(current, key, gate.inputs);
+      });
+  return written.status();
+}
+
+nlohmann::json TrustStatusJson(const TrustGate& gate) {
+  nlohmann::json out = {{"state", TrustStateName(gate.decision.state)},
+                        {"widening", gate.inputs.widening}};
+  if (gate.in_project) out["sha256"] = gate.inputs.sha256;
+  out["recorded_tier"] = gate.inputs.record.has_value()
+                             ? nlohmann::json(TierName(gate.inputs.record->strongest))
+                             : nlohmann::json(nullptr);
+  return out;
+}
+
+}  // namespace np

@@ -1,0 +1,200 @@
+#include "launcher/verbs_trust.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "core/config_file.h"
+#include "core/errors.h"
+#include "launcher/output.h"
+#include "launcher/verbs.h"
+
+namespace np {
+namespace {
+
+// The value a dotted widening key names in the raw config.
+nlohmann::json ValueAt(const nlohmann::json& root, const std::string& dotted) {
+  const nlohmann::json* node = &root;
+  for (absl::string_view part : absl::StrSplit(dotted, '.')) {
+    if (!node->is_object()) return nullptr;
+    auto it = node->find(std::string(part));
+    if (it == node->end()) return nullptr;
+    node = &*it;
+  }
+  return *node;
+}
+
+nlohmann::json WideningJson(const TrustSubject& subject) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const std::string& key : WideningKeys(subject.raw_config)) {
+    out.push_back({{"key", key}, {"value", ValueAt(subject.raw_config, key)}});
+  }
+  return out;
+}
+
+std::string WideningText(const nlohmann::json& widening) {
+  if (widening.empty()) {
+    return "  no widening keys: this content needs no trust to run; the record also accepts its "
+           "tier for the ratchet\n";
+  }
+  std::string text = "  widening keys (the sandbox gets more than the defaults):\n";
+  for (const nlohmann::json& item : widening) {
+    absl::StrAppend(&text, "    - ", item["key"].get<std::string>(), " = ", DumpJson(item["value"]),
+                    "\n");
+  }
+  return text;
+}
+
+TrustInputs InputsFor(const TrustSubject& subject, const std::optional<TrustRecord>& record) {
+  TrustInputs inputs;
+  inputs.record = record;
+  inputs.config_exists = subject.config_exists;
+  inputs.sha256 = ConfigSha256(subject.raw_config);
+  inputs.file_tier = subject.file_tier;
+  inputs.effective_tier = subject.effective_tier;
+  inputs.widening = WideningKeys(subject.raw_config);
+  return inputs;
+}
+
+std::string UtcNow() {
+  const time_t now = time(nullptr);
+  struct tm utc;
+  gmtime_r(&now, &utc);
+  return absl::StrFormat("%04d-%02d-%02dT%02d:%02d:%02dZ", utc.tm_year + 1900, utc.tm_mon + 1,
+                         utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
+}
+
+}  // namespace
+
+absl::StatusOr<TrustSubject> LoadTrustSubject(const Settings& settings) {
+  if (settings.project_root.empty()) {
+    return MakeError(absl::StatusCode::kFailedPrecondition, "not-in-project",
+                     "np-exec trust runs in a project (a folder with .nubos-pilot/ above the "
+                     "working directory)");
+  }
+  TrustSubject subject;
+  char real[PATH_MAX];
+  if (realpath(settings.project_root.c_str(), real) == nullptr) {
+    return MakeError(absl::StatusCode::kFailedPrecondition, "not-in-project",
+                     absl::StrCat("the project ", settings.project_root, " does not resolve"));
+  }
+  subject.project_real = real;
+  const std::string path = ProjectConfigPath(subject.project_real);
+  struct stat st;
+  subject.config_exists = lstat(path.c_str(), &st) == 0;
+  absl::StatusOr<nlohmann::json> raw = ReadConfigFile(path);
+  if (!raw.ok()) return raw.status();
+  subject.raw_config = *std::move(raw);
+  // Parsed again so what is trusted is exactly what the hash covers; a config
+  // that does not validate is refused with its own code, never trusted.
+  absl::StatusOr<ProjectConfig> parsed = ParseProjectConfig(subject.raw_config);
+  if (!parsed.ok()) return parsed.status();
+  subject.file_tier = ProjectFileTier(*parsed);
+  subject.effective_tier = settings.resolved.tier;
+  absl::StatusOr<std::string> key = ProjectStoreKey(subject.project_real);
+  if (!key.ok()) return key.status();
+  subject.key = *std::move(key);
+  return subject;
+}
+
+absl::StatusOr<TrustVerbOutput> RunTrustVerb(TrustVerbMode mode, const TrustSubject& subject,
+                                             StateStore& store, absl::string_view now) {
+  TrustVerbOutput output;
+  const nlohmann::json widening = WideningJson(subject);
+  const std::string sha = ConfigSha256(subject.raw_config);
+  switch (mode) {
+    case TrustVerbMode::kTrust: {
+      absl::StatusOr<TrustRecord> record =
+          store.Update(subject.key, [&](const std::optional<TrustRecord>& current) {
+            return TrustCurrentConfig(current, subject.key, InputsFor(subject, current), now);
+          });
+      if (!record.ok()) return record.status();
+      output.json = {{"project", subject.project_real},
+                     {"trusted", true},
+                     {"sha256", sha},
+                     {"tier", TierName(subject.file_tier)},
+                     {"widening", widening},
+                     {"record", TrustRecordToJson(*record)}};
+      output.text =
+          absl::StrCat("trusted the config of ", subject.project_real,
+                       subject.config_exists ? "" : " (no config file)", "\n  sha256: ", sha,
+                       "\n  tier: ", TierName(subject.file_tier), "\n", WideningText(widening));
+      return output;
+    }
+    case TrustVerbMode::kShow: {
+      absl::StatusOr<std::optional<TrustRecord>> record = store.Read(subject.key);
+      if (!record.ok()) return record.status();
+      const TrustDecision decision = DecideTrust(InputsFor(subject, *record));
+      output.json = {
+          {"project", subject.project_real},
+          {"key", subject.key},
+          {"record", record->has_value() ? TrustRecordToJson(**record) : nullptr},
+          {"current",
+           {{"sha256", sha}, {"tier", TierName(subject.file_tier)}, {"widening", widening}}},
+          {"state", TrustStateName(decision.state)}};
+      output.text = absl::StrCat("project: ", subject.project_real,
+                                 "\n  trust: ", TrustStateName(decision.state));
+      if (record->has_value()) {
+        const TrustRecord& r = **record;
+        absl::StrAppend(&output.text, "\n  strongest tier it ran on: ", TierName(r.strongest));
+        absl::StrAppend(&output.text, "\n  trusted: ",
+                        r.trusted_sha256.has_value()
+                            ? absl::StrCat(*r.trusted_sha256, " (tier ", TierName(r.trusted_tier),
+                                           ", ", r.trusted_at, ")")
+                            : std::string("nothing"));
+      } else {
+        absl::StrAppend(&output.text, "\n  no record yet");
+      }
+      absl::StrAppend(&output.text, "\n  current config: ", sha, "\n", WideningText(widening));
+      return output;
+    }
+    case TrustVerbMode::kRevoke: {
+      absl::StatusOr<std::optional<TrustRecord>> before = store.Read(subject.key);
+      if (!before.ok()) return before.status();
+      const bool had = before->has_value() && (*before)->trusted_sha256.has_value();
+      std::optional<TrustRecord> after;
+      if (had) {
+        absl::StatusOr<TrustRecord> record =
+            store.Update(subject.key, [](const std::optional<TrustRecord>& current) {
+              return current.has_value() ? RevokeTrust(*current) : TrustRecord{};
+            });
+        if (!record.ok()) return record.status();
+        after = *record;
+      }
+      output.json = {{"project", subject.project_real},
+                     {"revoked", had},
+                     {"record", after.has_value() ? TrustRecordToJson(*after) : nullptr}};
+      output.text = had ? absl::StrCat("forgot the trust of ", subject.project_real,
+                                       "; the ratchet (strongest tier it ran on) stays\n")
+                        : absl::StrCat("nothing was trusted for ", subject.project_real, "\n");
+      return output;
+    }
+  }
+  return absl::InternalError("unknown trust mode");
+}
+
+int VerbTrust(TrustVerbMode mode, bool json, const HostFacts& host) {
+  absl::StatusOr<Settings> settings =
+      LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier, false});
+  if (!settings.ok()) return VerbFail(settings.status(), host);
+  absl::StatusOr<TrustSubject> subject = LoadTrustSubject(*settings);
+  if (!subject.ok()) return VerbFail(subject.status(), host);
+  absl::StatusOr<std::string> dir = StateStoreDir(GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
+  if (!dir.ok()) return VerbFail(dir.status(), host);
+  absl::StatusOr<StateStore> store = StateStore::Open(*dir, host.uid);
+  if (!store.ok()) return VerbFail(store.status(), host);
+  absl::StatusOr<TrustVerbOutput> output = RunTrustVerb(mode, *subject, *store, UtcNow());
+  if (!output.ok()) return VerbFail(output.status(), host);
+  if (json) {
+    WriteJson(output->json);
+  } else {
+    WriteAll(1, output->text);
+  }
+  return 0;
+}
+
+}  // namespace np

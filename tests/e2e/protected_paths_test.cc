@@ -1,0 +1,241 @@
+// End-to-end attacks on the protected paths (issue 14): a hostile program in
+// the container tier, on docker, podman and bubblewrap, tries everything a
+// program with a writable project can do to the files the host later reads or
+// runs (np-exec's config and audit log, git's hooks and config, the files of
+// editors and agents): write, truncate, delete, rename a parent away and
+// rebuild it, swap in a link, create what is missing. Afterwards the host's
+// files are compared byte for byte with before, no new hook or repository
+// exists, the placeholders are gone, and the next spawn's plan is the first's.
+//
+// Under CI=true a runtime that is not usable fails these tests; otherwise they
+// skip (scripts/test.sh brings the runtimes up first).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/e2e/e2e_support.h"
+
+namespace np::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Files the attacks go for, with the content the host gave them. The rest of
+// .git (objects, refs, HEAD, index) stays writable, so a program can commit;
+// it can also damage them, which runs nothing on the host.
+const std::map<std::string, std::string>& HostFiles() {
+  static const auto* files = new std::map<std::string, std::string>{
+      {".git/config", "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"},
+      {".git/hooks/pre-push.sample", "#!/bin/sh\nexit 0\n"},
+      {".envrc", "export PROJECT=1\n"},
+      {".mcp.json", "{\"mcpServers\": {}}\n"},
+      {".claude/settings.json", "{\"permissions\": {}}\n"},
+      {".nubos-pilot/bin/np-payload.js", "console.log('host payload')\n"},
+  };
+  return *files;
+}
+
+// Protected paths the project does not have; each must still be absent after.
+const std::vector<std::string>& MissingPaths() {
+  static const auto* paths = new std::vector<std::string>{
+      ".gitmodules",    ".vscode",      ".idea",          ".git/hooks/pre-commit",
+      ".git/commondir", ".git/modules", ".git/worktrees", ".git-away",
+      ".np-away",       "hooks-away"};
+  return *paths;
+}
+
+class ProtectedPathsTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    NP_REQUIRE_RUNTIME(runtime());
+    project_ = dir_.MakeDir("project");
+    state_ = dir_.MakeDir("state");
+    config_ = ContainerConfig(runtime(), "np-test:local");
+    MakeProject(project_, config_);
+    for (const auto& [path, content] : HostFiles()) dir_.Write("project/" + path, content);
+    ASSERT_EQ(chmod((project_ + "/.git/hooks/pre-push.sample").c_str(), 0755), 0);
+    dir_.MakeDir("project/.git/objects");
+    dir_.MakeDir("project/.git/refs");
+    dir_.MakeDir("project/src");
+    env_ = RuntimeEnv({"XDG_STATE_HOME=" + state_});
+  }
+
+  const std::string& runtime() const { return GetParam(); }
+
+  RunResult Np(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {NpExecBin()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProcess(argv, Options(env_, 120000, project_));
+  }
+
+  // Runs SCRIPT inside; every step runs whatever the previous one did.
+  RunResult Attack(const std::string& script) { return Np({"--", "sh", "-c", script}); }
+
+  std::string Read(const std::string& rel) { return ReadFile(project_ + "/" + rel); }
+
+  void ExpectHostUntouched(const std::string& attack) {
+    EXPECT_EQ(Read(".nubos-pilot/config.json"), config_) << attack;
+    for (const auto& [path, content] : HostFiles()) {
+      EXPECT_TRUE(FileExists(project_ + "/" + path)) << attack << ": " << path;
+      EXPECT_EQ(Read(path), content) << attack << ": " << path;
+    }
+    struct stat st;
+    ASSERT_EQ(lstat((project_ + "/.git/hooks/pre-push.sample").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0755u) << attack;
+    for (const std::string& path : MissingPaths()) {
+      EXPECT_NE(lstat((project_ + "/" + path).c_str(), &st), 0) << attack << ": " << path;
+    }
+    // np-exec's record of what ran only ever grows.
+    const std::string log = Read(".nubos-pilot/audit/np-exec.jsonl");
+    EXPECT_EQ(log.substr(0, audit_before_.size()), audit_before_) << attack;
+    EXPECT_GT(log.size(), audit_before_.size()) << attack;
+    audit_before_ = log;
+    // The next spawn is planned exactly as the first.
+    RunResult plan = Np({"wrap", "--", "true"});
+    EXPECT_EQ(plan.exit_code, 0) << plan.err;
+    EXPECT_EQ(Plan(plan.out), first_plan_) << attack;
+  }
+
+  // wrap's plan without the per-spawn container name.
+  static std::string Plan(const std::string& wrap_json) {
+    nlohmann::json plan = nlohmann::json::parse(wrap_json, nullptr, false);
+    if (plan.is_discarded()) return "unparsable: " + wrap_json;
+    nlohmann::json args = nlohmann::json::array();
+    for (const nlohmann::json& arg : plan["args"]) {
+      const std::string text = arg.get<std::string>();
+      args.push_back(text.rfind("np-exec-", 0) == 0 ? "NAME" : text);
+    }
+    plan["args"] = args;
+    return plan.dump();
+  }
+
+  void Baseline() {
+    RunResult first = Attack("true");
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    audit_before_ = Read(".nubos-pilot/audit/np-exec.jsonl");
+    RunResult plan = Np({"wrap", "--", "true"});
+    ASSERT_EQ(plan.exit_code, 0) << plan.err;
+    first_plan_ = Plan(plan.out);
+  }
+
+  TempDir dir_;
+  std::string project_;
+  std::string state_;
+  std::string config_;
+  std::vector<std::string> env_;
+  std::string audit_before_;
+  std::string first_plan_;
+};
+
+TEST_P(ProtectedPathsTest, WritesAndTruncationsFail) {
+  Baseline();
+  RunResult r = Attack(
+      "echo '{\"isolation\":{\"tier\":\"direct\"}}' > .nubos-pilot/config.json;"
+      " echo '[core] hooksPath = /tmp' >> .git/config; true > .git/config;"
+      " true > .nubos-pilot/audit/np-exec.jsonl; echo evil > .envrc; echo '{}' > .mcp.json;"
+      " echo evil > .claude/settings.json; echo evil > .nubos-pilot/bin/np-payload.js;"
+      " chmod 644 .git/hooks/pre-push.sample; echo ok > src/writable; true");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("Read-only file system"));
+  ExpectHostUntouched("write and truncate");
+  EXPECT_EQ(Read("src/writable"), "ok\n") << "the rest of the project stays writable";
+}
+
+TEST_P(ProtectedPathsTest, DeletionsFail) {
+  Baseline();
+  RunResult r = Attack(
+      "rm -rf .git/hooks .git/config .nubos-pilot/config.json .nubos-pilot/audit"
+      " .nubos-pilot/bin .claude .envrc .mcp.json; rm -rf .git .nubos-pilot; true");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ExpectHostUntouched("rm");
+}
+
+TEST_P(ProtectedPathsTest, RenamingAParentAwayAndRebuildingItFails) {
+  Baseline();
+  RunResult r = Attack(
+      "mv .git .git-away; mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit;"
+      " chmod +x .git/hooks/pre-commit; mv .nubos-pilot .np-away; mkdir .nubos-pilot;"
+      " echo '{\"isolation\":{\"tier\":\"direct\"}}' > .nubos-pilot/config.json;"
+      " mv .git/hooks .git/hooks-away; mkdir .git/hooks2; mv .git/hooks2 .git/hooks;"
+      " mv .claude .claude-away; true");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ExpectHostUntouched("mv and rebuild");
+}
+
+TEST_P(ProtectedPathsTest, LinkSwapsFail) {
+  Baseline();
+  RunResult r = Attack(
+      "ln -sf /etc/passwd .envrc; ln -sfn /tmp .git/hooks; ln -sf /tmp/x .git/config;"
+      " ln -s ../evil .gitmodules; ln -s /tmp .vscode; ln -sf /tmp/c .nubos-pilot/config.json;"
+      " true");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ExpectHostUntouched("symlink swap");
+}
+
+TEST_P(ProtectedPathsTest, CreatingWhatIsMissingFails) {
+  Baseline();
+  RunResult r = Attack(
+      "echo evil > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit;"
+      " echo '[submodule \"x\"]' > .gitmodules; mkdir .vscode; mkdir .idea;"
+      " echo ../../evil > .git/commondir; mkdir -p .git/modules/x/hooks .git/worktrees/x; true");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ExpectHostUntouched("create missing");
+}
+
+// Without a repository, none can be made for the host's git to obey later
+// (Codex's BUGB-15632: `git init` plus one config value).
+TEST_P(ProtectedPathsTest, NoRepositoryCanBeCreated) {
+  for (const char* path : {".git", ".claude", ".nubos-pilot/bin", ".envrc", ".mcp.json"}) {
+    ASSERT_EQ(RunProcess({"/bin/rm", "-rf", project_ + "/" + path}, Options(env_)).exit_code, 0);
+  }
+  RunResult r = Attack(
+      "mkdir -p .git/hooks; printf '[core]\\n\\tfsmonitor = /tmp/evil\\n' > .git/config;"
+      " echo 'ref: refs/heads/main' > .git/HEAD; mkdir .claude; echo evil > .envrc;"
+      " mkdir -p .nubos-pilot/bin; echo evil > .nubos-pilot/bin/np-payload.js; ls -a; true");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // Inside, the placeholders were there ...
+  EXPECT_THAT(r.out, HasSubstr(".git"));
+  // ... and on the host, nothing is left of them or of the attempt.
+  struct stat st;
+  for (const char* path : {".git", ".claude", ".envrc", ".mcp.json", ".nubos-pilot/bin",
+                           ".gitmodules", ".vscode", ".idea"}) {
+    EXPECT_NE(lstat((project_ + "/" + path).c_str(), &st), 0) << path;
+  }
+  EXPECT_EQ(Read(".nubos-pilot/config.json"), config_);
+}
+
+// A spawn that ends while another of the project still runs must leave the
+// placeholders alone: removing one on the host would detach the read-only
+// mount the running sandbox has on it, and its program could then create the
+// file on the host.
+TEST_P(ProtectedPathsTest, APlaceholderOutlivesEveryConcurrentSpawn) {
+  ASSERT_EQ(unlink((project_ + "/.envrc").c_str()), 0);
+  std::vector<std::string> argv = {NpExecBin(), "--", "sh", "-c",
+                                   "while [ ! -e src/go ]; do sleep 0.1; done;"
+                                   " echo evil > .envrc; echo rc=$?"};
+  const pid_t slow = StartProcess(argv, Options(env_, 120000, project_), dir_.Path("slow.out"),
+                                  dir_.Path("slow.err"));
+  ASSERT_GT(slow, 0);
+  // The slow spawn's sandbox is up once its placeholder exists.
+  ASSERT_TRUE(WaitFor([&] { return FileExists(project_ + "/.envrc"); }, 60000));
+  RunResult quick = Attack("true");
+  EXPECT_EQ(quick.exit_code, 0) << quick.err;
+  EXPECT_TRUE(FileExists(project_ + "/.envrc")) << "removed under a running spawn";
+  dir_.Write("project/src/go", "");
+  EXPECT_EQ(WaitProcess(slow, 60000), 0) << ReadFile(dir_.Path("slow.err"));
+  EXPECT_THAT(ReadFile(dir_.Path("slow.out")), HasSubstr("rc=")) << ReadFile(dir_.Path("slow.err"));
+  EXPECT_THAT(ReadFile(dir_.Path("slow.out")), ::testing::Not(HasSubstr("rc=0")));
+  struct stat st;
+  EXPECT_NE(lstat((project_ + "/.envrc").c_str(), &st), 0) << "the last spawn removes it";
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtimes, ProtectedPathsTest,
+                         ::testing::Values("docker", "podman", "bwrap"), RuntimeName);
+
+}  // namespace
+}  // namespace np::testing

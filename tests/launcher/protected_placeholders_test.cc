@@ -1,0 +1,153 @@
+// Placeholders for missing protected paths: created before a spawn, removed
+// after the project's last concurrent spawn, never removed under a running
+// one, and never taking what a host tool wrote.
+#include "launcher/protected_placeholders.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "gtest/gtest.h"
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+
+namespace np {
+namespace {
+
+using ::np::testing::RunProcess;
+using ::np::testing::TempDir;
+
+class PlaceholdersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ::np::testing::MakeProject(project_.path(), "{}");
+    absl::StatusOr<StateStore> store = StateStore::Open(state_.Path("np-exec"), getuid());
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_.emplace(*std::move(store));
+  }
+
+  std::vector<ProtectedBind> Plan() {
+    absl::StatusOr<std::vector<ProtectedBind>> binds =
+        ProtectedBindsForSpawn(project_.path(), {}, {});
+    EXPECT_TRUE(binds.ok()) << binds.status();
+    return binds.ok() ? *binds : std::vector<ProtectedBind>{};
+  }
+
+  // Every path below the project with its type and mode, as `find` lists it.
+  std::string Listing() {
+    return RunProcess({"/usr/bin/find", project_.path(), "-printf", "%P %y %m %s\n"}, {}).out;
+  }
+
+  TempDir project_;
+  TempDir state_;
+  std::optional<StateStore> store_;
+};
+
+TEST_F(PlaceholdersTest, MissingPathsExistDuringTheSpawnAndAreGoneAfter) {
+  const std::string before = Listing();
+  const std::vector<ProtectedBind> binds = Plan();
+  absl::StatusOr<ProtectedPlaceholders> placeholders =
+      ProtectedPlaceholders::Create(*store_, project_.path(), binds);
+  ASSERT_TRUE(placeholders.ok()) << placeholders.status();
+  EXPECT_EQ(placeholders->created().size(), 9u);  // All but config.json; .nubos-pilot is pinned.
+  for (const ProtectedBind& bind : binds) {
+    struct stat st;
+    ASSERT_EQ(lstat(project_.Path(bind.relative).c_str(), &st), 0) << bind.relative;
+    if (bind.placeholder) {
+      EXPECT_TRUE(IsPlaceholder(st, bind.relative)) << bind.relative;
+    }
+  }
+  EXPECT_EQ(placeholders->Finish(), 9);
+  EXPECT_EQ(Listing(), before);
+  EXPECT_EQ(placeholders->Finish(), 0) << "idempotent";
+}
+
+TEST_F(PlaceholdersTest, ConcurrentSpawnsLeaveCleanupToTheLast) {
+  const std::string before = Listing();
+  const std::vector<ProtectedBind> binds = Plan();
+  absl::StatusOr<ProtectedPlaceholders> first =
+      ProtectedPlaceholders::Create(*store_, project_.path(), binds);
+  ASSERT_TRUE(first.ok());
+  // The second spawn planned before the first created anything.
+  absl::StatusOr<ProtectedPlaceholders> second =
+      ProtectedPlaceholders::Create(*store_, project_.path(), binds);
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(second->created().empty());
+  EXPECT_EQ(first->Finish(), 0) << "the second spawn still has its mounts on them";
+  EXPECT_TRUE(::np::testing::FileExists(project_.Path(".envrc")));
+  // A third spawn, planned now, sees the placeholders and keeps them as nodes.
+  const std::vector<ProtectedBind> third_binds = Plan();
+  for (const ProtectedBind& bind : third_binds) {
+    EXPECT_FALSE(bind.placeholder) << bind.relative;
+    EXPECT_EQ(bind.relative.rfind(".git/", 0), std::string::npos) << "never inside .git's";
+  }
+  absl::StatusOr<ProtectedPlaceholders> third =
+      ProtectedPlaceholders::Create(*store_, project_.path(), third_binds);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(second->Finish(), 0);
+  EXPECT_EQ(third->Finish(), 9) << "the last one out removes what the first made";
+  EXPECT_EQ(Listing(), before);
+}
+
+TEST_F(PlaceholdersTest, WhatAHostToolWroteStays) {
+  const std::vector<ProtectedBind> binds = Plan();
+  absl::StatusOr<ProtectedPlaceholders> placeholders =
+      ProtectedPlaceholders::Create(*store_, project_.path(), binds);
+  ASSERT_TRUE(placeholders.ok());
+  // The owner can still write placeholders on the host (nubos-pilot, an editor).
+  project_.Write(".mcp.json", "{\"servers\":{}}", 0600);
+  project_.Write(".claude/settings.json", "{}");
+  EXPECT_EQ(placeholders->Finish(), 7);
+  EXPECT_EQ(::np::testing::ReadFile(project_.Path(".mcp.json")), "{\"servers\":{}}");
+  EXPECT_TRUE(::np::testing::FileExists(project_.Path(".claude/settings.json")));
+  EXPECT_FALSE(::np::testing::FileExists(project_.Path(".envrc")));
+}
+
+TEST_F(PlaceholdersTest, ALinkPlantedAfterPlanningIsRefused) {
+  const std::vector<ProtectedBind> binds = Plan();
+  ASSERT_EQ(symlink("/etc/passwd", project_.Path(".envrc").c_str()), 0);
+  absl::StatusOr<ProtectedPlaceholders> placeholders =
+      ProtectedPlaceholders::Create(*store_, project_.path(), binds);
+  ASSERT_FALSE(placeholders.ok());
+  EXPECT_EQ(ErrorCode(placeholders.status()), "isolation-protected-path-unsafe");
+  // What it created before it stopped was taken back.
+  EXPECT_FALSE(::np::testing::FileExists(project_.Path(".claude")));
+}
+
+// The placeholders change nothing git decides: an empty .git directory is no
+// repository, and a commondir placeholder ("." ) is the git directory itself.
+TEST_F(PlaceholdersTest, GitIgnoresThePlaceholders) {
+  const std::vector<std::string> env = ::np::testing::BaseEnv({"GIT_CEILING_DIRECTORIES=/"});
+  std::vector<ProtectedBind> binds = Plan();
+  absl::StatusOr<ProtectedPlaceholders> placeholders =
+      ProtectedPlaceholders::Create(*store_, project_.path(), binds);
+  ASSERT_TRUE(placeholders.ok());
+  ::np::testing::RunOptions options;
+  options.cwd = project_.path();
+  options.env = env;
+  ::np::testing::RunResult no_repo =
+      RunProcess({"/usr/bin/git", "rev-parse", "--git-dir"}, options);
+  EXPECT_NE(no_repo.exit_code, 0) << no_repo.out;
+  EXPECT_EQ(placeholders->Finish(), 9);
+
+  ASSERT_EQ(RunProcess({"/usr/bin/git", "init", "-q", project_.path()}, options).exit_code, 0);
+  binds = Plan();
+  absl::StatusOr<ProtectedPlaceholders> in_repo =
+      ProtectedPlaceholders::Create(*store_, project_.path(), binds);
+  ASSERT_TRUE(in_repo.ok());
+  EXPECT_EQ(::np::testing::ReadFile(project_.Path(".git/commondir")), ".\n");
+  ::np::testing::RunResult common = RunProcess(
+      {"/usr/bin/git", "rev-parse", "--path-format=absolute", "--git-common-dir"}, options);
+  EXPECT_EQ(common.exit_code, 0) << common.err;
+  EXPECT_EQ(common.out, project_.Path(".git") + "\n");
+  ::np::testing::RunResult status = RunProcess({"/usr/bin/git", "status", "--short"}, options);
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  in_repo->Finish();
+  EXPECT_FALSE(::np::testing::FileExists(project_.Path(".git/commondir")));
+}
+
+}  // namespace
+}  // namespace np

@@ -1,0 +1,218 @@
+// The operator state store: round trips, every way a store fails closed, and
+// concurrent updaters that must neither lose nor tear a record.
+#include "launcher/state_store.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+#include "gtest/gtest.h"
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+
+namespace np {
+namespace {
+
+using ::np::testing::TempDir;
+
+TrustRecord Raised(const std::optional<TrustRecord>& current, Tier tier) {
+  TrustRecord next = current.value_or(TrustRecord{});
+  if (!current.has_value() || tier > next.strongest) next.strongest = tier;
+  return next;
+}
+
+std::string RecordPath(const StateStore& store, const std::string& key) {
+  return store.dir() + "/" + StateStore::FileStem(key) + ".json";
+}
+
+TEST(StateStoreTest, DirectoryFollowsXdgThenHome) {
+  EXPECT_EQ(*StateStoreDir("/x/state", "/home/u"), "/x/state/np-exec");
+  EXPECT_EQ(*StateStoreDir("relative", "/home/u"), "/home/u/.local/state/np-exec");
+  EXPECT_EQ(*StateStoreDir("", "/home/u/"), "/home/u/.local/state/np-exec");
+  EXPECT_EQ(ErrorCode(StateStoreDir("", "").status()), "state-store-unavailable");
+  EXPECT_EQ(ErrorCode(StateStoreDir("rel", "also/rel").status()), "state-store-unavailable");
+}
+
+TEST(StateStoreTest, RoundTripCreatesAPrivateStore) {
+  TempDir dir;
+  const std::string path = dir.Path("state/np-exec");
+  absl::StatusOr<StateStore> store = StateStore::Open(path, getuid());
+  ASSERT_TRUE(store.ok()) << store.status();
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  absl::StatusOr<std::optional<TrustRecord>> none = store->Read("k");
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value());
+  absl::StatusOr<TrustRecord> written = store->Update("k", [](const std::optional<TrustRecord>& r) {
+    TrustRecord next = Raised(r, Tier::kContainer);
+    next.trusted_sha256 = std::string(64, 'a');
+    next.trusted_tier = Tier::kContainer;
+    next.trusted_at = "now";
+    return next;
+  });
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(written->key, "k");
+  absl::StatusOr<std::optional<TrustRecord>> back = store->Read("k");
+  ASSERT_TRUE(back.ok() && back->has_value()) << back.status();
+  EXPECT_EQ(**back, *written);
+  ASSERT_EQ(stat(RecordPath(*store, "k").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  // Other keys are other records.
+  EXPECT_FALSE(store->Read("other")->has_value());
+}
+
+TEST(StateStoreTest, CorruptAndForeignRecordsAreInvalidNeverMissing) {
+  TempDir dir;
+  absl::StatusOr<StateStore> store = StateStore::Open(dir.Path("s"), getuid());
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(store->Update("k", [](auto& r) { return Raised(r, Tier::kContainer); }).ok());
+  const std::string record = RecordPath(*store, "k");
+  const std::string good = ::np::testing::ReadFile(record);
+  auto expect_invalid = [&](const std::string& what) {
+    EXPECT_EQ(ErrorCode(store->Read("k").status()), "state-store-invalid") << what;
+    EXPECT_EQ(
+        ErrorCode(store->Update("k", [](auto& r) { return Raised(r, Tier::kDirect); }).status()),
+        "state-store-invalid")
+        << what;
+  };
+  for (const std::string& text :
+       {std::string("{"), std::string(""), std::string("[]"), good.substr(0, good.size() / 2),
+        std::string(kMaxRecordBytes + 10, ' ')}) {
+    dir.Write("s/" + StateStore::FileStem("k") + ".json", text, 0600);
+    expect_invalid(text.substr(0, 20));
+  }
+  // A record copied from another project's file names that project's key.
+  dir.Write(
+      "s/" + StateStore::FileStem("k") + ".json",
+      TrustRecordToJson(TrustRecord{"someone-else", Tier::kDirect, {}, Tier::kDirect, ""}).dump(),
+      0600);
+  expect_invalid("another key");
+  dir.Write("s/" + StateStore::FileStem("k") + ".json", good, 0600);
+  ASSERT_TRUE(store->Read("k").ok());
+  ASSERT_EQ(chmod(record.c_str(), 0666), 0);
+  expect_invalid("writable by others");
+  ASSERT_EQ(chmod(record.c_str(), 0600), 0);
+  ASSERT_EQ(link(record.c_str(), dir.Path("hard").c_str()), 0);
+  expect_invalid("a second link");
+  ASSERT_EQ(unlink(dir.Path("hard").c_str()), 0);
+  if (getuid() == 0) {
+    ASSERT_EQ(chown(record.c_str(), 12345, 12345), 0);
+    expect_invalid("foreign owner");
+    ASSERT_EQ(chown(record.c_str(), 0, 0), 0);
+  }
+  ASSERT_EQ(unlink(record.c_str()), 0);
+  dir.Write("elsewhere.json", good, 0600);
+  ASSERT_EQ(symlink(dir.Path("elsewhere.json").c_str(), record.c_str()), 0);
+  expect_invalid("symbolic link");
+}
+
+TEST(StateStoreTest, UnsafeStoreDirectoriesAreRefused) {
+  TempDir dir;
+  dir.MakeDir("real");
+  ASSERT_EQ(chmod(dir.Path("real").c_str(), 0700), 0);
+  ASSERT_EQ(symlink(dir.Path("real").c_str(), dir.Path("linked").c_str()), 0);
+  EXPECT_EQ(ErrorCode(StateStore::Open(dir.Path("linked"), getuid()).status()),
+            "state-store-invalid");
+  dir.Write("file", "x");
+  EXPECT_EQ(ErrorCode(StateStore::Open(dir.Path("file"), getuid()).status()),
+            "state-store-invalid");
+  dir.MakeDir("open");
+  ASSERT_EQ(chmod(dir.Path("open").c_str(), 0755), 0);
+  EXPECT_EQ(ErrorCode(StateStore::Open(dir.Path("open"), getuid()).status()),
+            "state-store-invalid");
+  EXPECT_EQ(ErrorCode(StateStore::Open(dir.Path("real"), getuid() + 1).status()),
+            "state-store-invalid");
+  if (getuid() == 0) {
+    dir.MakeDir("foreign");
+    ASSERT_EQ(chmod(dir.Path("foreign").c_str(), 0700), 0);
+    ASSERT_EQ(chown(dir.Path("foreign").c_str(), 12345, 12345), 0);
+    EXPECT_EQ(ErrorCode(StateStore::Open(dir.Path("foreign"), 0).status()), "state-store-invalid");
+  }
+  // A lock file that is a link is refused too.
+  absl::StatusOr<StateStore> store = StateStore::Open(dir.Path("real"), getuid());
+  ASSERT_TRUE(store.ok());
+  ASSERT_EQ(symlink("/etc/passwd", dir.Path("real/evil.lock").c_str()), 0);
+  EXPECT_EQ(ErrorCode(store->OpenLockFile("evil").status()), "state-store-invalid");
+  EXPECT_EQ(ErrorCode(store->OpenLockFile("a/b").status()), "state-store-invalid");
+}
+
+// N processes each bump a counter in the record M times; every bump must land
+// and no reader may ever see a torn record.
+TEST(StateStoreTest, ConcurrentUpdatersLoseNothing) {
+  TempDir dir;
+  const std::string path = dir.Path("s");
+  ASSERT_TRUE(StateStore::Open(path, getuid()).ok());
+  constexpr int kProcesses = 8;
+  constexpr int kUpdates = 25;
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      absl::StatusOr<StateStore> store = StateStore::Open(path, getuid());
+      if (!store.ok()) _exit(2);
+      for (int i = 0; i < kUpdates; ++i) {
+        absl::StatusOr<TrustRecord> r =
+            store->Update("k", [p](const std::optional<TrustRecord>& c) {
+              TrustRecord next = Raised(c, p % 2 ? Tier::kContainer : Tier::kWorktree);
+              int count = 0;
+              if (c.has_value() && !absl::SimpleAtoi(c->trusted_at, &count)) count = -100000;
+              next.trusted_sha256 = std::string(64, 'e');
+              next.trusted_at = absl::StrCat(count + 1);
+              return next;
+            });
+        if (!r.ok()) _exit(3);
+        absl::StatusOr<std::optional<TrustRecord>> seen = store->Read("k");
+        if (!seen.ok() || !seen->has_value()) _exit(4);
+      }
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  absl::StatusOr<StateStore> store = StateStore::Open(path, getuid());
+  ASSERT_TRUE(store.ok());
+  absl::StatusOr<std::optional<TrustRecord>> final_record = store->Read("k");
+  ASSERT_TRUE(final_record.ok() && final_record->has_value()) << final_record.status();
+  EXPECT_EQ((*final_record)->trusted_at, absl::StrCat(kProcesses * kUpdates));
+  EXPECT_EQ((*final_record)->strongest, Tier::kContainer);
+  // No temporary file is left behind.
+  EXPECT_EQ(::np::testing::RunProcess({"/bin/sh", "-c", "ls " + path + " | grep -c tmp"}, {}).out,
+            "0\n");
+}
+
+TEST(StateStoreTest, WorktreesShareOneKeyAndSubprojectsDoNot) {
+  TempDir dir;
+  dir.Write("main/.git/HEAD", "ref: refs/heads/main\n");
+  dir.Write("main/.git/worktrees/wt/commondir", "../..\n");
+  dir.Write("wt/.git", "gitdir: " + dir.Path("main/.git/worktrees/wt") + "\n");
+  dir.MakeDir("main/tools");
+  dir.MakeDir("wt/tools");
+  dir.MakeDir("plain");
+  absl::StatusOr<std::string> main = ProjectStoreKey(dir.Path("main"));
+  absl::StatusOr<std::string> wt = ProjectStoreKey(dir.Path("wt"));
+  ASSERT_TRUE(main.ok() && wt.ok()) << main.status() << wt.status();
+  EXPECT_EQ(*main, *wt);
+  EXPECT_EQ(*ProjectStoreKey(dir.Path("main/tools")), *ProjectStoreKey(dir.Path("wt/tools")));
+  EXPECT_NE(*ProjectStoreKey(dir.Path("main/tools")), *main);
+  absl::StatusOr<std::string> plain = ProjectStoreKey(dir.Path("plain"));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_NE(*plain, *main);
+  EXPECT_NE(plain->find(dir.Path("plain")), std::string::npos);
+  dir.Write("broken/.git", "gitdir: /nonexistent\n");
+  EXPECT_EQ(ErrorCode(ProjectStoreKey(dir.Path("broken")).status()), "project-git-invalid");
+}
+
+}  // namespace
+}  // namespace np
