@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "core/errors.h"
 #include "core/paths.h"
+#include "core/protected_paths.h"
 
 namespace np {
 namespace {
@@ -361,6 +362,13 @@ absl::Status ParsePullKey(const json& value, ContainerConfig& out) {
   return absl::OkStatus();
 }
 
+absl::Status ParseProtectKey(const json& value, ContainerConfig& out) {
+  absl::StatusOr<std::vector<std::string>> protect = ParseProtect(value);
+  if (!protect.ok()) return protect.status();
+  out.protect.insert(out.protect.end(), protect->begin(), protect->end());
+  return absl::OkStatus();
+}
+
 struct ContainerKey {
   absl::string_view name;
   absl::Status (*parse)(const json& value, ContainerConfig& out);
@@ -371,7 +379,7 @@ constexpr ContainerKey kContainerKeyTable[] = {
     {"runtime", ParseRuntimeKey}, {"image", ParseImageKey},   {"network", ParseNetworkKey},
     {"user", ParseUserKey},       {"memory", ParseMemoryKey}, {"cpus", ParseCpusKey},
     {"mounts", ParseMountsKey},   {"env", ParseEnvKey},       {"workdir", ParseWorkdirKey},
-    {"pull", ParsePullKey},
+    {"pull", ParsePullKey},       {"protect", ParseProtectKey},
 };
 
 absl::Status ParseContainer(const json& c, ContainerConfig& out) {

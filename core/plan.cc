@@ -231,14 +231,15 @@ absl::StatusOr<SpawnPlan> PlanSpawn(const Settings& settings, const ProbeResult*
 
 std::vector<std::string> PrintedCommand(const SpawnPlan& plan) {
   if (!plan.wrapped) return plan.argv;
-  std::vector<std::string> command;
-  if (TraitsOf(plan.runtime).sandbox_env_from_runtime) {
-    command = {plan.self_path, std::string(kSandboxExecVerb)};
-    if (!plan.env.forward.empty()) {
-      command.insert(command.end(), {"--env", absl::StrJoin(plan.env.forward, ",")});
-    }
-    command.emplace_back("--");
+  std::vector<std::string> command = {plan.self_path, std::string(kSandboxExecVerb), "--runtime",
+                                      std::string(RuntimeName(plan.runtime)), "--project",
+                                      plan.project_real};
+  // Only where the runtime hands its environment to the sandbox: a client
+  // forwards the -e names of its own argv.
+  if (TraitsOf(plan.runtime).sandbox_env_from_runtime && !plan.env.forward.empty()) {
+    command.insert(command.end(), {"--env", absl::StrJoin(plan.env.forward, ",")});
   }
+  command.emplace_back("--");
   command.push_back(plan.exec_path);
   command.insert(command.end(), plan.argv.begin() + 1, plan.argv.end());
   return command;

@@ -117,9 +117,10 @@ absl::StatusOr<SpawnPlan> PlanSpawn(const Settings& settings, const ProbeResult*
 // sandbox's environment by name (SandboxEnvPlan) and execs bubblewrap.
 inline constexpr absl::string_view kSandboxExecVerb = "sandbox-exec";
 
-// What a caller runs for a wrapped plan: {bin, args}. On bubblewrap that is
-// np-exec's sandbox-exec verb in front of bubblewrap, so that run as printed,
-// only the forwarded names reach the sandbox.
+// What a caller runs for a wrapped plan: {bin, args}: np-exec's sandbox-exec
+// verb in front of the runtime, which checks trust, creates the protected
+// paths' placeholders and builds the runtime's environment by name, so that
+// run as printed, the plan is as strict as a run.
 std::vector<std::string> PrintedCommand(const SpawnPlan& plan);
 
 // The plan as `wrap` prints it: {tier, wrapped:true, runtime, bin, args,

@@ -6,6 +6,7 @@
 #include "launcher/outcome.h"
 #include "launcher/run.h"
 #include "launcher/verbs.h"
+#include "launcher/verbs_trust.h"
 
 namespace np {
 namespace {
@@ -31,6 +32,8 @@ absl::StatusOr<Outcome> Dispatch(const CommandLine& cl, const HostFacts& host,
       return VerbHelp(cl, host);
     case Verb::kVersion:
       return VerbVersion();
+    case Verb::kTrust:
+      return VerbTrust(cl, host);
     case Verb::kSandboxExec:
       return VerbSandboxExec(cl, host);
   }

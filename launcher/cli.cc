@@ -60,6 +60,10 @@ absl::Status ParseVerbOptions(absl::Span<char* const> args, CommandLine* cl,
       cl->deep = true;
     } else if ((cl->help_topic == "shims") && arg == "--preload") {
       cl->preload = true;
+    } else if (cl->help_topic == "trust" && arg == "--show") {
+      cl->trust_show = true;
+    } else if (cl->help_topic == "trust" && arg == "--revoke") {
+      cl->trust_revoke = true;
     } else if (TakeOption(args, &i, "--runtime", &cl->runtime, &error)) {
       if (!error.ok()) return error;
     } else if (absl::StartsWith(arg, "-")) {
@@ -118,7 +122,7 @@ absl::Status ParseWrap(absl::Span<char* const> args, CommandLine* cl) {
   return absl::OkStatus();
 }
 
-// sandbox-exec [--env NAMES] -- BWRAP ARGS...
+// sandbox-exec --runtime R --project P [--env NAMES] -- BIN ARGS...
 absl::Status ParseSandboxExec(absl::Span<char* const> args, CommandLine* cl) {
   size_t i = 0;
   for (; i < args.size(); ++i) {
@@ -128,8 +132,13 @@ absl::Status ParseSandboxExec(absl::Span<char* const> args, CommandLine* cl) {
       ++i;
       break;
     }
+    if (TakeOption(args, &i, "--runtime", &cl->runtime, &error) ||
+        TakeOption(args, &i, "--project", &cl->sandbox_project, &error)) {
+      if (!error.ok()) return error;
+      continue;
+    }
     if (!TakeOption(args, &i, "--env", &value, &error)) {
-      return Usage("sandbox-exec takes [--env NAMES] -- BWRAP ARGS...");
+      return Usage("sandbox-exec takes --runtime R --project P [--env NAMES] -- BIN ARGS...");
     }
     if (!error.ok()) return error;
     absl::Status added = AddEnv(value, cl);
@@ -171,8 +180,8 @@ absl::Status ParseRun(absl::Span<char* const> args, CommandLine* cl) {
 }  // namespace
 
 const std::vector<std::string>& VerbNames() {
-  static const auto* names = new std::vector<std::string>{"status", "describe", "probe", "wrap",
-                                                          "doctor", "shims",    "help"};
+  static const auto* names = new std::vector<std::string>{
+      "status", "describe", "probe", "wrap", "doctor", "shims", "trust", "help"};
   return *names;
 }
 
@@ -246,6 +255,15 @@ absl::StatusOr<CommandLine> ParseCommandLine(absl::Span<char* const> argv) {
     cl.verb = Verb::kWrap;
     absl::Status parsed = ParseWrap(rest, &cl);
     if (!parsed.ok()) return parsed;
+    return cl;
+  }
+  if (first == "trust") {
+    cl.verb = Verb::kTrust;
+    absl::Status parsed = ParseVerbOptions(rest, &cl, &positional);
+    if (!parsed.ok()) return parsed;
+    if (cl.verb == Verb::kHelp) return cl;
+    if (!positional.empty()) return Usage("trust takes [--show | --revoke] [--json]");
+    if (cl.trust_show && cl.trust_revoke) return Usage("trust takes --show or --revoke, not both");
     return cl;
   }
   if (first == kSandboxExecVerb) {

@@ -26,6 +26,7 @@ enum class Verb {
   kShims,
   kHelp,
   kVersion,
+  kTrust,
   kSandboxExec,  // Internal: what a printed bubblewrap plan runs.
 };
 
@@ -34,6 +35,8 @@ struct CommandLine {
   bool json = false;
   bool deep = false;              // doctor --deep
   bool preload = false;           // shims install --preload
+  bool trust_show = false;        // trust --show
+  bool trust_revoke = false;      // trust --revoke
   bool shim_mode = false;         // Reached through a shim named after a program.
   bool script_mode = false;       // np-exec SCRIPT.js: runs node.
   bool explicit_program = false;  // "--" came before the program.
@@ -41,6 +44,7 @@ struct CommandLine {
   std::string tier;               // describe
   std::string runtime;            // probe/describe --runtime
   std::string workdir;            // wrap --workdir
+  std::string sandbox_project;    // sandbox-exec --project
   std::string shims_dir;          // shims install DIR
   std::vector<std::string> shim_names;
   std::vector<std::string> env_names;  // --env, validated

@@ -26,6 +26,7 @@ Usage:
   np-exec wrap [--workdir PATH] [--env NAME[,NAME...]] -- PROGRAM [ARGS...]
   np-exec doctor [--json] [--deep]
   np-exec shims install DIR [NAME...] [--preload]
+  np-exec trust [--show | --revoke] [--json]
   np-exec --help | --version | VERB --help
 
 Tiers (isolation.tier in .nubos-pilot/config.json):
@@ -98,6 +99,18 @@ loads the LD_PRELOAD interposer, which wraps hosts that exec node by absolute
 path.
 )";
 
+constexpr absl::string_view kTrust =
+    R"(Usage: np-exec trust [--show | --revoke] [--json]
+
+Trusts the exact content of np-exec's part of this project's config
+(isolation and workflow.worktree_isolation), with the tier it yields: a
+project file that widens the container tier (network, allow_hosts, mounts,
+env, user, a weaker runtime, pull "missing") is refused until the operator
+trusts it, and any later change needs trust again. It also accepts a tier
+lowered since the project last ran. --show prints the record, --revoke
+forgets the trust. The record lives in $XDG_STATE_HOME/np-exec/.
+)";
+
 }  // namespace
 
 absl::string_view HelpText(absl::string_view topic) {
@@ -108,6 +121,7 @@ absl::string_view HelpText(absl::string_view topic) {
   if (topic == "wrap") return kWrap;
   if (topic == "doctor") return kDoctor;
   if (topic == "shims") return kShims;
+  if (topic == "trust") return kTrust;
   return {};
 }
 

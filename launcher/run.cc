@@ -8,9 +8,11 @@
 #include "launcher/audit_log.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
+#include "launcher/protected_placeholders.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/reaper.h"
 #include "launcher/spawn_facts.h"
+#include "launcher/trust_gate.h"
 #include "shim/find_real_program.h"
 
 namespace np {
@@ -88,12 +90,24 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
                                    const std::vector<std::string>& program,
                                    const RuntimeDriver& driver, const Endpoint& endpoint,
                                    const HostFacts& host, const Reporter& reporter,
-                                   const SpawnLog& log, nlohmann::json tier_record) {
+                                   const SpawnLog& log, const TrustGate& trust,
+                                   nlohmann::json tier_record) {
   absl::Status ready = driver.Preflight(plan, endpoint);
   if (!ready.ok()) return log.Refuse(std::move(tier_record), ready);
+  // Missing protected paths get placeholders for exactly this spawn, held
+  // until it ends (the last spawn of the project removes them).
+  absl::StatusOr<ProtectedPlaceholders> placeholders =
+      CreatePlaceholdersForSpawn(GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid,
+                                 plan.project_real, plan.protected_binds);
+  if (!placeholders.ok()) return log.Refuse(std::move(tier_record), placeholders.status());
+  // The ratchet remembers the tier before the program starts, so even a run
+  // whose np-exec is killed counts.
+  absl::Status recorded = RecordSpawnRan(trust, host.uid);
+  if (!recorded.ok()) return log.Refuse(std::move(tier_record), recorded);
   nlohmann::json run_record = RunRecord(host, settings, plan, program);
   log.Append(run_record);
   absl::StatusOr<RunOutcome> ran = driver.Run(plan, endpoint, host);
+  placeholders->Finish();
   if (!ran.ok()) return log.Refuse(std::move(tier_record), ran.status());
   if (!ran->note.ok()) reporter.Warn(ran->note);
   log.Append(ExitRecord(std::move(run_record), ran->result.exit_code, ran->result.duration_ms));
@@ -146,11 +160,22 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
     return log.Refuse(tier_record, plan.status());
   }
 
-  // 5. Record and carry it out.
+  // 5. Trust and the ratchet, on every tier: a project that once ran on a
+  //    stronger tier cannot silently ask for less, and a project file that
+  //    widens the container tier needs the operator's `np-exec trust`.
+  //    After the plan, so a config's own errors are named first.
+  absl::StatusOr<TrustGate> trust =
+      EvaluateTrust(*settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid);
+  if (!trust.ok()) return log.Refuse(tier_record, trust.status());
+  if (!trust->decision.status.ok()) return log.Refuse(tier_record, trust->decision.status);
+
+  // 6. Record and carry it out.
   if (plan->wrapped) {
-    return RunWrapped(*settings, *plan, cl.program, driver, endpoint, host, reporter, log,
+    return RunWrapped(*settings, *plan, cl.program, driver, endpoint, host, reporter, log, *trust,
                       tier_record);
   }
+  absl::Status recorded = RecordSpawnRan(*trust, host.uid);
+  if (!recorded.ok()) return log.Refuse(tier_record, recorded);
   log.Append(RunRecord(host, *settings, *plan, cl.program));
   // Returns only when the exec failed.
   absl::Status failed =

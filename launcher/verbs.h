@@ -21,6 +21,7 @@ absl::StatusOr<Outcome> VerbDoctor(const CommandLine& cl, const HostFacts& host)
 absl::StatusOr<Outcome> VerbShims(const CommandLine& cl, const HostFacts& host);
 absl::StatusOr<Outcome> VerbHelp(const CommandLine& cl, const HostFacts& host);
 absl::StatusOr<Outcome> VerbVersion();
+// trust is in verbs_trust.h.
 // sandbox-exec: builds bubblewrap's environment by name and execs it.
 absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& host);
 

@@ -16,7 +16,9 @@
 #include "launcher/output.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/reaper.h"
+#include "core/protected_paths.h"
 #include "launcher/spawn_facts.h"
+#include "launcher/trust_gate.h"
 #include "launcher/subprocess.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
@@ -159,6 +161,23 @@ void CheckDeep(const Subject& s, bool deep, Report& r) {
   if (code != 0) r.problems.push_back(absl::StrCat("a no-op container exited ", code));
 }
 
+// The protected paths of this project and what trust and the ratchet say.
+void CheckProtectionAndTrust(const Subject& s, Report& r) {
+  r.out["protected_paths"] = DefaultProtectedPaths();
+  for (const std::string& extra : s.settings.config.container.protect) {
+    r.out["protected_paths"].push_back(extra);
+  }
+  absl::StatusOr<TrustGate> trust =
+      EvaluateTrust(s.settings, GetEnv(s.host.envp, "XDG_STATE_HOME"), s.host.home, s.host.uid);
+  if (!trust.ok()) {
+    r.out["trust"] = {{"state", "unreadable"}, {"error", ErrorCode(trust.status())}};
+    r.problems.emplace_back(trust.status().message());
+    return;
+  }
+  r.out["trust"] = TrustStatusJson(*trust);
+  if (!trust->decision.status.ok()) r.problems.emplace_back(trust->decision.status.message());
+}
+
 void CheckShims(const Subject& s, Report& r) { r.out["shims_on_path"] = ShimsOnPath(s.host); }
 
 void CheckInterposer(const Subject& s, Report& r) {
@@ -221,6 +240,13 @@ std::string ReportText(const Report& r) {
             ? "\n"
             : absl::StrCat(" (last refusal: ", audit["last_refusal"].value("code", "?"), ")\n"));
   }
+  absl::StrAppend(&text, "protected inside (read-only): ");
+  bool first = true;
+  for (const auto& path : o["protected_paths"]) {
+    absl::StrAppend(&text, first ? "" : ", ", path.get<std::string>());
+    first = false;
+  }
+  absl::StrAppend(&text, "\ntrust: ", o["trust"].value("state", "unknown"), "\n");
   for (const std::string& w : r.warnings) absl::StrAppend(&text, "warning: ", w, "\n");
   for (const std::string& p : r.problems) absl::StrAppend(&text, "problem: ", p, "\n");
   absl::StrAppend(&text,
@@ -242,6 +268,7 @@ absl::StatusOr<Outcome> VerbDoctor(const CommandLine& cl, const HostFacts& host)
   CheckRuntime(subject, report);
   CheckImage(subject, report);
   CheckDeep(subject, cl.deep, report);
+  CheckProtectionAndTrust(subject, report);
   CheckShims(subject, report);
   CheckInterposer(subject, report);
   CheckAuditLog(subject, report);

@@ -8,7 +8,9 @@
 #include "core/settings.h"
 #include "core/tier.h"
 #include "launcher/output.h"
+#include "core/protected_paths.h"
 #include "launcher/runtime/driver.h"
+#include "launcher/trust_gate.h"
 #include "launcher/verbs.h"
 
 namespace np {
@@ -56,10 +58,19 @@ absl::StatusOr<Outcome> VerbDescribe(const CommandLine& cl, const HostFacts& /*h
     runtime = *parsed;
   }
   TierDescription description = DescribeTier(*tier, runtime);
+  nlohmann::json out = DescriptionToJson(description);
+  if (*tier == Tier::kContainer) out["protected_paths"] = DefaultProtectedPaths();
   if (cl.json) {
-    WriteJson(DescriptionToJson(description));
+    WriteJson(out);
   } else {
-    WriteAll(1, DescriptionText(description));
+    std::string text = DescriptionText(description);
+    if (*tier == Tier::kContainer) {
+      absl::StrAppend(&text, "  read-only inside the writable project:\n");
+      for (const std::string& path : DefaultProtectedPaths()) {
+        absl::StrAppend(&text, "    - ", path, "\n");
+      }
+    }
+    WriteAll(1, text);
   }
   return Outcome{0};
 }
@@ -97,6 +108,12 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
       {"project_root", settings->project_root.empty() ? nlohmann::json(nullptr)
                                                       : nlohmann::json(settings->project_root)},
   };
+  // Trust and the ratchet: what a spawn here would be told (trust_gate.h).
+  absl::StatusOr<TrustGate> trust =
+      EvaluateTrust(*settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid);
+  out["trust"] = trust.ok() ? TrustStatusJson(*trust)
+                            : nlohmann::json({{"state", "unreadable"},
+                                              {"error", ErrorCode(trust.status())}});
   if (cl.json) {
     WriteJson(out);
   } else {
@@ -104,11 +121,15 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
                                     " (from ", TierSourceName(settings->resolved.from), ")\n",
                                     DescriptionText(description), "runtime: ", ProbeText(probe));
     if (advisory.has_value()) absl::StrAppend(&text, "advisory: ", *advisory, "\n");
+    absl::StrAppend(&text, "trust: ", out["trust"].value("state", "unknown"), "\n");
     WriteAll(1, text);
   }
   // The JSON is on stdout either way; the error line says why the tier
-  // cannot be delivered, and the exit status is 1.
+  // cannot be delivered (or a spawn here would be refused), and the exit
+  // status is 1.
   if (!gate.ok()) return gate;
+  if (!trust.ok()) return trust.status();
+  if (!trust->decision.status.ok()) return trust->decision.status;
   return Outcome{0};
 }
 

@@ -1,34 +1,89 @@
-// sandbox-exec: the internal verb a printed bubblewrap plan runs.
+// sandbox-exec: the internal verb every printed plan runs.
 //
-// `np-exec sandbox-exec [--env NAMES] -- BWRAP ARGS...` builds the sandbox's
-// environment by name, exactly as the run path does (core's SandboxEnvPlan:
-// the sandbox's PATH and HOME, TERM, and the forwarded names' values read from
-// its own environment), closes every descriptor but 0, 1 and 2, and execs
-// bubblewrap. So a caller who runs a printed plan with any environment at all
-// hands the sandbox only the forwarded names, and no value is in any argv.
-#include <unistd.h>
-
+// `np-exec sandbox-exec --runtime R --project P [--env NAMES] -- BIN ARGS...`
+// does for a caller who runs a printed plan what the run path does around the
+// runtime: it checks trust and the ratchet for project P, creates the
+// placeholders of P's missing protected paths (held until the runtime exits,
+// as on the run path), builds the runtime's environment by name exactly as the
+// run path does (bubblewrap: core's SandboxEnvPlan, so only the forwarded
+// names reach the sandbox; a runtime client: the caller's environment without
+// the interposer's variables), and supervises the runtime (signals forwarded,
+// only 0 to 2 inherited). So a printed plan, run as printed by a caller whose
+// environment holds anything at all, is as strict as a run.
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "core/plan.h"
+#include "core/protected_paths.h"
 #include "launcher/environment.h"
-#include "launcher/exec.h"
+#include "launcher/protected_placeholders.h"
+#include "launcher/runtime/driver.h"
+#include "launcher/supervise.h"
+#include "launcher/trust_gate.h"
 #include "launcher/verbs.h"
 
 namespace np {
+namespace {
+
+absl::Status Usage(absl::string_view why) {
+  return MakeError(absl::StatusCode::kInvalidArgument, "usage",
+                   absl::StrCat("sandbox-exec ", why,
+                                "; it takes --runtime R --project P [--env NAMES] -- BIN ARGS..."));
+}
+
+}  // namespace
 
 absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& host) {
   if (cl.program.empty() || cl.program.front().empty() || cl.program.front().front() != '/') {
-    return MakeError(absl::StatusCode::kInvalidArgument, "usage",
-                     "sandbox-exec needs the absolute path of bubblewrap after --");
+    return Usage("needs the runtime's absolute path after --");
   }
-  const std::vector<std::string> env = BuildEnvironment(SandboxEnvPlan(cl.env_names), host.envp);
-  // Nothing of the caller's open descriptors reaches the sandbox.
-  close_range(3, ~0U, 0);
-  std::vector<std::string> argv = cl.program;
-  argv.front() = "bwrap";
-  absl::Status failed = ExecInPlace(cl.program.front(), argv, env);
-  return failed.ok() ? absl::InternalError("exec returned") : failed;
+  if (cl.runtime.empty() || cl.sandbox_project.empty()) return Usage("needs --runtime and --project");
+  absl::StatusOr<Runtime> runtime = ParseRuntime(cl.runtime);
+  if (!runtime.ok()) return runtime.status();
+
+  // The project's settings as the run path reads them, from its own root.
+  absl::StatusOr<Settings> settings =
+      LoadSettings({cl.sandbox_project, OperatorConfigPath(host), host.env_tier, false});
+  if (!settings.ok()) return settings.status();
+  const absl::string_view state_home = GetEnv(host.envp, "XDG_STATE_HOME");
+  absl::StatusOr<TrustGate> trust = EvaluateTrust(*settings, state_home, host.home, host.uid);
+  if (!trust.ok()) return trust.status();
+  if (!trust->decision.status.ok()) return trust->decision.status;
+  absl::StatusOr<MountPolicy> policy = MakeMountPolicy(settings->project_root, {});
+  if (!policy.ok()) return policy.status();
+  absl::StatusOr<std::vector<std::string>> list =
+      ProtectedList(policy->project_real, settings->config.container.protect);
+  if (!list.ok()) return list.status();
+  absl::StatusOr<std::vector<ProtectedBind>> binds = PlanProtectedBinds(policy->project_real, *list);
+  if (!binds.ok()) return binds.status();
+  absl::StatusOr<ProtectedPlaceholders> placeholders =
+      CreatePlaceholdersForSpawn(state_home, host.home, host.uid, policy->project_real, *binds);
+  if (!placeholders.ok()) return placeholders.status();
+  absl::Status recorded = RecordSpawnRan(*trust, host.uid);
+  if (!recorded.ok()) return recorded;
+
+  const RuntimeTraits& traits = TraitsOf(*runtime);
+  EnvPlan env;
+  if (traits.sandbox_env_from_runtime) {
+    env = SandboxEnvPlan(cl.env_names);
+  } else {
+    env.inherit = true;
+    env.unset = kInterposerVars;
+  }
+  SuperviseRequest request;
+  request.bin = cl.program.front();
+  request.argv = cl.program;
+  request.argv.front() = std::string(traits.name);
+  request.env = BuildEnvironment(env, host.envp);
+  if (traits.sandbox_env_from_runtime) {
+    // As on the run path: bubblewrap dies with np-exec and takes the
+    // program along; it has a process group of its own.
+    request.parent_death_signal = SIGKILL;
+    request.own_process_group = true;
+  }
+  SuperviseResult result = Supervise(request);
+  placeholders->Finish();
+  if (result.start_errno != 0) return RuntimeNotExecutable(request.bin, result.start_errno);
+  return Outcome{result.exit_code};
 }
 
 }  // namespace np

@@ -177,24 +177,28 @@ absl::StatusOr<TrustVerbOutput> RunTrustVerb(TrustVerbMode mode, const TrustSubj
   return absl::InternalError("unknown trust mode");
 }
 
-int VerbTrust(TrustVerbMode mode, bool json, const HostFacts& host) {
+absl::StatusOr<Outcome> VerbTrust(const CommandLine& cl, const HostFacts& host) {
+  const TrustVerbMode mode = cl.trust_show     ? TrustVerbMode::kShow
+                             : cl.trust_revoke ? TrustVerbMode::kRevoke
+                                               : TrustVerbMode::kTrust;
+  // Inside a project only: its config's own errors are the verb's.
   absl::StatusOr<Settings> settings =
       LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier, false});
-  if (!settings.ok()) return VerbFail(settings.status(), host);
+  if (!settings.ok()) return settings.status();
   absl::StatusOr<TrustSubject> subject = LoadTrustSubject(*settings);
-  if (!subject.ok()) return VerbFail(subject.status(), host);
+  if (!subject.ok()) return subject.status();
   absl::StatusOr<std::string> dir = StateStoreDir(GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
-  if (!dir.ok()) return VerbFail(dir.status(), host);
+  if (!dir.ok()) return dir.status();
   absl::StatusOr<StateStore> store = StateStore::Open(*dir, host.uid);
-  if (!store.ok()) return VerbFail(store.status(), host);
+  if (!store.ok()) return store.status();
   absl::StatusOr<TrustVerbOutput> output = RunTrustVerb(mode, *subject, *store, UtcNow());
-  if (!output.ok()) return VerbFail(output.status(), host);
-  if (json) {
+  if (!output.ok()) return output.status();
+  if (cl.json) {
     WriteJson(output->json);
   } else {
     WriteAll(1, output->text);
   }
-  return 0;
+  return Outcome{0};
 }
 
 }  // namespace np

@@ -12,7 +12,9 @@
 #include "absl/strings/string_view.h"
 #include "core/settings.h"
 #include "core/trust.h"
+#include "launcher/cli.h"
 #include "launcher/host.h"
+#include "launcher/outcome.h"
 #include "launcher/state_store.h"
 #include "nlohmann/json.hpp"
 
@@ -49,11 +51,10 @@ struct TrustVerbOutput {
 absl::StatusOr<TrustVerbOutput> RunTrustVerb(TrustVerbMode mode, const TrustSubject& subject,
                                              StateStore& store, absl::string_view now);
 
-// The whole verb: loads settings from `host` (its cwd, operator file,
-// NP_EXEC_TIER), opens the store ($XDG_STATE_HOME or HOME from host.envp),
-// runs the mode and writes its output. Returns 0, or 1 after writing the
-// error.
-int VerbTrust(TrustVerbMode mode, bool json, const HostFacts& host);
+// The whole verb (`np-exec trust [--show | --revoke] [--json]`): loads the
+// settings from the working directory, opens the store ($XDG_STATE_HOME or
+// HOME), runs the mode and writes its output.
+absl::StatusOr<Outcome> VerbTrust(const CommandLine& cl, const HostFacts& host);
 
 }  // namespace np
 

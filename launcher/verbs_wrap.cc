@@ -5,6 +5,7 @@
 #include "launcher/output.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/spawn_facts.h"
+#include "launcher/trust_gate.h"
 #include "launcher/verbs.h"
 
 namespace np {
@@ -28,6 +29,12 @@ absl::StatusOr<Outcome> VerbWrap(const CommandLine& cl, const HostFacts& host) {
   absl::StatusOr<SpawnPlan> plan =
       PlanSpawn(*settings, container ? &probe : nullptr, facts, cl.program, cl.env_names);
   if (!plan.ok()) return plan.status();
+  // A plan a run would refuse (an untrusted widening, a lowered tier) is not
+  // printed either: wrap never yields a plan weaker than a run.
+  absl::StatusOr<TrustGate> trust =
+      EvaluateTrust(*settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid);
+  if (!trust.ok()) return trust.status();
+  if (!trust->decision.status.ok()) return trust->decision.status;
   WriteJson(PlanToJson(*plan));
   return Outcome{0};
 }

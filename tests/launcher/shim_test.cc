@@ -171,13 +171,17 @@ TEST_F(ShimTest, AnUnreadableCopyIsStillRefusedNotLooped) {
   std::filesystem::copy_file(NpExecBin(), dir + "/node");
   ASSERT_EQ(chmod((dir + "/node").c_str(), 0111), 0);
   std::vector<std::string> argv = {shims_ + "/node", "x"};
-  if (IsRoot()) {
-    ASSERT_EQ(chmod(lab_.tmp().path().c_str(), 0777), 0);
-    argv = AsNobody(argv);  // setpriv execs the shim path: argv[0]'s name is node.
-  }
   RunOptions options;
   options.cwd = lab_.project();
   options.env = lab_.Env();
+  if (IsRoot()) {
+    ASSERT_EQ(chmod(lab_.tmp().path().c_str(), 0777), 0);
+    argv = AsNobody(argv);  // setpriv execs the shim path: argv[0]'s name is node.
+    // nobody's own operator state store.
+    const std::string state = lab_.tmp().MakeDir("nobody-state");
+    ASSERT_EQ(chown(state.c_str(), 65534, 65534), 0);
+    SetEnv(options.env, "XDG_STATE_HOME", state);
+  }
   SetEnv(options.env, "PATH", shims_ + ":" + dir + ":" + real_ + ":" + lab_.tools());
   options.timeout_ms = 20000;
   RunResult r = RunProcess(argv, options);

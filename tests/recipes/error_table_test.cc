@@ -24,6 +24,7 @@ const std::set<std::string>& NotCodes() {
       "permission-denied", "protocol-error",    "runtime-not-installed", "sandbox-exec",
       "socket-missing",    "timed-out",
       // HTTP header names the egress proxy drops, and address classes.
+      "not-needed",  // A trust state, as status reports it.
       "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "link-local",
       "unique-local"};
   return *names;

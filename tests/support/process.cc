@@ -1,5 +1,7 @@
 #include "tests/support/process.h"
 
+#include <filesystem>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -106,8 +108,34 @@ void SetEnv(std::vector<std::string>& env, const std::string& name, const std::s
   env.push_back(prefix + value);
 }
 
+std::string TestStateHome() {
+  // One operator state store for this test process, so trust records and the
+  // ratchet never touch the real HOME and never leak between test runs.
+  struct StateHome {
+    StateHome() {
+      const char* tmp = getenv("TMPDIR");
+      std::string pattern = std::string(tmp != nullptr && tmp[0] == '/' ? tmp : "/tmp") +
+                            "/np-exec-test-state.XXXXXX";
+      if (mkdtemp(pattern.data()) != nullptr) path = pattern;
+    }
+    ~StateHome() {
+      std::error_code ignored;
+      if (!path.empty()) std::filesystem::remove_all(path, ignored);
+    }
+    std::string path;
+  };
+  static StateHome* home = new StateHome();  // Removed at exit below.
+  static const bool registered = [] {
+    atexit([] { delete home; });
+    return true;
+  }();
+  (void)registered;
+  return home->path;
+}
+
 std::vector<std::string> BaseEnv(const std::vector<std::string>& extra) {
   std::vector<std::string> env;
+  env.push_back("XDG_STATE_HOME=" + TestStateHome());
   // The sanitizer settings too, so an instrumented np-exec under test keeps
   // the options scripts/sanitize.sh chose.
   for (const char* name : {"PATH", "HOME", "LANG", "TMPDIR", "DOCKER_HOST", "CI", "ASAN_OPTIONS",

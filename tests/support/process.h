@@ -45,7 +45,11 @@ std::string SourceDir();
 // The build directory: $NP_BINARY_DIR, else the one the tests were built in.
 std::string BinaryDir();
 
-// The test's PATH, HOME, LANG, TMPDIR, DOCKER_HOST, CI and sanitizer options,
+// The tests' own operator state store (XDG_STATE_HOME of BaseEnv): a
+// temporary directory for this process, removed at exit.
+std::string TestStateHome();
+
+// XDG_STATE_HOME=TestStateHome(), and the test's PATH, HOME, LANG, TMPDIR, DOCKER_HOST, CI and sanitizer options,
 // without NP_EXEC_* variables, as a base environment for children. `extra` entries ("K=V") replace or add.
 std::vector<std::string> BaseEnv(const std::vector<std::string>& extra = {});
 

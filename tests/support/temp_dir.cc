@@ -1,5 +1,7 @@
 #include "tests/support/temp_dir.h"
 
+#include "tests/support/process.h"
+
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -55,12 +57,23 @@ std::string TempDir::Write(const std::string& rel, const std::string& content, m
   return full;
 }
 
-void MakeProject(const std::string& dir, const std::string& config_json) {
+void MakeProject(const std::string& dir, const std::string& config_json, bool trust) {
   std::filesystem::create_directories(dir + "/.nubos-pilot");
   if (!config_json.empty()) {
-    std::ofstream file(dir + "/.nubos-pilot/config.json", std::ios::trunc);
-    file << config_json;
+    {
+      std::ofstream file(dir + "/.nubos-pilot/config.json", std::ios::trunc);
+      file << config_json;
+    }
+    if (trust) TrustProject(dir);
   }
+}
+
+void TrustProject(const std::string& project) {
+  RunOptions options;
+  options.env = BaseEnv();
+  options.cwd = project;
+  options.timeout_ms = 30000;
+  (void)RunProcess({NpExecBin(), "trust"}, options);
 }
 
 std::string ReadFile(const std::string& path) {

@@ -30,8 +30,15 @@ class TempDir {
 };
 
 // Makes `dir` a nubos-pilot project: dir/.nubos-pilot/ and, when
-// `config_json` is not empty, dir/.nubos-pilot/config.json.
-void MakeProject(const std::string& dir, const std::string& config_json = "");
+// `config_json` is not empty, dir/.nubos-pilot/config.json, which the
+// operator then trusts (`np-exec trust` in the tests' own state store, see
+// BaseEnv), as an operator who configured the project would; tests of trust
+// itself pass `trust` false.
+void MakeProject(const std::string& dir, const std::string& config_json = "", bool trust = true);
+
+// Runs `np-exec trust` in `project` with BaseEnv(); a config np-exec refuses
+// stays untrusted (its spawns are refused for their own reason first).
+void TrustProject(const std::string& project);
 
 std::string ReadFile(const std::string& path);
 bool FileExists(const std::string& path);
