@@ -147,7 +147,7 @@ for entry in "${images[@]}"; do
         start=$(date +%s)
         # shellcheck disable=SC2086  # the package list is words
         make_rootfs "$rootfs" $packages
-        log "$name root filesystem: $(du -sm "$rootfs" | cut -f1) MB from $(ls "$rootfs.debs" | wc -l) packages in $(($(date +%s) - start)) s"
+        log "$name root filesystem: $(du -sm "$rootfs" | cut -f1) MB from $(find "$rootfs.debs" -name "*.deb" | wc -l) packages in $(($(date +%s) - start)) s"
       fi
       import "$runtime" "$rootfs" "$name" "$env_path"
       log "$runtime $name:$tag built"
