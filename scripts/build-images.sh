@@ -66,23 +66,27 @@ closure() {
     awk '/^Inst /{ v = $3; gsub(/[()]/, "", v); print $2 "=" v }'
 }
 
-# fetch_debs DIR PACKAGE...: downloads the closure into DIR. A stale package
-# list (a version the mirror dropped) is refreshed once when root.
-fetch_debs() {
+# download DIR PACKAGE...: resolves the closure and fetches it into DIR.
+download() {
   local dir=$1 list
   shift
-  mkdir -p "$dir"
-  list=$(closure "$@")
-  [ -n "$list" ] || { log "apt resolved nothing for: $*"; return 1; }
+  list=$(closure "$@") && [ -n "$list" ] || return 1
   # shellcheck disable=SC2086  # one name=version a word
-  if ! (cd "$dir" && apt-get "${apt_opts[@]}" download $list >/dev/null); then
-    [ "$(id -u)" = 0 ] || return 1
-    log "download failed; apt-get update and one retry"
-    apt-get -qq update >/dev/null
-    list=$(closure "$@")
-    # shellcheck disable=SC2086
-    (cd "$dir" && apt-get "${apt_opts[@]}" download $list >/dev/null)
-  fi
+  (cd "$dir" && apt-get "${apt_opts[@]}" download $list >/dev/null)
+}
+
+# fetch_debs DIR PACKAGE...: downloads the closure into DIR. Missing or stale
+# package lists (a version the mirror dropped) are refreshed once when root.
+fetch_debs() {
+  local dir=$1
+  shift
+  mkdir -p "$dir"
+  download "$dir" "$@" && return 0
+  [ "$(id -u)" = 0 ] || { log "cannot resolve or download: $* (apt-get update as root may help)"; return 1; }
+  log "resolving or downloading failed; apt-get update and one retry"
+  apt-get -qq update >/dev/null
+  rm -f "$dir"/*.deb
+  download "$dir" "$@" || { log "cannot resolve or download: $*"; return 1; }
 }
 
 # make_rootfs DIR PACKAGE...: the packages and their closure unpacked into DIR.
@@ -110,7 +114,7 @@ make_rootfs() {
   # The loader cache libc-bin's trigger would write.
   if [ -d "$r/etc/ld.so.conf.d" ]; then
     echo 'include /etc/ld.so.conf.d/*.conf' >"$r/etc/ld.so.conf"
-    ldconfig -r "$r"
+    "$(command -v ldconfig || echo /sbin/ldconfig)" -r "$r"
   fi
   rm -rf "$r/usr/share/doc" "$r/usr/share/man" "$r/usr/share/info" "$r/usr/share/locale"
 }
