@@ -1,11 +1,34 @@
 #!/usr/bin/env bash
 # The README's first command: install what is missing, build np-exec, and run
 # its main job: a real spawn through the default (direct) tier in a demo
-# project, then `np-exec status`. Debian 12, as root (or with sudo for the install).
+# project, then `np-exec status`, the audit log, and `wrap`. Debian 12, as root
+# (or with sudo for the install). One line per step; apt's and cmake's output
+# goes to $BUILD_DIR/run-main.log (default build-main/run-main.log), which the
+# first line names and a failed step's last lines are shown from.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 build=${BUILD_DIR:-$root/build-main}
+mkdir -p "$build"
+log=$build/run-main.log
+: >"$log"
+echo "log: $log"
+
+# quiet STEP COMMAND...: runs it with its output in the log; on failure shows
+# the log's tail and stops.
+quiet() {
+  local step=$1 start rc=0
+  shift
+  start=$(date +%s)
+  echo "== $step" >>"$log"
+  "$@" >>"$log" 2>&1 || rc=$?
+  if [ $rc -ne 0 ]; then
+    echo "$step: FAILED (exit $rc); the end of $log:"
+    tail -20 "$log"
+    exit $rc
+  fi
+  echo "$step: ok ($(($(date +%s) - start)) s)"
+}
 
 need=()
 for pkg in build-essential cmake libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev; do
@@ -13,13 +36,16 @@ for pkg in build-essential cmake libabsl-dev nlohmann-json3-dev libgtest-dev lib
 done
 if ((${#need[@]})); then
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
-  echo "installing: ${need[*]}"
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
+  quiet "apt-get update" $sudo env DEBIAN_FRONTEND=noninteractive apt-get update
+  quiet "apt-get install ${need[*]}" \
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
+else
+  echo "packages: all present"
 fi
 
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DNP_BUILD_TESTS=OFF -DNP_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" --target np-exec -j"$(nproc)" >/dev/null
+quiet "cmake configure ($build)" cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+  -DNP_BUILD_TESTS=OFF -DNP_BUILD_BENCH=OFF
+quiet "cmake build np-exec" cmake --build "$build" --target np-exec -j"$(nproc)"
 np="$build/bin/np-exec"
 echo "built $np ($("$np" --version))"
 
