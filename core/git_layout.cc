@@ -98,7 +98,15 @@ absl::StatusOr<GitLayout> ReadGitLayout(absl::string_view dir, bool walk_up) {
     struct stat st;
     // stat, not lstat: git itself follows a `.git` link. The protected paths
     // refuse such a link separately (it could be retargeted from inside).
-    if (stat(dot_git.c_str(), &st) == 0) {
+    // A `.git` directory is a repository only when it holds HEAD, as git's
+    // own discovery requires: an empty one (np-exec's placeholder for a
+    // missing `.git`, or anything the sandboxed program left) is not, and
+    // the search goes on upwards as git's does, so it never changes which
+    // repository, and so which trust record, a project belongs to.
+    struct stat head;
+    const bool not_a_repository = stat(dot_git.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+                                  stat(JoinPath(dot_git, "HEAD").c_str(), &head) != 0;
+    if (!not_a_repository && stat(dot_git.c_str(), &st) == 0) {
       GitLayout layout;
       layout.top = current;
       if (S_ISDIR(st.st_mode)) {
@@ -112,7 +120,7 @@ absl::StatusOr<GitLayout> ReadGitLayout(absl::string_view dir, bool walk_up) {
       if (!read.ok()) return read;
       return layout;
     }
-    if (errno != ENOENT && errno != ENOTDIR) {
+    if (!not_a_repository && errno != ENOENT && errno != ENOTDIR) {
       return Invalid(dot_git, absl::StrCat("cannot be examined: ", strerror(errno)));
     }
     if (!walk_up || current == "/") return GitLayout{};

@@ -74,18 +74,26 @@ absl::StatusOr<ProtectedPlaceholders> ProtectedPlaceholders::Create(
     absl::Status valid = ValidateProtectedBind(bind);
     if (!valid.ok()) return valid;
     const std::string path = JoinPath(project_real, bind.relative);
-    struct stat st;
-    if (lstat(path.c_str(), &st) == 0) {
-      if (S_ISLNK(st.st_mode)) return CannotCreate(path, "it became a symbolic link");
-      if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-        return CannotCreate(path, "it is neither a file nor a directory");
+    // Twice at most: concurrent spawns hold the lock shared, so another may
+    // create the same placeholder between the lstat and the create; what it
+    // created is then judged like any node that was already there.
+    for (int attempt = 0;; ++attempt) {
+      struct stat st;
+      if (lstat(path.c_str(), &st) == 0) {
+        if (S_ISLNK(st.st_mode)) return CannotCreate(path, "it became a symbolic link");
+        if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+          return CannotCreate(path, "it is neither a file nor a directory");
+        }
+        break;
       }
-      continue;
+      if (errno != ENOENT) return CannotCreate(path, strerror(errno));
+      std::string why;
+      if (MakePlaceholder(path, bind, &why)) {
+        placeholders.created_.push_back(bind.relative);
+        break;
+      }
+      if (errno != EEXIST || attempt > 0) return CannotCreate(path, why);
     }
-    if (errno != ENOENT) return CannotCreate(path, strerror(errno));
-    std::string why;
-    if (!MakePlaceholder(path, bind, &why)) return CannotCreate(path, why);
-    placeholders.created_.push_back(bind.relative);
   }
   return placeholders;
 }

@@ -118,9 +118,15 @@ TEST_F(PlanTest, ContainerPlanWrapsTheProgram) {
   EXPECT_EQ(j["tier"], "container");
   EXPECT_EQ(j["effective_from"], "config");
   EXPECT_EQ(j["wrapped"], true);
-  EXPECT_EQ(j["bin"], "/usr/bin/docker");
-  EXPECT_EQ(j["args"][0], "run");
-  EXPECT_EQ(j["args"].size(), plan->argv.size() - 1);
+  // Printed: np-exec's sandbox-exec in front of the runtime's own argv.
+  EXPECT_EQ(j["bin"], facts_.self_path);
+  EXPECT_EQ(j["args"][0], "sandbox-exec");
+  const std::vector<std::string> printed = j["args"].get<std::vector<std::string>>();
+  auto dashes = std::find(printed.begin(), printed.end(), "--");
+  ASSERT_NE(dashes, printed.end());
+  EXPECT_EQ(*(dashes + 1), "/usr/bin/docker");
+  EXPECT_EQ(*(dashes + 2), "run");
+  EXPECT_EQ(static_cast<size_t>(printed.end() - dashes - 2), plan->argv.size() - 1);
   EXPECT_EQ(j["workdir"], project_ + "/src");
   EXPECT_EQ(j["project_mount"], project_);
 }

@@ -63,6 +63,9 @@ class ProtectedPathsTest : public ::testing::TestWithParam<std::string> {
     dir_.MakeDir("project/.git/refs");
     dir_.MakeDir("project/src");
     env_ = RuntimeEnv({"XDG_STATE_HOME=" + state_});
+    // The operator trusts the project's config in this test's own store.
+    RunResult trusted = RunProcess({NpExecBin(), "trust"}, Options(env_, 30000, project_));
+    ASSERT_EQ(trusted.exit_code, 0) << trusted.err;
   }
 
   const std::string& runtime() const { return GetParam(); }

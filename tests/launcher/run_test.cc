@@ -290,7 +290,12 @@ TEST_F(ContainerRunTest, RunsExactlyTheArgvCoreBuilt) {
   lab_.FakeDocker();
   RunResult wrap = lab_.Run({"wrap", "--env", "API_KEY", "--", "node", "x.cjs", "a b"}, env_);
   ASSERT_EQ(wrap.exit_code, 0) << wrap.err;
-  std::vector<std::string> planned = ParseJson(wrap.out)["args"].get<std::vector<std::string>>();
+  std::vector<std::string> printed = ParseJson(wrap.out)["args"].get<std::vector<std::string>>();
+  // After sandbox-exec's own options and the runtime's path: the runtime's argv.
+  auto dashes = std::find(printed.begin(), printed.end(), "--");
+  ASSERT_NE(dashes, printed.end());
+  ASSERT_NE(dashes + 1, printed.end());
+  std::vector<std::string> planned(dashes + 2, printed.end());
 
   RunResult r = lab_.Run({"--env", "API_KEY", "--", "node", "x.cjs", "a b"}, env_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -413,11 +418,16 @@ TEST(PodmanRunTest, RunsExactlyTheArgvCoreBuilt) {
   RunResult wrap = lab.Run({"wrap", "--env", "API_KEY", "--", "node", "x.cjs"}, env);
   ASSERT_EQ(wrap.exit_code, 0) << wrap.err;
   json plan = ParseJson(wrap.out);
-  EXPECT_EQ(plan["bin"], lab.fakes() + "/podman");
+  EXPECT_EQ(plan["bin"], NpExecBin());
   RunResult r = lab.Run({"--env", "API_KEY", "--", "node", "x.cjs"}, env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> ran = ReadNulSeparated(lab.fakes() + "/podman.argv");
-  std::vector<std::string> planned = plan["args"].get<std::vector<std::string>>();
+  const std::vector<std::string> printed = plan["args"].get<std::vector<std::string>>();
+  auto dashes = std::find(printed.begin(), printed.end(), "--");
+  ASSERT_NE(dashes, printed.end());
+  ASSERT_NE(dashes + 1, printed.end());
+  EXPECT_EQ(*(dashes + 1), lab.fakes() + "/podman");
+  std::vector<std::string> planned(dashes + 2, printed.end());
   auto strip = [](std::vector<std::string> args) {
     std::vector<std::string> out;
     for (size_t i = 0; i < args.size(); ++i) {

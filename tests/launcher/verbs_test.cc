@@ -347,10 +347,18 @@ TEST(WrapVerbTest, ContainerPrintsTheHardenedArgv) {
   json out = ParseJson(r.out);
   EXPECT_EQ(out["tier"], "container");
   EXPECT_EQ(out["wrapped"], true);
-  EXPECT_EQ(out["bin"], lab.fakes() + "/docker");
+  // A printed plan runs np-exec's sandbox-exec in front of the runtime.
+  EXPECT_EQ(out["bin"], NpExecBin());
   EXPECT_EQ(out["workdir"], lab.project());
   EXPECT_EQ(out["project_mount"], lab.project());
-  std::vector<std::string> args = out["args"].get<std::vector<std::string>>();
+  std::vector<std::string> printed = out["args"].get<std::vector<std::string>>();
+  ASSERT_GE(printed.size(), 8u);
+  EXPECT_EQ(printed.front(), "sandbox-exec");
+  auto dashes = std::find(printed.begin(), printed.end(), "--");
+  ASSERT_NE(dashes, printed.end());
+  ASSERT_NE(dashes + 1, printed.end());
+  EXPECT_EQ(*(dashes + 1), lab.fakes() + "/docker");
+  std::vector<std::string> args(dashes + 2, printed.end());
   ASSERT_FALSE(args.empty());
   EXPECT_EQ(args.front(), "run");
   for (const char* flag : {"--rm", "--init", "--read-only", "--cap-drop", "ALL",

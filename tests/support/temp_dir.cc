@@ -1,5 +1,7 @@
 #include "tests/support/temp_dir.h"
 
+#include <cstdio>
+
 #include "tests/support/process.h"
 
 #include <fcntl.h>
@@ -73,7 +75,9 @@ void TrustProject(const std::string& project) {
   options.env = BaseEnv();
   options.cwd = project;
   options.timeout_ms = 30000;
-  (void)RunProcess({NpExecBin(), "trust"}, options);
+  RunResult r = RunProcess({NpExecBin(), "trust"}, options);
+  // A config np-exec refuses stays untrusted; anything else is worth seeing.
+  if (r.exit_code != 0) fprintf(stderr, "np-exec trust in %s: %s", project.c_str(), r.err.c_str());
 }
 
 std::string ReadFile(const std::string& path) {
