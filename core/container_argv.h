@@ -51,6 +51,10 @@ struct ContainerSpawn {
   std::vector<std::string> env_names;  // Validated; config's and --env's.
   std::vector<std::string> program;    // The program and its arguments.
   std::vector<RootEntry> root_layout;  // bubblewrap: the host's /bin, /lib*, /sbin.
+  // network "allowlist" only (core/egress_entry.h): the host paths of the
+  // egress proxy's socket and of np-exec's own binary, both bind-mounted in.
+  std::string egress_socket;
+  std::string self_binary;
 };
 
 // The project's mount target: `workdir` when configured, else its host path.
@@ -72,7 +76,14 @@ absl::StatusOr<std::string> FormatBindMount(Runtime runtime, absl::string_view s
 // The full argument vector; element 0 is the runtime's name ("docker" or
 // "podman"), which the launcher resolves to a binary. Codes:
 // `isolation-no-image`, `isolation-bad-env-name`, `isolation-wrap-no-command`,
-// `isolation-cwd-outside-project`, `isolation-project-path-unsupported`.
+// `isolation-cwd-outside-project`, `isolation-project-path-unsupported`,
+// `isolation-allowlist-needs-np-exec` (network "allowlist" without the
+// proxy's socket or np-exec's binary).
+// network "allowlist" without what it needs to reach the proxy: the spawn
+// has no proxy (a printed plan, which nothing would serve). Shared by the
+// argv builders and the planner.
+absl::Status AllowlistNeedsNpExec();
+
 absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
     const ContainerConfig& config, const std::vector<ValidatedMount>& mounts,
     const ContainerSpawn& spawn);

@@ -132,7 +132,18 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   absl::Status project_ok = ValidateProjectMount(*policy, facts.home);
   if (!project_ok.ok()) return project_ok;
 
+  // --- egress allowlist (issue 16) ---
+  const bool egress = container.network == Network::kAllowlist;
+  if (egress && (facts.print_only || facts.egress_socket.empty() || facts.self_path.empty())) {
+    return AllowlistNeedsNpExec();
+  }
+
   ContainerSpawn spawn;
+  if (egress) {
+    spawn.egress_socket = facts.egress_socket;
+    spawn.self_binary = facts.self_path;
+    plan.egress_socket = facts.egress_socket;
+  }
   spawn.project_root = policy->project_real;
   spawn.cwd = facts.cwd;
   spawn.uid = facts.uid;

@@ -6,6 +6,7 @@
 #include "core/errors.h"
 #include "core/plan.h"
 #include "launcher/audit_log.h"
+#include "launcher/egress/session.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
 #include "launcher/runtime/driver.h"
@@ -83,17 +84,48 @@ absl::Status UnknownVerb(const std::string& word) {
                    {{"verb", word}, {"verbs", VerbNames()}});
 }
 
+// Step 3b, network "allowlist": this spawn's private socket directory, made
+// before the plan names the socket; nullptr on any other network.
+absl::StatusOr<std::unique_ptr<egress::EgressSession>> MaybeEgressSession(const Settings& settings,
+                                                                          const HostFacts& host) {
+  if (settings.resolved.tier != Tier::kContainer ||
+      settings.config.container.network != Network::kAllowlist) {
+    return std::unique_ptr<egress::EgressSession>();
+  }
+  return egress::EgressSession::Create(host.xdg_runtime_dir);
+}
+
+// The egress proxy as a companion of the runtime: every connection attempt
+// is one audit line (event "egress", with np-exec's pid to tie it to the run).
+std::vector<Companion> EgressCompanions(egress::EgressSession* session, const Settings& settings,
+                                        const HostFacts& host, const SpawnLog& log) {
+  if (session == nullptr) return {};
+  const pid_t pid = host.pid;
+  return {session->ProxyCompanion(settings.config.container.allow_hosts,
+                                  [&log, pid](const egress::EgressRecord& record) {
+                                    nlohmann::json line = egress::EgressRecordToJson(record);
+                                    line["event"] = "egress";
+                                    line["pid"] = pid;
+                                    log.Append(std::move(line));
+                                  })};
+}
+
 // Step 6, container: the runtime's driver runs the plan under supervision.
 absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& plan,
                                    const std::vector<std::string>& program,
                                    const RuntimeDriver& driver, const Endpoint& endpoint,
                                    const HostFacts& host, const Reporter& reporter,
-                                   const SpawnLog& log, nlohmann::json tier_record) {
+                                   const SpawnLog& log, nlohmann::json tier_record,
+                                   egress::EgressSession* session) {
   absl::Status ready = driver.Preflight(plan, endpoint);
   if (!ready.ok()) return log.Refuse(std::move(tier_record), ready);
   nlohmann::json run_record = RunRecord(host, settings, plan, program);
   log.Append(run_record);
-  absl::StatusOr<RunOutcome> ran = driver.Run(plan, endpoint, host);
+  absl::StatusOr<RunOutcome> ran =
+      driver.Run(plan, endpoint, host, EgressCompanions(session, settings, host, log));
+  if (session != nullptr && !session->start_error().ok()) {
+    return log.Refuse(std::move(tier_record), session->start_error());
+  }
   if (!ran.ok()) return log.Refuse(std::move(tier_record), ran.status());
   if (!ran->note.ok()) reporter.Warn(ran->note);
   log.Append(ExitRecord(std::move(run_record), ran->result.exit_code, ran->result.duration_ms));
@@ -136,6 +168,12 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
                       !settings->config.container.mounts.empty(), facts);
   }
 
+  // The session outlives the run and removes its directory however it ends.
+  absl::StatusOr<std::unique_ptr<egress::EgressSession>> session =
+      MaybeEgressSession(*settings, host);
+  if (!session.ok()) return log.Refuse(tier_record, session.status());
+  if (*session != nullptr) facts.egress_socket = (*session)->socket_path();
+
   // 4. Plan: exactly one of exec-in-place or a runtime argv.
   absl::StatusOr<SpawnPlan> plan =
       PlanSpawn(*settings, container ? &probe : nullptr, facts, cl.program, cl.env_names);
@@ -149,7 +187,7 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   // 5. Record and carry it out.
   if (plan->wrapped) {
     return RunWrapped(*settings, *plan, cl.program, driver, endpoint, host, reporter, log,
-                      tier_record);
+                      tier_record, session->get());
   }
   log.Append(RunRecord(host, *settings, *plan, cl.program));
   // Returns only when the exec failed.

@@ -23,6 +23,8 @@ absl::StatusOr<Outcome> VerbHelp(const CommandLine& cl, const HostFacts& host);
 absl::StatusOr<Outcome> VerbVersion();
 // sandbox-exec: builds bubblewrap's environment by name and execs it.
 absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& host);
+// egress-entry: starts the egress bridge inside the sandbox and execs the program.
+absl::StatusOr<Outcome> VerbEgressEntry(const CommandLine& cl, const HostFacts& host);
 
 // The help text of a verb ("" for the general help); empty when unknown.
 absl::string_view HelpText(absl::string_view topic);
