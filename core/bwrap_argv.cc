@@ -111,7 +111,7 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
   for (const ValidatedMount& mount : mounts) {
     argv.insert(argv.end(), {mount.writable ? "--bind" : "--ro-bind", mount.source, mount.target});
   }
-  // --- egress allowlist (issue 16): the proxy's socket, np-exec as entry. ---
+  // --- egress allowlist (issue 16): the proxy's endpoint, np-exec as entry. ---
   const bool egress = config.network == Network::kAllowlist;
   if (egress) {
     if (spawn.egress_socket.empty() || spawn.self_binary.empty()) return AllowlistNeedsNpExec();

@@ -119,7 +119,7 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
     argv.emplace_back(flag);
   }
   // allowlist: loopback only, exactly as none; the proxy is reached through
-  // a unix socket, never an interface.
+  // a unix-domain endpoint, never an interface.
   argv[6] = std::string(
       NetworkName(config.network == Network::kAllowlist ? Network::kNone : config.network));
   argv.emplace_back("--tmpfs");
@@ -164,19 +164,19 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
     argv.emplace_back("--mount");
     argv.push_back(*std::move(value));
   }
-  // --- egress allowlist (issue 16): the proxy's socket, np-exec as entry. ---
+  // --- egress allowlist (issue 16): the proxy's endpoint, np-exec as entry. ---
   const bool egress = config.network == Network::kAllowlist;
   if (egress) {
     if (spawn.egress_socket.empty() || spawn.self_binary.empty()) return AllowlistNeedsNpExec();
-    absl::StatusOr<std::string> socket =
+    absl::StatusOr<std::string> endpoint =
         FormatBindMount(config.runtime, spawn.egress_socket, kEgressSocketTarget,
                         /*writable=*/true, "isolation-mount-bad-source");
-    if (!socket.ok()) return socket.status();
+    if (!endpoint.ok()) return endpoint.status();
     absl::StatusOr<std::string> self =
         FormatBindMount(config.runtime, spawn.self_binary, kEgressSelfTarget,
                         /*writable=*/false, "isolation-mount-bad-source");
     if (!self.ok()) return self.status();
-    argv.insert(argv.end(), {"--mount", *std::move(socket), "--mount", *std::move(self)});
+    argv.insert(argv.end(), {"--mount", *std::move(endpoint), "--mount", *std::move(self)});
     // np-exec's constants, not the caller's values: the one place -e has one.
     for (const std::string& assignment : EgressProxyEnvironment()) {
       argv.insert(argv.end(), {"-e", assignment});

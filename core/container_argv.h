@@ -52,7 +52,7 @@ struct ContainerSpawn {
   std::vector<std::string> program;    // The program and its arguments.
   std::vector<RootEntry> root_layout;  // bubblewrap: the host's /bin, /lib*, /sbin.
   // network "allowlist" only (core/egress_entry.h): the host paths of the
-  // egress proxy's socket and of np-exec's own binary, both bind-mounted in.
+  // egress proxy's unix-domain endpoint and of np-exec's own binary, both bind-mounted in.
   std::string egress_socket;
   std::string self_binary;
 };
@@ -78,7 +78,7 @@ absl::StatusOr<std::string> FormatBindMount(Runtime runtime, absl::string_view s
 // `isolation-no-image`, `isolation-bad-env-name`, `isolation-wrap-no-command`,
 // `isolation-cwd-outside-project`, `isolation-project-path-unsupported`,
 // `isolation-allowlist-needs-np-exec` (network "allowlist" without the
-// proxy's socket or np-exec's binary).
+// proxy's endpoint or np-exec's binary).
 // network "allowlist" without what it needs to reach the proxy: the spawn
 // has no proxy (a printed plan, which nothing would serve). Shared by the
 // argv builders and the planner.

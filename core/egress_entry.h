@@ -4,10 +4,11 @@
 // set up the same thing.
 //
 // Inside, np-exec's own static binary is bind-mounted read-only at
-// kEgressSelfTarget and is the sandbox's entry point: `np-exec egress-entry
-// --port P --socket S -- PROGRAM ARGS` starts the bridge on 127.0.0.1:P
-// (launcher/egress/bridge.h), which forwards to the proxy's unix socket
-// bind-mounted at kEgressSocketTarget, and then execs the program, which
+// kEgressSelfTarget and is the sandbox's entry point (EgressEntryPrefix: the
+// verb, the port, the endpoint's path, then the program): it starts the
+// bridge on 127.0.0.1:PORT (launcher/egress/bridge.h), which forwards to the
+// proxy's unix-domain endpoint bind-mounted at kEgressSocketTarget, and then
+// execs the program, which
 // keeps its pid, stdio, signals and exit status; the bridge is the program's
 // child and dies with it. The proxy variables are np-exec's constants, not the
 // caller's values, so they may be given as NAME=value. Pure.

@@ -282,6 +282,23 @@ TEST_P(EgressTest, StatusReportsRestrictedWithTheList) {
   EXPECT_EQ(out["container"]["allow_hosts"][0], absl::StrCat("127.0.0.1:", server_.port()));
   EXPECT_THAT(out["description"]["does_not_protect_against"][0].get<std::string>(),
               HasSubstr("exfiltration through an allowed host"));
+
+  RunResult doctor = RunProcess({NpExecBin(), "doctor", "--json"}, Options(Env(), 60000, project_));
+  const nlohmann::json report = nlohmann::json::parse(doctor.out, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << doctor.out << doctor.err;
+  EXPECT_EQ(report["network_restricted"], true);
+  EXPECT_EQ(report["allow_hosts"][0], absl::StrCat("127.0.0.1:", server_.port()));
+  EXPECT_THAT(report["does_not_protect_against"][0].get<std::string>(),
+              HasSubstr("exfiltration through an allowed host"));
+}
+
+TEST_P(EgressTest, DoctorDeepRunsTheSandboxWithoutAProxy) {
+  RunResult doctor =
+      RunProcess({NpExecBin(), "doctor", "--deep", "--json"}, Options(Env(), 120000, project_));
+  const nlohmann::json report = nlohmann::json::parse(doctor.out, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << doctor.out << doctor.err;
+  EXPECT_EQ(report["deep"]["ran"], true) << doctor.out;
+  EXPECT_EQ(report["deep"]["exit_code"], 0) << doctor.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, EgressTest, ::testing::Values("docker", "podman", "bwrap"),
