@@ -264,6 +264,16 @@ TEST_P(EgressTest, ProgramKeepsItsExitStatusAndStdio) {
   EXPECT_TRUE(Entries(run_dir_).empty());
 }
 
+TEST_P(EgressTest, SocketDirectoryIsGoneWhenTheSandboxNeverComesUp) {
+  if (runtime() == "bwrap") GTEST_SKIP() << "bubblewrap runs no image";
+  Configure({absl::StrCat("127.0.0.1:", server_.port())}, "np-egress-no-such-image:absent");
+  RunResult r = RunProcess({NpExecBin(), "--", "true"}, Options(Env(), 120000, project_));
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("isolation-image-missing"));
+  EXPECT_TRUE(Entries(run_dir_).empty()) << ::testing::PrintToString(Entries(run_dir_));
+  EXPECT_EQ(server_.connections(), 0);
+}
+
 TEST_P(EgressTest, WrapRefusesAPlanNothingWouldServe) {
   RunResult wrap =
       RunProcess({NpExecBin(), "wrap", "--", "busybox", "true"}, Options(Env(), 60000, project_));
