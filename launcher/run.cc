@@ -92,7 +92,13 @@ absl::StatusOr<std::unique_ptr<egress::EgressSession>> MaybeEgressSession(const 
       settings.config.container.network != Network::kAllowlist) {
     return std::unique_ptr<egress::EgressSession>();
   }
-  return egress::EgressSession::Create(host.xdg_runtime_dir);
+  // Everything the sandboxed program can write: the directory must not be
+  // there (an unresolvable root also sends it to /tmp).
+  std::vector<std::string> writable = {settings.project_root};
+  for (const MountSpec& mount : settings.config.container.mounts) {
+    if (mount.writable) writable.push_back(mount.source);
+  }
+  return egress::EgressSession::Create(host.xdg_runtime_dir, writable);
 }
 
 // The egress proxy as a companion of the runtime: every connection attempt

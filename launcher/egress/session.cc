@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -13,19 +14,34 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "core/paths.h"
 
 namespace np::egress {
 namespace {
 
 constexpr char kSocketName[] = "egress.sock";
 
-std::string BaseDir(const std::string& runtime_dir) {
+std::string RealPath(const std::string& path) {
+  char real[PATH_MAX];
+  return realpath(path.c_str(), real) != nullptr ? std::string(real) : std::string();
+}
+
+// $XDG_RUNTIME_DIR when it is safe to hold the directory (see session.h),
+// else /tmp.
+std::string BaseDir(const std::string& runtime_dir,
+                    const std::vector<std::string>& writable_roots) {
+  const std::string real =
+      runtime_dir.empty() || runtime_dir.front() != '/' ? std::string() : RealPath(runtime_dir);
   struct stat st;
-  if (!runtime_dir.empty() && runtime_dir.front() == '/' && stat(runtime_dir.c_str(), &st) == 0 &&
-      S_ISDIR(st.st_mode)) {
-    return runtime_dir;
+  if (real.empty() || stat(real.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+      st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return "/tmp";
   }
-  return "/tmp";
+  for (const std::string& root : writable_roots) {
+    const std::string real_root = RealPath(root);
+    if (real_root.empty() || IsInside(real, real_root)) return "/tmp";
+  }
+  return real;
 }
 
 // In the forked watchdog: async-signal-safe calls only (np-exec may already
@@ -62,8 +78,8 @@ std::string BaseDir(const std::string& runtime_dir) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<EgressSession>> EgressSession::Create(
-    const std::string& runtime_dir) {
-  std::string templ = absl::StrCat(BaseDir(runtime_dir), "/np-exec-egress-XXXXXX");
+    const std::string& runtime_dir, const std::vector<std::string>& writable_roots) {
+  std::string templ = absl::StrCat(BaseDir(runtime_dir, writable_roots), "/np-exec-egress-XXXXXX");
   std::vector<char> buffer(templ.begin(), templ.end());
   buffer.push_back('\0');
   if (mkdtemp(buffer.data()) == nullptr) {

@@ -3,7 +3,11 @@
 // and the guarantee that the directory goes away.
 //
 // The directory is made with mkdtemp (0700, this user's, a unique name) under
-// $XDG_RUNTIME_DIR when that is an absolute directory, else /tmp. It is removed
+// $XDG_RUNTIME_DIR when that is an absolute directory of this user's that no
+// one else can write and that lies outside everything the sandboxed program
+// can write (`writable_roots`: the project, writable mounts), else /tmp
+// (sticky): a program that could rename the directory away and put a link in
+// its place would have the runtime mount whatever it pointed at. It is removed
 // when the session ends, whatever became of the sandbox; and because a
 // SIGKILLed np-exec runs no destructor, a watchdog process forked when the
 // directory is made waits on a pipe only np-exec holds: when that pipe closes
@@ -19,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -32,7 +37,8 @@ class EgressSession {
  public:
   // Makes the directory and forks its watchdog; nothing listens yet. Codes:
   // egress-socket-dir-failed, egress-watchdog-failed.
-  static absl::StatusOr<std::unique_ptr<EgressSession>> Create(const std::string& runtime_dir);
+  static absl::StatusOr<std::unique_ptr<EgressSession>> Create(
+      const std::string& runtime_dir, const std::vector<std::string>& writable_roots);
 
   // Stops the proxy, removes the socket and the directory, releases the
   // watchdog and reaps it.

@@ -277,5 +277,13 @@ TEST_F(EgressPlanTest, PrintedPlanIsRefusedNeverWithoutNetworkOrWithAllOfIt) {
   EXPECT_TRUE(HasErrorCode(plan.status(), "isolation-allowlist-needs-np-exec"));
 }
 
+TEST_F(EgressPlanTest, SelfBinaryWhereTheProgramCanWriteIsRefused) {
+  facts_.egress_socket = "/tmp/np-exec-egress-x/egress.sock";
+  facts_.self_path = project_ + "/build/np-exec";
+  absl::StatusOr<SpawnPlan> plan = PlanSpawn(settings_, &probe_, facts_, {"node"}, {});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_TRUE(HasErrorCode(plan.status(), "isolation-mount-bad-source")) << plan.status();
+}
+
 }  // namespace
 }  // namespace np
