@@ -274,6 +274,26 @@ TEST_P(EgressTest, SocketDirectoryIsGoneWhenTheSandboxNeverComesUp) {
   EXPECT_EQ(server_.connections(), 0);
 }
 
+TEST_P(EgressTest, ATerminatingSignalReachesTheProgram) {
+  const std::string seconds = std::to_string(300 + std::random_device()() % 600);
+  const std::string marker = std::string("sleep\0", 6) + seconds + std::string("\0", 1);
+  const std::string got = project_ + "/got-term";
+  RunOptions options = Options(Env(), 0, project_);
+  pid_t pid = StartProcess({NpExecBin(), "--", "busybox", "sh", "-c",
+                            absl::StrCat("trap 'echo TERM > \"", got,
+                                         "\"; exit 143' TERM; busybox sleep ", seconds, " & wait")},
+                           options, dir_.Path("out"), dir_.Path("err"));
+  ASSERT_GT(pid, 0);
+  const bool running = WaitFor([&] { return !PidsWithCmdline(marker).empty(); }, 60000);
+  if (running) usleep(300 * 1000);  // the trap is set before the sleep starts
+  kill(pid, SIGTERM);
+  EXPECT_EQ(WaitProcess(pid, 20000), 143) << ReadFile(dir_.Path("err"));
+  ASSERT_TRUE(running) << ReadFile(dir_.Path("err"));
+  EXPECT_EQ(ReadFile(got), "TERM\n");
+  EXPECT_TRUE(WaitFor([&] { return Entries(run_dir_).empty(); }, 5000));
+  for (pid_t p : PidsWithCmdline(marker)) kill(p, SIGKILL);
+}
+
 TEST_P(EgressTest, WrapRefusesAPlanNothingWouldServe) {
   RunResult wrap =
       RunProcess({NpExecBin(), "wrap", "--", "busybox", "true"}, Options(Env(), 60000, project_));
