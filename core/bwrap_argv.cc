@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
+#include "core/egress_entry.h"
 #include "core/errors.h"
 #include "core/paths.h"
 
@@ -117,9 +118,30 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
   for (const ValidatedMount& mount : mounts) {
     argv.insert(argv.end(), {mount.writable ? "--bind" : "--ro-bind", mount.source, mount.target});
   }
+  // --- egress allowlist (issue 16): the proxy's endpoint, np-exec as entry. ---
+  const bool egress = config.network == Network::kAllowlist;
+  if (egress) {
+    if (spawn.egress_socket.empty() || spawn.self_binary.empty()) return AllowlistNeedsNpExec();
+    for (const std::string* path : {&spawn.egress_socket, &spawn.self_binary}) {
+      absl::Status valid = CheckAbsolutePath(*path, "isolation-mount-bad-source");
+      if (!valid.ok()) return valid;
+    }
+    argv.insert(argv.end(), {"--bind", spawn.egress_socket, std::string(kEgressSocketTarget),
+                             "--ro-bind", spawn.self_binary, std::string(kEgressSelfTarget)});
+    // np-exec's constants, not the caller's values.
+    for (const std::string& assignment : EgressProxyEnvironment()) {
+      const size_t eq = assignment.find('=');
+      argv.insert(argv.end(), {"--setenv", assignment.substr(0, eq), assignment.substr(eq + 1)});
+    }
+  }
+  // --- end egress allowlist ---
   // Last, so the tmpfs root and its mount points become read-only while the
   // mounts on top of them (/tmp, HOME, the project) keep their own modes.
   argv.insert(argv.end(), {"--remount-ro", "/", "--chdir", *workdir, "--"});
+  if (egress) {
+    const std::vector<std::string> entry = EgressEntryPrefix();
+    argv.insert(argv.end(), entry.begin(), entry.end());
+  }
   argv.insert(argv.end(), spawn.program.begin(), spawn.program.end());
   return argv;
 }

@@ -4,12 +4,12 @@
 #include <array>
 
 #include "absl/strings/ascii.h"
-#include "absl/types/span.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/types/span.h"
 #include "core/errors.h"
 #include "core/paths.h"
 #include "core/protected_paths.h"
@@ -277,9 +277,11 @@ absl::Status ParseNetworkKey(const json& value, ContainerConfig& out) {
     out.network = Network::kBridge;
   } else if (value == "host") {
     out.network = Network::kHost;
+  } else if (value == "allowlist") {
+    out.network = Network::kAllowlist;
   } else {
     return InvalidValue("isolation-invalid-network", "isolation.container.network", value,
-                        "\"none\", \"bridge\" or \"host\"");
+                        "\"none\", \"allowlist\", \"bridge\" or \"host\"");
   }
   return absl::OkStatus();
 }
@@ -369,6 +371,37 @@ absl::Status ParseProtectKey(const json& value, ContainerConfig& out) {
   return absl::OkStatus();
 }
 
+absl::Status ParseAllowHostsKey(const json& value, ContainerConfig& out) {
+  absl::StatusOr<Allowlist> allowlist = ParseAllowHosts(value);
+  if (!allowlist.ok()) return allowlist.status();
+  out.allow_hosts = *std::move(allowlist);
+  return absl::OkStatus();
+}
+
+// network and allow_hosts decide together: a list under any other network
+// would read as a restriction nothing enforces, and "allowlist" without one
+// would be "none" under another name.
+absl::Status CheckAllowHostsMatchNetwork(const json& c, const ContainerConfig& out) {
+  const bool has_list = c.contains("allow_hosts");
+  if (has_list && out.network != Network::kAllowlist) {
+    return MakeError(
+        absl::StatusCode::kInvalidArgument, "isolation-allow-hosts-without-allowlist",
+        absl::StrCat("isolation.container.allow_hosts is set but "
+                     "isolation.container.network is \"",
+                     NetworkName(out.network),
+                     "\": set network to \"allowlist\" or remove allow_hosts"),
+        {{"key", "isolation.container.allow_hosts"}, {"network", NetworkName(out.network)}});
+  }
+  if (!has_list && out.network == Network::kAllowlist) {
+    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-invalid-allow-hosts",
+                     "isolation.container.network \"allowlist\" needs "
+                     "isolation.container.allow_hosts, a non-empty array of hosts such as "
+                     "[\"api.anthropic.com\"]",
+                     {{"key", "isolation.container.allow_hosts"}});
+  }
+  return absl::OkStatus();
+}
+
 struct ContainerKey {
   absl::string_view name;
   absl::Status (*parse)(const json& value, ContainerConfig& out);
@@ -376,10 +409,12 @@ struct ContainerKey {
 
 // isolation.container's keys, in the order they are parsed and listed.
 constexpr ContainerKey kContainerKeyTable[] = {
-    {"runtime", ParseRuntimeKey}, {"image", ParseImageKey},   {"network", ParseNetworkKey},
-    {"user", ParseUserKey},       {"memory", ParseMemoryKey}, {"cpus", ParseCpusKey},
-    {"mounts", ParseMountsKey},   {"env", ParseEnvKey},       {"workdir", ParseWorkdirKey},
-    {"pull", ParsePullKey},       {"protect", ParseProtectKey},
+    {"runtime", ParseRuntimeKey},        {"image", ParseImageKey},
+    {"network", ParseNetworkKey},        {"user", ParseUserKey},
+    {"memory", ParseMemoryKey},          {"cpus", ParseCpusKey},
+    {"mounts", ParseMountsKey},          {"env", ParseEnvKey},
+    {"workdir", ParseWorkdirKey},        {"pull", ParsePullKey},
+    {"allow_hosts", ParseAllowHostsKey}, {"protect", ParseProtectKey},
 };
 
 absl::Status ParseContainer(const json& c, ContainerConfig& out) {
@@ -393,7 +428,7 @@ absl::Status ParseContainer(const json& c, ContainerConfig& out) {
     absl::Status parsed = key.parse(*it, out);
     if (!parsed.ok()) return parsed;
   }
-  return absl::OkStatus();
+  return CheckAllowHostsMatchNetwork(c, out);
 }
 
 // null is the default, as in the reference's resolveTier (its test IS-5).
@@ -421,6 +456,8 @@ absl::string_view NetworkName(Network network) {
       return "bridge";
     case Network::kHost:
       return "host";
+    case Network::kAllowlist:
+      return "allowlist";
   }
   return "none";
 }
@@ -580,6 +617,21 @@ absl::StatusOr<std::vector<std::string>> ParseEnvList(absl::string_view list) {
 TierDescription DescribeConfiguredTier(Tier tier, const ContainerConfig& container) {
   TierDescription d = DescribeTier(tier, container.runtime);
   if (tier != Tier::kContainer || container.network == Network::kNone) return d;
+  if (container.network == Network::kAllowlist) {
+    // Still restricted: loopback only, and the proxy lets exactly these out.
+    absl::StrAppend(&d.summary,
+                    " This project sets isolation.container.network to \"allowlist\": the "
+                    "sandbox has loopback only, and np-exec's per-spawn proxy lets through "
+                    "exactly ",
+                    absl::StrJoin(AllowlistToStrings(container.allow_hosts), ", "), ".");
+    d.does_not_protect_against.insert(
+        d.does_not_protect_against.begin(),
+        "exfiltration through an allowed host: anything the program can read it can send to a "
+        "listed host; a broad domain (github.com, *.googleapis.com, a paste or storage "
+        "service) carries user content, and domain fronting on a CDN reaches hosts the list "
+        "never named");
+    return d;
+  }
   const absl::string_view name = NetworkName(container.network);
   d.network_restricted = false;
   absl::StrAppend(&d.summary, " This project sets isolation.container.network to \"", name,

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/allowlist.h"
 #include "core/tier.h"
 #include "nlohmann/json.hpp"
 
@@ -22,7 +23,9 @@ namespace np {
 
 inline constexpr absl::string_view kDefaultImage = "node:22-bookworm-slim";
 
-enum class Network { kNone, kBridge, kHost };
+// kAllowlist: loopback only inside, exactly as kNone, plus np-exec's per-spawn
+// egress proxy that lets `allow_hosts` through (design.md section 8).
+enum class Network { kNone, kBridge, kHost, kAllowlist };
 absl::string_view NetworkName(Network network);
 
 // An extra mount as written in the config; not yet validated against the host.
@@ -58,6 +61,8 @@ struct ContainerConfig {
   // `isolation.container.protect`, validated by ParseProtect
   // (protected_paths.h): added to the protected paths, never removing one.
   std::vector<std::string> protect;
+  // `allow_hosts`: set exactly when network is kAllowlist (never empty then).
+  Allowlist allow_hosts;
 };
 
 struct ProjectConfig {
@@ -79,7 +84,10 @@ struct ProjectConfig {
 // `isolation-mount-colon-in-path`. Other codes: `isolation-invalid-network`,
 // `isolation-invalid-runtime`, `isolation-unknown-key`, `isolation-no-image`,
 // `isolation-invalid-image`, `isolation-invalid-value`,
-// `isolation-mount-bad-mode`, `isolation-bad-env-name`.
+// `isolation-mount-bad-mode`, `isolation-bad-env-name`; `allow_hosts` has
+// ParseAllowHosts' codes (core/allowlist.h: network "allowlist" without it is
+// `isolation-invalid-allow-hosts`), and with any other network
+// `isolation-allow-hosts-without-allowlist`.
 absl::StatusOr<ProjectConfig> ParseProjectConfig(const nlohmann::json& root);
 
 // The same with `base` as the starting container settings (the operator
@@ -119,7 +127,8 @@ absl::StatusOr<std::vector<std::string>> ParseEnvList(absl::string_view list);
 
 // The tier's description with what this project configured taken into
 // account: a container tier whose `isolation.container.network` is "bridge"
-// or "host" does not restrict the network, and says so.
+// or "host" does not restrict the network, and says so; "allowlist" still
+// restricts it, names the list and what an allowed host can still carry.
 TierDescription DescribeConfiguredTier(Tier tier, const ContainerConfig& container);
 
 }  // namespace np

@@ -19,16 +19,21 @@ nlohmann::json ContainerConfigToJson(const ContainerConfig& config) {
   auto limit = [&optional](const std::optional<std::string>& text, const nlohmann::json& written) {
     return text.has_value() && written.is_number() ? written : optional(text);
   };
-  return {{"runtime", RuntimeName(config.runtime)},
-          {"image", config.image},
-          {"network", NetworkName(config.network)},
-          {"user", user},
-          {"memory", limit(config.memory, config.memory_as_written)},
-          {"cpus", limit(config.cpus, config.cpus_as_written)},
-          {"mounts", mounts},
-          {"env", config.env},
-          {"workdir", optional(config.workdir)},
-          {"pull", config.pull_missing ? "missing" : "never"}};
+  nlohmann::json out = {{"runtime", RuntimeName(config.runtime)},
+                        {"image", config.image},
+                        {"network", NetworkName(config.network)},
+                        {"user", user},
+                        {"memory", limit(config.memory, config.memory_as_written)},
+                        {"cpus", limit(config.cpus, config.cpus_as_written)},
+                        {"mounts", mounts},
+                        {"env", config.env},
+                        {"workdir", optional(config.workdir)},
+                        {"pull", config.pull_missing ? "missing" : "never"}};
+  // Only when set, so the other networks keep the reference's shape.
+  if (config.network == Network::kAllowlist) {
+    out["allow_hosts"] = AllowlistToStrings(config.allow_hosts);
+  }
+  return out;
 }
 
 }  // namespace np

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "core/egress_entry.h"
 #include "core/errors.h"
 #include "core/paths.h"
 
@@ -15,6 +16,15 @@ std::string CsvField(absl::string_view field) {
 }
 
 }  // namespace
+
+absl::Status AllowlistNeedsNpExec() {
+  return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-allowlist-needs-np-exec",
+                   "isolation.container.network \"allowlist\" works only while np-exec "
+                   "supervises the spawn and serves its egress proxy; a plan run without np-exec "
+                   "would have no network at all. Run the program through np-exec "
+                   "(np-exec -- PROGRAM) instead of printing a plan",
+                   {{"network", "allowlist"}});
+}
 
 std::string ProjectTarget(const ContainerConfig& config, const ContainerSpawn& spawn) {
   return config.workdir.has_value() ? *config.workdir : spawn.project_root;
@@ -125,7 +135,10 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
         "no-new-privileges", "--read-only", "--tmpfs", "/tmp:rw,nosuid,nodev,size=256m"}) {
     argv.emplace_back(flag);
   }
-  argv[6] = std::string(NetworkName(config.network));
+  // allowlist: loopback only, exactly as none; the proxy is reached through
+  // a unix-domain endpoint, never an interface.
+  argv[6] = std::string(
+      NetworkName(config.network == Network::kAllowlist ? Network::kNone : config.network));
   argv.emplace_back("--tmpfs");
   argv.push_back(absl::StrCat(kContainerHome, ":rw,nosuid,nodev,size=64m,mode=1777"));
   // HOME is np-exec's own constant, not a forwarded variable: the one -e with
@@ -178,6 +191,25 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
     argv.emplace_back("--mount");
     argv.push_back(*std::move(value));
   }
+  // --- egress allowlist (issue 16): the proxy's endpoint, np-exec as entry. ---
+  const bool egress = config.network == Network::kAllowlist;
+  if (egress) {
+    if (spawn.egress_socket.empty() || spawn.self_binary.empty()) return AllowlistNeedsNpExec();
+    absl::StatusOr<std::string> endpoint =
+        FormatBindMount(config.runtime, spawn.egress_socket, kEgressSocketTarget,
+                        /*writable=*/true, "isolation-mount-bad-source");
+    if (!endpoint.ok()) return endpoint.status();
+    absl::StatusOr<std::string> self =
+        FormatBindMount(config.runtime, spawn.self_binary, kEgressSelfTarget,
+                        /*writable=*/false, "isolation-mount-bad-source");
+    if (!self.ok()) return self.status();
+    argv.insert(argv.end(), {"--mount", *std::move(endpoint), "--mount", *std::move(self)});
+    // np-exec's constants, not the caller's values: the one place -e has one.
+    for (const std::string& assignment : EgressProxyEnvironment()) {
+      argv.insert(argv.end(), {"-e", assignment});
+    }
+  }
+  // --- end egress allowlist ---
   for (const std::string& name : spawn.env_names) {
     argv.emplace_back("-e");
     argv.push_back(name);
@@ -185,6 +217,10 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
   argv.emplace_back("-w");
   argv.push_back(*std::move(workdir));
   argv.push_back(config.image);
+  if (egress) {
+    const std::vector<std::string> entry = EgressEntryPrefix();
+    argv.insert(argv.end(), entry.begin(), entry.end());
+  }
   argv.insert(argv.end(), spawn.program.begin(), spawn.program.end());
   return argv;
 }

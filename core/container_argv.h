@@ -55,6 +55,10 @@ struct ContainerSpawn {
   // Bound after the project mount, each onto itself below the project target
   // (see protected_paths.h). Placeholders must exist when the argv runs.
   std::vector<ProtectedBind> protected_binds;
+  // network "allowlist" only (core/egress_entry.h): the host paths of the
+  // egress proxy's unix-domain endpoint and of np-exec's own binary, both bind-mounted in.
+  std::string egress_socket;
+  std::string self_binary;
 };
 
 // The project's mount target: `workdir` when configured, else its host path.
@@ -88,6 +92,13 @@ absl::StatusOr<std::string> FormatBindMount(Runtime runtime, absl::string_view s
 // `isolation-no-image`, `isolation-bad-env-name`, `isolation-wrap-no-command`,
 // `isolation-cwd-outside-project`, `isolation-project-path-unsupported`,
 // `isolation-protected-path-unsafe`.
+// `isolation-allowlist-needs-np-exec` (network "allowlist" without the
+// proxy's endpoint or np-exec's binary).
+// network "allowlist" without what it needs to reach the proxy: the spawn
+// has no proxy (a printed plan, which nothing would serve). Shared by the
+// argv builders and the planner.
+absl::Status AllowlistNeedsNpExec();
+
 absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
     const ContainerConfig& config, const std::vector<ValidatedMount>& mounts,
     const ContainerSpawn& spawn);

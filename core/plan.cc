@@ -110,6 +110,30 @@ absl::Status CheckVisibleInSandbox(const SpawnFacts& facts, const SpawnPlan& pla
                    {{"program", name}, {"path", inside}});
 }
 
+// network "allowlist": np-exec's own binary must not lie where the sandboxed
+// program can write (the project, a writable mount).
+absl::Status CheckSelfOutsideWritable(const std::string& self, const MountPolicy& policy,
+                                      const std::vector<MountSpec>& mounts) {
+  std::vector<std::string> writable = {policy.project_real};
+  for (const MountSpec& mount : mounts) {
+    if (!mount.writable) continue;
+    absl::StatusOr<std::string> real = ResolveRealPath(mount.source, "isolation-mount-bad-source");
+    writable.push_back(real.ok() ? *real : mount.source);
+  }
+  for (const std::string& root : writable) {
+    if (!IsInside(self, root)) continue;
+    return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-mount-bad-source",
+                     absl::StrCat("np-exec's own binary ", self,
+                                  " is the sandbox's entry point on network \"allowlist\" but lies "
+                                  "in ",
+                                  root,
+                                  ", which the sandboxed program can write; install np-exec "
+                                  "outside the project and its writable mounts"),
+                     {{"path", self}, {"writable", root}});
+  }
+  return absl::OkStatus();
+}
+
 absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
                            const std::vector<std::string>& program, SpawnPlan& plan) {
   ContainerConfig container = settings.config.container;
@@ -132,7 +156,26 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   absl::Status project_ok = ValidateProjectMount(*policy, facts.home);
   if (!project_ok.ok()) return project_ok;
 
+  // --- egress allowlist (issue 16) ---
+  const bool egress = container.network == Network::kAllowlist;
+  if (egress && (facts.print_only || facts.egress_socket.empty() || facts.self_path.empty())) {
+    return AllowlistNeedsNpExec();
+  }
+
+  if (egress) {
+    // np-exec's binary is bind-mounted by path: where the sandboxed program
+    // can write, another sandbox of the project could put a link there before
+    // the runtime resolves it and have any host file mounted in.
+    absl::Status self_ok = CheckSelfOutsideWritable(facts.self_path, *policy, container.mounts);
+    if (!self_ok.ok()) return self_ok;
+  }
+
   ContainerSpawn spawn;
+  if (egress) {
+    spawn.egress_socket = facts.egress_socket;
+    spawn.self_binary = facts.self_path;
+    plan.egress_socket = facts.egress_socket;
+  }
   spawn.project_root = policy->project_real;
   spawn.cwd = facts.cwd;
   spawn.uid = facts.uid;

@@ -81,6 +81,9 @@ struct SpawnFacts {
   std::vector<std::string> extra_forbidden;  // E.g. the engine endpoint of DOCKER_HOST.
   std::vector<RootEntry> root_layout;        // bubblewrap: the host's /bin, /lib*, /sbin.
   std::optional<std::string> mount_point;    // `wrap --workdir`: where the project is mounted.
+  // network "allowlist": the host path of this spawn's egress proxy endpoint,
+  // in the private directory the launcher made (launcher/egress/session.h).
+  std::string egress_socket;
 };
 
 struct SpawnPlan {
@@ -102,12 +105,18 @@ struct SpawnPlan {
   bool pull_missing = false;  // Image runtimes: `pull: "missing"`.
   std::string container_name;  // Named runtimes only.
   std::string self_path;       // np-exec's path, for a printed bubblewrap plan.
+  // network "allowlist": the endpoint the launcher must serve the egress proxy
+  // on for as long as the runtime runs; empty otherwise.
+  std::string egress_socket;
 };
 
 // Plans one spawn of `program` with the extra forwarded `env_names` (from
 // --env). On the container tier the probe is required (see gate.h) and every
 // mount is validated before any argv exists. The program is looked up once,
 // on the PATH that applies (the caller's, or the sandbox's on bubblewrap).
+// network "allowlist" needs the launcher's proxy endpoint in the facts; a
+// printed plan (`print_only`), which nothing would serve, is refused with
+// `isolation-allowlist-needs-np-exec`.
 absl::StatusOr<SpawnPlan> PlanSpawn(const Settings& settings, const ProbeResult* probe,
                                     const SpawnFacts& facts,
                                     const std::vector<std::string>& program,

@@ -36,6 +36,8 @@ absl::StatusOr<Outcome> Dispatch(const CommandLine& cl, const HostFacts& host,
       return VerbTrust(cl, host);
     case Verb::kSandboxExec:
       return VerbSandboxExec(cl, host);
+    case Verb::kEgressEntry:
+      return VerbEgressEntry(cl, host);
   }
   return Outcome{125};
 }
@@ -43,8 +45,9 @@ absl::StatusOr<Outcome> Dispatch(const CommandLine& cl, const HostFacts& host,
 // The run path and what stands in for it keep the program's exit statuses;
 // the verbs exit 0 or 1.
 CommandKind KindOf(Verb verb) {
-  return verb == Verb::kRun || verb == Verb::kSandboxExec ? CommandKind::kRun
-                                                          : CommandKind::kVerb;
+  return verb == Verb::kRun || verb == Verb::kSandboxExec || verb == Verb::kEgressEntry
+             ? CommandKind::kRun
+             : CommandKind::kVerb;
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 #include "launcher/cli.h"
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/config.h"
+#include "core/egress_entry.h"
 #include "core/errors.h"
 #include "core/paths.h"
 #include "core/plan.h"
@@ -148,6 +150,36 @@ absl::Status ParseSandboxExec(absl::Span<char* const> args, CommandLine* cl) {
   return absl::OkStatus();
 }
 
+// egress-entry --port P --socket S -- PROGRAM ARGS...
+absl::Status ParseEgressEntry(absl::Span<char* const> args, CommandLine* cl) {
+  constexpr absl::string_view kUsage = "egress-entry takes --port P --socket S -- PROGRAM ARGS...";
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    absl::Status error;
+    std::string value;
+    if (absl::string_view(args[i]) == "--") {
+      ++i;
+      break;
+    }
+    if (TakeOption(args, &i, "--socket", &cl->egress_socket, &error)) {
+      if (!error.ok()) return error;
+    } else if (TakeOption(args, &i, "--port", &value, &error)) {
+      if (!error.ok()) return error;
+      int port = 0;
+      if (!absl::SimpleAtoi(value, &port) || port < 1 || port > 65535) return Usage(kUsage);
+      cl->egress_port = port;
+    } else {
+      return Usage(kUsage);
+    }
+  }
+  for (; i < args.size(); ++i) cl->program.emplace_back(args[i]);
+  if (cl->egress_port < 0 || cl->egress_socket.empty() || cl->program.empty() ||
+      cl->program.front().empty()) {
+    return Usage(kUsage);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseRun(absl::Span<char* const> args, CommandLine* cl) {
   size_t i = 0;
   for (; i < args.size(); ++i) {
@@ -269,6 +301,12 @@ absl::StatusOr<CommandLine> ParseCommandLine(absl::Span<char* const> argv) {
   if (first == kSandboxExecVerb) {
     cl.verb = Verb::kSandboxExec;
     absl::Status parsed = ParseSandboxExec(rest, &cl);
+    if (!parsed.ok()) return parsed;
+    return cl;
+  }
+  if (first == kEgressEntryVerb) {
+    cl.verb = Verb::kEgressEntry;
+    absl::Status parsed = ParseEgressEntry(rest, &cl);
     if (!parsed.ok()) return parsed;
     return cl;
   }

@@ -28,6 +28,7 @@ enum class Verb {
   kVersion,
   kTrust,
   kSandboxExec,  // Internal: what a printed bubblewrap plan runs.
+  kEgressEntry,  // Internal: the sandbox's entry point on network "allowlist".
 };
 
 struct CommandLine {
@@ -47,6 +48,8 @@ struct CommandLine {
   std::string sandbox_project;    // sandbox-exec --project
   std::string shims_dir;          // shims install DIR
   std::vector<std::string> shim_names;
+  int egress_port = -1;                // egress-entry --port
+  std::string egress_socket;           // egress-entry --socket
   std::vector<std::string> env_names;  // --env, validated
   std::vector<std::string> program;
 };

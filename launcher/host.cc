@@ -30,6 +30,7 @@ HostFacts ReadHostFacts(char** envp) {
   host.path = std::string(GetEnv(envp, "PATH"));
   host.home = std::string(GetEnv(envp, "HOME"));
   host.xdg_config_home = std::string(GetEnv(envp, "XDG_CONFIG_HOME"));
+  host.xdg_runtime_dir = std::string(GetEnv(envp, "XDG_RUNTIME_DIR"));
   host.env_tier = std::string(GetEnv(envp, kTierVar));
   host.docker_host = std::string(GetEnv(envp, "DOCKER_HOST"));
   host.container_host = std::string(GetEnv(envp, "CONTAINER_HOST"));

@@ -23,6 +23,8 @@ struct HostFacts {
   std::string path;       // PATH.
   std::string home;       // HOME.
   std::string xdg_config_home;
+  // XDG_RUNTIME_DIR: where the egress proxy's private directory goes.
+  std::string xdg_runtime_dir;
   std::string env_tier;        // NP_EXEC_TIER.
   std::string docker_host;     // DOCKER_HOST.
   std::string container_host;  // CONTAINER_HOST (podman remote).

@@ -6,6 +6,7 @@
 #include "core/errors.h"
 #include "core/plan.h"
 #include "launcher/audit_log.h"
+#include "launcher/egress/session.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
 #include "launcher/protected_placeholders.h"
@@ -85,13 +86,45 @@ absl::Status UnknownVerb(const std::string& word) {
                    {{"verb", word}, {"verbs", VerbNames()}});
 }
 
+// Step 3b, network "allowlist": this spawn's private socket directory, made
+// before the plan names the socket; nullptr on any other network.
+absl::StatusOr<std::unique_ptr<egress::EgressSession>> MaybeEgressSession(const Settings& settings,
+                                                                          const HostFacts& host) {
+  if (settings.resolved.tier != Tier::kContainer ||
+      settings.config.container.network != Network::kAllowlist) {
+    return std::unique_ptr<egress::EgressSession>();
+  }
+  // Everything the sandboxed program can write: the directory must not be
+  // there (an unresolvable root also sends it to /tmp).
+  std::vector<std::string> writable = {settings.project_root};
+  for (const MountSpec& mount : settings.config.container.mounts) {
+    if (mount.writable) writable.push_back(mount.source);
+  }
+  return egress::EgressSession::Create(host.xdg_runtime_dir, writable);
+}
+
+// The egress proxy as a companion of the runtime: every connection attempt
+// is one audit line (event "egress", with np-exec's pid to tie it to the run).
+std::vector<Companion> EgressCompanions(egress::EgressSession* session, const Settings& settings,
+                                        const HostFacts& host, const SpawnLog& log) {
+  if (session == nullptr) return {};
+  const pid_t pid = host.pid;
+  return {session->ProxyCompanion(settings.config.container.allow_hosts,
+                                  [&log, pid](const egress::EgressRecord& record) {
+                                    nlohmann::json line = egress::EgressRecordToJson(record);
+                                    line["event"] = "egress";
+                                    line["pid"] = pid;
+                                    log.Append(std::move(line));
+                                  })};
+}
+
 // Step 6, container: the runtime's driver runs the plan under supervision.
 absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& plan,
                                    const std::vector<std::string>& program,
                                    const RuntimeDriver& driver, const Endpoint& endpoint,
                                    const HostFacts& host, const Reporter& reporter,
                                    const SpawnLog& log, const TrustGate& trust,
-                                   nlohmann::json tier_record) {
+                                   nlohmann::json tier_record, egress::EgressSession* session) {
   absl::Status ready = driver.Preflight(plan, endpoint);
   if (!ready.ok()) return log.Refuse(std::move(tier_record), ready);
   // Missing protected paths get placeholders for exactly this spawn, held
@@ -106,8 +139,12 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
   if (!recorded.ok()) return log.Refuse(std::move(tier_record), recorded);
   nlohmann::json run_record = RunRecord(host, settings, plan, program);
   log.Append(run_record);
-  absl::StatusOr<RunOutcome> ran = driver.Run(plan, endpoint, host);
+  absl::StatusOr<RunOutcome> ran =
+      driver.Run(plan, endpoint, host, EgressCompanions(session, settings, host, log));
   placeholders->Finish();
+  if (session != nullptr && !session->start_error().ok()) {
+    return log.Refuse(std::move(tier_record), session->start_error());
+  }
   if (!ran.ok()) return log.Refuse(std::move(tier_record), ran.status());
   if (!ran->note.ok()) reporter.Warn(ran->note);
   log.Append(ExitRecord(std::move(run_record), ran->result.exit_code, ran->result.duration_ms));
@@ -150,6 +187,12 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
                       !settings->config.container.mounts.empty(), facts);
   }
 
+  // The session outlives the run and removes its directory however it ends.
+  absl::StatusOr<std::unique_ptr<egress::EgressSession>> session =
+      MaybeEgressSession(*settings, host);
+  if (!session.ok()) return log.Refuse(tier_record, session.status());
+  if (*session != nullptr) facts.egress_socket = (*session)->socket_path();
+
   // 4. Plan: exactly one of exec-in-place or a runtime argv.
   absl::StatusOr<SpawnPlan> plan =
       PlanSpawn(*settings, container ? &probe : nullptr, facts, cl.program, cl.env_names);
@@ -172,7 +215,7 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   // 6. Record and carry it out.
   if (plan->wrapped) {
     return RunWrapped(*settings, *plan, cl.program, driver, endpoint, host, reporter, log, *trust,
-                      tier_record);
+                      tier_record, session->get());
   }
   absl::Status recorded = RecordSpawnRan(*trust, host.uid);
   if (!recorded.ok()) return log.Refuse(tier_record, recorded);

@@ -24,6 +24,8 @@ absl::StatusOr<Outcome> VerbVersion();
 // trust is in verbs_trust.h.
 // sandbox-exec: builds bubblewrap's environment by name and execs it.
 absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& host);
+// egress-entry: starts the egress bridge inside the sandbox and execs the program.
+absl::StatusOr<Outcome> VerbEgressEntry(const CommandLine& cl, const HostFacts& host);
 
 // The help text of a verb ("" for the general help); empty when unknown.
 absl::string_view HelpText(absl::string_view topic);

@@ -94,8 +94,12 @@ void CheckTier(const Subject& s, Report& r) {
   const Tier tier = s.settings.resolved.tier;
   r.out["tier"] = TierName(tier);
   r.out["effective_from"] = TierSourceName(s.settings.resolved.from);
-  r.out["does_not_protect_against"] =
-      DescribeConfiguredTier(tier, s.settings.config.container).does_not_protect_against;
+  const TierDescription described = DescribeConfiguredTier(tier, s.settings.config.container);
+  r.out["does_not_protect_against"] = described.does_not_protect_against;
+  r.out["network_restricted"] = described.network_restricted;
+  if (tier == Tier::kContainer && s.settings.config.container.network == Network::kAllowlist) {
+    r.out["allow_hosts"] = AllowlistToStrings(s.settings.config.container.allow_hosts);
+  }
   r.out["project_root"] = s.settings.project_root.empty()
                               ? nlohmann::json(nullptr)
                               : nlohmann::json(s.settings.project_root);
@@ -143,7 +147,14 @@ void CheckDeep(const Subject& s, bool deep, Report& r) {
   // The no-op container runs with stdin on /dev/null, never a terminal.
   facts.stdin_tty = false;
   facts.stdout_tty = false;
-  absl::StatusOr<SpawnPlan> plan = PlanSpawn(s.settings, &s.probe, facts, {"true"}, {});
+  // The no-op needs no network, and a printed allowlist plan has no proxy
+  // behind it: the sandbox is otherwise the same, so plan it on "none".
+  Settings settings = s.settings;
+  if (settings.config.container.network == Network::kAllowlist) {
+    settings.config.container.network = Network::kNone;
+    settings.config.container.allow_hosts = {};
+  }
+  absl::StatusOr<SpawnPlan> plan = PlanSpawn(settings, &s.probe, facts, {"true"}, {});
   if (!plan.ok()) {
     r.problems.emplace_back(plan.status().message());
     r.out["deep"] = {{"ran", false}, {"error", ErrorCode(plan.status())}};

@@ -85,13 +85,15 @@ class BwrapDriverImpl : public RuntimeDriver {
   }
 
   absl::StatusOr<RunOutcome> Run(const SpawnPlan& plan, const Endpoint& /*endpoint*/,
-                                 const HostFacts& host) const override {
+                                 const HostFacts& host,
+                                 const std::vector<Companion>& companions) const override {
     int info[2];
     if (pipe2(info, O_CLOEXEC | O_NONBLOCK) != 0) {
       return MakeError(absl::StatusCode::kInternal, "spawn-failed",
                        absl::StrCat("pipe: ", strerror(errno)));
     }
     SuperviseRequest request;
+    request.companions = companions;
     request.bin = plan.exec_path;
     request.argv = plan.argv;
     request.argv.insert(request.argv.begin() + 1, {"--info-fd", absl::StrCat(info[1])});

@@ -69,11 +69,12 @@ class RuntimeDriver {
   // run when it fails.
   virtual absl::Status Preflight(const SpawnPlan& plan, const Endpoint& endpoint) const = 0;
 
-  // Runs the plan to completion as np-exec's supervised child. An error means
-  // the program did not run (the runtime could not be executed or did not
-  // come up).
+  // Runs the plan to completion as np-exec's supervised child, with
+  // `companions` (the egress proxy) alive beside it. An error means the
+  // program did not run (the runtime could not be executed or did not come up).
   virtual absl::StatusOr<RunOutcome> Run(const SpawnPlan& plan, const Endpoint& endpoint,
-                                         const HostFacts& host) const = 0;
+                                         const HostFacts& host,
+                                         const std::vector<Companion>& companions) const = 0;
 
   // Whether `image` is present; nullopt when it cannot be told or the runtime
   // has no images.

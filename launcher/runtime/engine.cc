@@ -155,8 +155,10 @@ class EngineDriver : public RuntimeDriver {
   }
 
   absl::StatusOr<RunOutcome> Run(const SpawnPlan& plan, const Endpoint& endpoint,
-                                 const HostFacts& host) const override {
+                                 const HostFacts& host,
+                                 const std::vector<Companion>& companions) const override {
     SuperviseRequest request;
+    request.companions = companions;
     request.bin = plan.exec_path;
     request.argv = plan.argv;
     request.env = BuildEnvironment(plan.env, host.envp);

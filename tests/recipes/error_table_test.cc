@@ -22,6 +22,7 @@ const std::set<std::string>& NotCodes() {
       "child-pid",        "connection-refused", "daemon-unreachable", "libnp-exec-preload",
       "no-new-privileges", "np-exec",           "np-exec-doctor",     "np-exec-wrap",
       "permission-denied", "protocol-error",    "runtime-not-installed", "sandbox-exec",
+      "egress-entry",
       "socket-missing",    "timed-out",
       // HTTP header names the egress proxy drops, and address classes.
       "not-needed",  // A trust state, as status reports it.

@@ -1,0 +1,164 @@
+#include "launcher/egress/session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+#include "core/paths.h"
+
+namespace np::egress {
+namespace {
+
+constexpr char kSocketName[] = "egress.sock";
+
+std::string RealPath(const std::string& path) {
+  char real[PATH_MAX];
+  return realpath(path.c_str(), real) != nullptr ? std::string(real) : std::string();
+}
+
+// $XDG_RUNTIME_DIR when it is safe to hold the directory (see session.h),
+// else /tmp.
+std::string BaseDir(const std::string& runtime_dir,
+                    const std::vector<std::string>& writable_roots) {
+  const std::string real =
+      runtime_dir.empty() || runtime_dir.front() != '/' ? std::string() : RealPath(runtime_dir);
+  struct stat st;
+  if (real.empty() || stat(real.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+      st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return "/tmp";
+  }
+  for (const std::string& root : writable_roots) {
+    const std::string real_root = RealPath(root);
+    if (real_root.empty() || IsInside(real, real_root)) return "/tmp";
+  }
+  return real;
+}
+
+// In the forked watchdog: async-signal-safe calls only (np-exec may already
+// run threads of its own).
+[[noreturn]] void Watch(int fd, const char* socket_path, const char* dir) {
+  // Nothing of np-exec's: a caller that waits for EOF on np-exec's stdout or
+  // stderr must not wait for the watchdog too.
+  if (fd != 3) {
+    dup2(fd, 3);
+    fd = 3;
+  }
+  close_range(0, 2, 0);
+  close_range(4, ~0U, 0);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGTSTP}) {
+    signal(sig, SIG_IGN);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  setsid();
+  char word = 0;
+  ssize_t n;
+  do {
+    n = read(fd, &word, 1);
+  } while (n < 0 && errno == EINTR);
+  // A byte: np-exec removed both itself. EOF (np-exec died): remove them.
+  if (n != 1) {
+    unlink(socket_path);
+    rmdir(dir);
+  }
+  _exit(0);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<EgressSession>> EgressSession::Create(
+    const std::string& runtime_dir, const std::vector<std::string>& writable_roots) {
+  std::string templ = absl::StrCat(BaseDir(runtime_dir, writable_roots), "/np-exec-egress-XXXXXX");
+  std::vector<char> buffer(templ.begin(), templ.end());
+  buffer.push_back('\0');
+  if (mkdtemp(buffer.data()) == nullptr) {
+    return MakeError(
+        absl::StatusCode::kFailedPrecondition, "egress-socket-dir-failed",
+        absl::StrCat("cannot make the egress proxy's directory ", templ, ": ", strerror(errno)),
+        {{"path", templ}});
+  }
+  const std::string dir(buffer.data());
+  const std::string socket_path = absl::StrCat(dir, "/", kSocketName);
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    const int err = errno;
+    rmdir(dir.c_str());
+    return MakeError(absl::StatusCode::kInternal, "egress-watchdog-failed",
+                     absl::StrCat("pipe: ", strerror(err)));
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[1]);
+    Watch(fds[0], socket_path.c_str(), dir.c_str());
+  }
+  close(fds[0]);
+  if (pid < 0) {
+    const int err = errno;
+    close(fds[1]);
+    rmdir(dir.c_str());
+    return MakeError(absl::StatusCode::kInternal, "egress-watchdog-failed",
+                     absl::StrCat("fork: ", strerror(err)));
+  }
+  return std::unique_ptr<EgressSession>(new EgressSession(dir, fds[1], pid));
+}
+
+EgressSession::EgressSession(std::string dir, int watchdog_fd, pid_t watchdog)
+    : dir_(std::move(dir)),
+      socket_path_(absl::StrCat(dir_, "/", kSocketName)),
+      watchdog_fd_(watchdog_fd),
+      watchdog_(watchdog) {}
+
+void EgressSession::StopProxy() {
+  if (proxy_ != nullptr) proxy_->Stop();
+  proxy_.reset();
+}
+
+EgressSession::~EgressSession() {
+  StopProxy();
+  unlink(socket_path_.c_str());
+  rmdir(dir_.c_str());
+  const char word = 1;
+  (void)!write(watchdog_fd_, &word, 1);
+  close(watchdog_fd_);
+  int status;
+  while (waitpid(watchdog_, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+Companion EgressSession::ProxyCompanion(Allowlist allowlist,
+                                        std::function<void(const EgressRecord&)> on_record) {
+  Companion companion;
+  companion.start = [this, allowlist = std::move(allowlist),
+                     on_record = std::move(on_record)]() -> absl::Status {
+    ProxyOptions options;
+    options.socket_path = socket_path_;
+    // The directory (0700, this user's) keeps everyone else on the host out;
+    // inside, the sandbox's user may be another uid (`user: "image"`), and
+    // only this one sandbox has the socket mounted.
+    options.socket_mode = 0666;
+    options.allowlist = allowlist;
+    options.on_record = on_record;
+    absl::StatusOr<std::unique_ptr<EgressProxy>> proxy = EgressProxy::Start(std::move(options));
+    if (!proxy.ok()) {
+      start_error_ = proxy.status();
+      return start_error_;
+    }
+    proxy_ = *std::move(proxy);
+    return absl::OkStatus();
+  };
+  companion.stop = [this] { StopProxy(); };
+  return companion;
+}
+
+}  // namespace np::egress
