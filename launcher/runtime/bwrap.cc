@@ -16,6 +16,7 @@
 #include "core/bwrap_argv.h"
 #include "core/errors.h"
 #include "launcher/environment.h"
+#include "launcher/runtime/bwrap_seccomp.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/sandbox_signals.h"
 #include "launcher/subprocess.h"
@@ -91,12 +92,25 @@ class BwrapDriverImpl : public RuntimeDriver {
       return MakeError(absl::StatusCode::kInternal, "spawn-failed",
                        absl::StrCat("pipe: ", strerror(errno)));
     }
+    absl::StatusOr<int> seccomp = BuildSeccompFilterFd();
+    if (!seccomp.ok()) {
+      close(info[0]);
+      close(info[1]);
+      return seccomp.status();
+    }
     SuperviseRequest request;
     request.bin = plan.exec_path;
     request.argv = plan.argv;
+    absl::Status filtered = AddSeccompArg(request.argv, *seccomp);
+    if (!filtered.ok()) {
+      close(*seccomp);
+      close(info[0]);
+      close(info[1]);
+      return filtered;
+    }
     request.argv.insert(request.argv.begin() + 1, {"--info-fd", absl::StrCat(info[1])});
     request.env = BuildEnvironment(plan.env, host.envp);
-    request.keep_fd = info[1];
+    request.keep_fds = {info[1], *seccomp};
     request.parent_death_signal = SIGKILL;
     request.own_process_group = true;
     // What bubblewrap wrote to --info-fd so far: {"child-pid": N} once the
@@ -115,6 +129,7 @@ class BwrapDriverImpl : public RuntimeDriver {
     };
     RunOutcome outcome;
     outcome.result = Supervise(request);
+    close(*seccomp);
     close(info[1]);
     read_info();
     close(info[0]);
@@ -122,13 +137,12 @@ class BwrapDriverImpl : public RuntimeDriver {
       return RuntimeNotExecutable(plan.exec_path, outcome.result.start_errno);
     }
     if (info_text.empty()) {
-      return MakeError(
-          absl::StatusCode::kUnavailable, "isolation-container-unavailable",
-          absl::StrCat("bubblewrap could not set up the sandbox (it exited ",
-                       outcome.result.exit_code,
-                       " before reporting it ready); the program did not run, and "
-                       "np-exec does not fall back"),
-          {{"bin", plan.exec_path}, {"exit_code", outcome.result.exit_code}});
+      return MakeError(absl::StatusCode::kUnavailable, "isolation-container-unavailable",
+                       absl::StrCat("bubblewrap could not set up the sandbox (it exited ",
+                                    outcome.result.exit_code,
+                                    " before reporting it ready); the program did not run, and "
+                                    "np-exec does not fall back"),
+                       {{"bin", plan.exec_path}, {"exit_code", outcome.result.exit_code}});
     }
     return outcome;
   }
