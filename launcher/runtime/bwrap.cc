@@ -38,17 +38,13 @@ class BwrapDriverImpl : public RuntimeDriver {
  public:
   Endpoint Resolve(const HostFacts& host) const override {
     Endpoint endpoint;
-    absl::StatusOr<std::string> bin =
-        FindRealProgram("bwrap", host.path, host.cwd, host.self, StatFile);
-    if (bin.ok()) endpoint.bin = *bin;
+    ResolveTrustedBinary("bwrap", host, endpoint);
     return endpoint;
   }
 
   ProbeResult Probe(const HostFacts& host, const Endpoint& endpoint,
                     ProbeDepth depth) const override {
-    if (endpoint.bin.empty()) {
-      return ProbeUnavailable(Runtime::kBwrap, kReasonNotInstalled, "no bwrap binary on PATH");
-    }
+    if (endpoint.bin.empty()) return ProbeMissingBinary(Runtime::kBwrap, endpoint);
     // The run path's own sandbox proves the namespaces can be created (its
     // --info-fd report), so it does not pay for a second, no-op sandbox.
     if (depth == ProbeDepth::kForRun) return ProbeAvailable(Runtime::kBwrap, endpoint.bin, "unknown");
