@@ -33,7 +33,8 @@ inline constexpr absl::string_view kSandboxPath = "/usr/local/bin:/usr/bin:/bin"
 // The bwrap argv (element 0 is "bwrap"). Codes: `isolation-bwrap-unsupported`
 // (memory, cpus, a bridge network or a user setting, which bubblewrap cannot
 // deliver), `isolation-wrap-no-command`, `isolation-cwd-outside-project`,
-// `invalid-path`, `isolation-mount-bad-source`, `isolation-mount-bad-target`.
+// `invalid-path`, `isolation-mount-bad-source`, `isolation-mount-bad-target`,
+// `isolation-mount-target-symlink` (a target through a link on the host).
 absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& config,
                                                         const std::vector<ValidatedMount>& mounts,
                                                         const ContainerSpawn& spawn,
