@@ -66,6 +66,13 @@ TEST_P(PlantedRuntimeTest, APlantedRuntimeFirstOnPathIsSkipped) {
   const nlohmann::json out = nlohmann::json::parse(status.out);
   EXPECT_THAT(out["runtime"]["bin"].get<std::string>(), ::testing::StartsWith("/usr/"));
   EXPECT_THAT(out["runtime"]["bin_trusted_because"].get<std::string>(), HasSubstr("root"));
+  // So does doctor.
+  RunResult doctor =
+      Run(planted_dir_ + ":" + (path != nullptr ? path : "/usr/bin:/bin"), {"doctor", "--json"});
+  const nlohmann::json report = nlohmann::json::parse(doctor.out, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << doctor.out << doctor.err;
+  EXPECT_EQ(report["runtime"]["bin"], out["runtime"]["bin"]);
+  EXPECT_THAT(report["runtime"]["bin_trusted_because"].get<std::string>(), HasSubstr("root"));
   EXPECT_FALSE(SentinelExists()) << "the planted runtime ran";
 }
 
