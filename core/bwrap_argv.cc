@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/egress_entry.h"
+#include "core/bwrap_targets.h"
 #include "core/errors.h"
 #include "core/paths.h"
 
@@ -84,6 +85,23 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
     absl::Status target_ok = CheckAbsolutePath(mount.target, "isolation-mount-bad-target");
     if (!target_ok.ok()) return target_ok;
   }
+  // --- Issue 15 item 5: no mount target through a host-visible link
+  // (core/bwrap_targets.h). ---
+  {
+    std::vector<SandboxBind> binds = {{"/usr", "/usr"},
+                                      {spawn.project_root, ProjectTarget(config, spawn)}};
+    for (const RootEntry& entry : root_layout) {
+      if (entry.link_target.empty()) binds.push_back({entry.path, entry.path});
+    }
+    // bubblewrap mounts in argv order: each target is made under the binds
+    // before it.
+    for (const ValidatedMount& mount : mounts) {
+      absl::Status no_link = CheckMountTargetHasNoLink(mount.target, binds);
+      if (!no_link.ok()) return no_link;
+      binds.push_back({mount.source, mount.target});
+    }
+  }
+  // --- end of item 5 ---
 
   std::vector<std::string> argv = {"bwrap",
                                    "--unshare-user",

@@ -34,7 +34,8 @@ inline constexpr absl::string_view kSandboxPath = "/usr/local/bin:/usr/bin:/bin"
 // (memory, cpus, a bridge network or a user setting, which bubblewrap cannot
 // deliver), `isolation-wrap-no-command`, `isolation-cwd-outside-project`,
 // `invalid-path`, `isolation-mount-bad-source`, `isolation-mount-bad-target`,
-// `isolation-protected-path-unsafe`.
+// `isolation-protected-path-unsafe`, `isolation-mount-target-symlink` (a target through a
+// link on the host).
 absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& config,
                                                         const std::vector<ValidatedMount>& mounts,
                                                         const ContainerSpawn& spawn,

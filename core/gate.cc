@@ -7,10 +7,12 @@ namespace np {
 
 nlohmann::json ProbeToJson(const ProbeResult& probe) {
   if (probe.available) {
-    return {{"available", true},
-            {"runtime", RuntimeName(probe.runtime)},
-            {"bin", probe.bin},
-            {"version", probe.version}};
+    nlohmann::json out = {{"available", true},
+                          {"runtime", RuntimeName(probe.runtime)},
+                          {"bin", probe.bin},
+                          {"version", probe.version}};
+    if (!probe.bin_trusted_because.empty()) out["bin_trusted_because"] = probe.bin_trusted_because;
+    return out;
   }
   return {{"available", false},
           {"runtime", RuntimeName(probe.runtime)},
@@ -24,7 +26,8 @@ absl::Status AssertTierAvailable(const ResolvedTier& resolved, Runtime runtime,
   const bool well_formed = probe != nullptr && probe->runtime == runtime &&
                            (probe->available ? !probe->bin.empty()
                                              : (probe->reason == kReasonNotInstalled ||
-                                                probe->reason == kReasonUnreachable));
+                                                probe->reason == kReasonUnreachable ||
+                                                probe->reason == kReasonUntrusted));
   if (!well_formed) {
     return MakeError(
         absl::StatusCode::kInternal, "isolation-probe-required",
@@ -50,8 +53,12 @@ absl::Status AssertTierAvailable(const ResolvedTier& resolved, Runtime runtime,
           "in .nubos-pilot/config.json explicitly";
       break;
   }
+  // A planted runtime is refused with a code of its own: the fix is not to
+  // start the runtime but to find out who put a binary where.
+  const bool untrusted = probe->reason == kReasonUntrusted;
   return MakeError(
-      absl::StatusCode::kFailedPrecondition, "isolation-container-unavailable",
+      absl::StatusCode::kFailedPrecondition,
+      untrusted ? "isolation-runtime-untrusted" : "isolation-container-unavailable",
       absl::StrCat("the container tier is configured but ", RuntimeName(runtime),
                    " is not usable (", probe->reason, ": ", probe->detail,
                    "). np-exec refuses instead of falling back to direct: running the "

@@ -21,15 +21,20 @@ namespace np {
 
 inline constexpr absl::string_view kReasonNotInstalled = "runtime-not-installed";
 inline constexpr absl::string_view kReasonUnreachable = "daemon-unreachable";
+// Only untrusted matches of the runtime binary were found (a planted `bwrap`
+// in the project's node_modules/.bin, say); the gate refuses with
+// `isolation-runtime-untrusted`.
+inline constexpr absl::string_view kReasonUntrusted = "runtime-untrusted";
 
 // What the launcher's probe found out about one runtime.
 struct ProbeResult {
   Runtime runtime = Runtime::kDocker;
   bool available = false;
-  std::string bin;      // Absolute path of the runtime binary, when found.
-  std::string version;  // Engine version, when available.
-  std::string reason;   // kReasonNotInstalled or kReasonUnreachable.
-  std::string detail;   // What exactly failed, for a person.
+  std::string bin;                  // Absolute path of the runtime binary, when found.
+  std::string version;              // Engine version, when available.
+  std::string reason;               // kReasonNotInstalled or kReasonUnreachable.
+  std::string detail;               // What exactly failed, for a person.
+  std::string bin_trusted_because;  // Why `bin` is a trusted location, when known.
 };
 
 // The probe as nubos-pilot's JSON: {available, bin, version} or

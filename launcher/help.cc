@@ -65,7 +65,8 @@ constexpr absl::string_view kProbe =
 Asks the configured (or given) runtime whether it is usable: docker and podman
 through their API socket, bubblewrap with a no-op sandbox. Prints
 {available, bin, version} or {available:false, reason, detail}; exits 1 when
-unavailable. Reasons: runtime-not-installed, daemon-unreachable.
+unavailable. Reasons: runtime-not-installed, daemon-unreachable,
+runtime-untrusted (only matches outside trusted system directories).
 )";
 
 constexpr absl::string_view kWrap =

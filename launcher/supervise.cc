@@ -46,7 +46,7 @@ void StopCompanions(const std::vector<Companion>& companions, size_t count) {
   if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
     for (int fd = 3; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
   }
-  if (request.keep_fd >= 0) fcntl(request.keep_fd, F_SETFD, 0);
+  for (int fd : request.keep_fds) fcntl(fd, F_SETFD, 0);
   if (request.own_process_group) setpgid(0, 0);
   sigprocmask(SIG_SETMASK, &original, nullptr);
   execve(request.bin.c_str(), argv, env);
@@ -174,8 +174,8 @@ SuperviseResult Supervise(const SuperviseRequest& request) {
   SuperviseResult result;
   const long long started = NowMs();
   for (size_t i = 0; i < request.companions.size(); ++i) {
-    absl::Status up = request.companions[i].start ? request.companions[i].start()
-                                                  : absl::OkStatus();
+    absl::Status up =
+        request.companions[i].start ? request.companions[i].start() : absl::OkStatus();
     if (!up.ok()) {
       StopCompanions(request.companions, i);
       result.start_errno = EAGAIN;

@@ -37,7 +37,9 @@ struct SuperviseRequest {
   std::vector<std::string> argv;  // argv[0] is the runtime's name.
   std::vector<std::string> env;   // Its whole environment.
   int grace_ms = 10000;           // After a terminating signal, before cleanup.
-  int keep_fd = -1;               // Left open across exec in the child (bubblewrap's --info-fd).
+  // Left open across exec in the child, the only descriptors besides 0-2 it
+  // gets (bubblewrap's --info-fd and --seccomp).
+  std::vector<int> keep_fds;
   // Sent to the child when np-exec dies. SIGTERM lets a docker or podman
   // client stop its container; bubblewrap forwards nothing, so it gets SIGKILL
   // and its --die-with-parent child goes with it.

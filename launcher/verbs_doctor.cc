@@ -221,7 +221,9 @@ std::string ReportText(const Report& r) {
   const nlohmann::json& runtime = o["runtime"];
   absl::StrAppend(&text, "runtime: ", runtime["runtime"].get<std::string>(), ": ",
                   runtime["available"].get<bool>()
-                      ? absl::StrCat("available, engine ", runtime["version"].get<std::string>())
+                      ? absl::StrCat("available, engine ", runtime["version"].get<std::string>(),
+                                     " (", runtime["bin"].get<std::string>(), ": ",
+                                     runtime.value("bin_trusted_because", "trust unknown"), ")")
                       : absl::StrCat("unavailable (", runtime["reason"].get<std::string>(), ": ",
                                      runtime["detail"].get<std::string>(), ")"),
                   "\n");
@@ -274,6 +276,9 @@ absl::StatusOr<Outcome> VerbDoctor(const CommandLine& cl, const HostFacts& host)
   const RuntimeDriver& driver = DriverFor(settings->config.container.runtime);
   Subject subject{host, *settings, driver, driver.Resolve(host), {}};
   subject.probe = driver.Probe(host, subject.endpoint, ProbeDepth::kFull);
+  if (subject.probe.bin == subject.endpoint.bin) {
+    subject.probe.bin_trusted_because = subject.endpoint.bin_trusted_because;
+  }
   Report report;
   CheckTier(subject, report);
   CheckRuntime(subject, report);

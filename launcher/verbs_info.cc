@@ -31,7 +31,8 @@ std::string DescriptionText(const TierDescription& d) {
 std::string ProbeText(const ProbeResult& probe) {
   if (probe.available) {
     return absl::StrCat(RuntimeName(probe.runtime), ": available, engine ", probe.version, " (",
-                        probe.bin, ")\n");
+                        probe.bin, probe.bin_trusted_because.empty() ? "" : ": ",
+                        probe.bin_trusted_because, ")\n");
   }
   return absl::StrCat(RuntimeName(probe.runtime), ": unavailable: ", probe.reason, " (",
                       probe.detail, ")\n");

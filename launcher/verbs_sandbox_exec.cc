@@ -8,7 +8,8 @@
 // run path does (bubblewrap: core's SandboxEnvPlan, so only the forwarded
 // names reach the sandbox; a runtime client: the caller's environment without
 // the interposer's variables), and supervises the runtime (signals forwarded,
-// only 0 to 2 inherited). So a printed plan, run as printed by a caller whose
+// only 0 to 2 inherited, and for bubblewrap the same system-call filter as
+// a run, bwrap_seccomp.h). So a printed plan, run as printed by a caller whose
 // environment holds anything at all, is as strict as a run.
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
@@ -19,6 +20,7 @@
 #include "launcher/runtime/driver.h"
 #include "launcher/supervise.h"
 #include "launcher/trust_gate.h"
+#include "launcher/runtime/bwrap_seccomp.h"
 #include "launcher/verbs.h"
 
 namespace np {
@@ -76,9 +78,15 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
   request.env = BuildEnvironment(env, host.envp);
   if (traits.sandbox_env_from_runtime) {
     // As on the run path: bubblewrap dies with np-exec and takes the
-    // program along; it has a process group of its own.
+    // program along; it has a process group of its own; and it gets the
+    // same system-call filter, or nothing runs.
     request.parent_death_signal = SIGKILL;
     request.own_process_group = true;
+    absl::StatusOr<int> seccomp = BuildSeccompFilterFd();
+    if (!seccomp.ok()) return seccomp.status();
+    absl::Status filtered = AddSeccompArg(request.argv, *seccomp);
+    if (!filtered.ok()) return filtered;
+    request.keep_fds = {*seccomp};
   }
   SuperviseResult result = Supervise(request);
   placeholders->Finish();

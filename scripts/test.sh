@@ -71,7 +71,7 @@ installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install o
 
 install_packages() {
   local required=(build-essential cmake libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev
-    googletest libbenchmark-dev clang libclang-rt-14-dev docker.io podman catatonit
+    googletest libbenchmark-dev libseccomp-dev clang libclang-rt-14-dev docker.io podman catatonit
     busybox-static bubblewrap tini jq groff-base util-linux iproute2)
   local optional=(hyperfine)
   # The interposer's real-node tests exec /usr/bin/node itself.

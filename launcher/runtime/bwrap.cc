@@ -16,6 +16,7 @@
 #include "core/bwrap_argv.h"
 #include "core/errors.h"
 #include "launcher/environment.h"
+#include "launcher/runtime/bwrap_seccomp.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/sandbox_signals.h"
 #include "launcher/subprocess.h"
@@ -37,17 +38,13 @@ class BwrapDriverImpl : public RuntimeDriver {
  public:
   Endpoint Resolve(const HostFacts& host) const override {
     Endpoint endpoint;
-    absl::StatusOr<std::string> bin =
-        FindRealProgram("bwrap", host.path, host.cwd, host.self, StatFile);
-    if (bin.ok()) endpoint.bin = *bin;
+    ResolveTrustedBinary("bwrap", host, endpoint);
     return endpoint;
   }
 
   ProbeResult Probe(const HostFacts& host, const Endpoint& endpoint,
                     ProbeDepth depth) const override {
-    if (endpoint.bin.empty()) {
-      return ProbeUnavailable(Runtime::kBwrap, kReasonNotInstalled, "no bwrap binary on PATH");
-    }
+    if (endpoint.bin.empty()) return ProbeMissingBinary(Runtime::kBwrap, endpoint);
     // The run path's own sandbox proves the namespaces can be created (its
     // --info-fd report), so it does not pay for a second, no-op sandbox.
     if (depth == ProbeDepth::kForRun) return ProbeAvailable(Runtime::kBwrap, endpoint.bin, "unknown");
@@ -92,13 +89,26 @@ class BwrapDriverImpl : public RuntimeDriver {
       return MakeError(absl::StatusCode::kInternal, "spawn-failed",
                        absl::StrCat("pipe: ", strerror(errno)));
     }
+    absl::StatusOr<int> seccomp = BuildSeccompFilterFd();
+    if (!seccomp.ok()) {
+      close(info[0]);
+      close(info[1]);
+      return seccomp.status();
+    }
     SuperviseRequest request;
     request.companions = companions;
     request.bin = plan.exec_path;
     request.argv = plan.argv;
+    absl::Status filtered = AddSeccompArg(request.argv, *seccomp);
+    if (!filtered.ok()) {
+      close(*seccomp);
+      close(info[0]);
+      close(info[1]);
+      return filtered;
+    }
     request.argv.insert(request.argv.begin() + 1, {"--info-fd", absl::StrCat(info[1])});
     request.env = BuildEnvironment(plan.env, host.envp);
-    request.keep_fd = info[1];
+    request.keep_fds = {info[1], *seccomp};
     request.parent_death_signal = SIGKILL;
     request.own_process_group = true;
     // What bubblewrap wrote to --info-fd so far: {"child-pid": N} once the
@@ -117,6 +127,7 @@ class BwrapDriverImpl : public RuntimeDriver {
     };
     RunOutcome outcome;
     outcome.result = Supervise(request);
+    close(*seccomp);
     close(info[1]);
     read_info();
     close(info[0]);
@@ -124,13 +135,12 @@ class BwrapDriverImpl : public RuntimeDriver {
       return RuntimeNotExecutable(plan.exec_path, outcome.result.start_errno);
     }
     if (info_text.empty()) {
-      return MakeError(
-          absl::StatusCode::kUnavailable, "isolation-container-unavailable",
-          absl::StrCat("bubblewrap could not set up the sandbox (it exited ",
-                       outcome.result.exit_code,
-                       " before reporting it ready); the program did not run, and "
-                       "np-exec does not fall back"),
-          {{"bin", plan.exec_path}, {"exit_code", outcome.result.exit_code}});
+      return MakeError(absl::StatusCode::kUnavailable, "isolation-container-unavailable",
+                       absl::StrCat("bubblewrap could not set up the sandbox (it exited ",
+                                    outcome.result.exit_code,
+                                    " before reporting it ready); the program did not run, and "
+                                    "np-exec does not fall back"),
+                       {{"bin", plan.exec_path}, {"exit_code", outcome.result.exit_code}});
     }
     return outcome;
   }

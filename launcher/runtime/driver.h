@@ -26,7 +26,10 @@ namespace np {
 struct Endpoint {
   std::optional<std::string> socket;  // Local engine API socket, when there is one.
   std::string bin;                    // The runtime binary ("" if none was found).
-  int timeout_ms = 2000;              // Per engine API request (HostFacts.engine_timeout_ms).
+  std::string bin_trusted_because;    // Why `bin` is trusted (trusted_binary.h).
+  // Matches of the binary on PATH skipped as untrusted, each "PATH: why".
+  std::vector<std::string> untrusted;
+  int timeout_ms = 2000;  // Per engine API request (HostFacts.engine_timeout_ms).
 };
 
 // How hard a probe looks. kFull proves the runtime works (bubblewrap builds
@@ -90,6 +93,14 @@ class RuntimeDriver {
 ProbeResult ProbeAvailable(Runtime runtime, std::string bin, std::string version);
 ProbeResult ProbeUnavailable(Runtime runtime, absl::string_view reason, std::string detail,
                              std::string bin = "");
+
+// Resolves `name` on the caller's PATH into `endpoint` from trusted locations
+// only (trusted_binary.h), for the drivers' Resolve.
+void ResolveTrustedBinary(absl::string_view name, const HostFacts& host, Endpoint& endpoint);
+
+// The probe of an endpoint whose binary was not found: untrusted matches
+// only (kReasonUntrusted, listing them), or none at all (kReasonNotInstalled).
+ProbeResult ProbeMissingBinary(Runtime runtime, const Endpoint& endpoint);
 
 // The runtime's binary was found but could not be executed (69: nothing ran).
 absl::Status RuntimeNotExecutable(const std::string& bin, int err);

@@ -1,10 +1,11 @@
 // The driver table: one row per runtime of core/runtime.h.
-#include "launcher/runtime/driver.h"
-
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "core/config_file.h"
 #include "core/errors.h"
+#include "launcher/runtime/driver.h"
+#include "launcher/runtime/trusted_binary.h"
 
 namespace np {
 
@@ -51,9 +52,31 @@ absl::Status RuntimeNotExecutable(const std::string& bin, int err) {
                    {{"bin", bin}});
 }
 
+void ResolveTrustedBinary(absl::string_view name, const HostFacts& host, Endpoint& endpoint) {
+  absl::StatusOr<std::string> project = FindProjectRoot(host.cwd);
+  RuntimeBinary found = FindTrustedBinary(name, host.path, project.ok() ? *project : "", host.self,
+                                          StatFile, LstatOwner);
+  endpoint.bin = found.path;
+  endpoint.bin_trusted_because = found.trusted_because;
+  endpoint.untrusted = found.skipped;
+}
+
+ProbeResult ProbeMissingBinary(Runtime runtime, const Endpoint& endpoint) {
+  if (!endpoint.untrusted.empty()) {
+    return ProbeUnavailable(
+        runtime, kReasonUntrusted,
+        std::string(RuntimeUntrusted(RuntimeName(runtime), endpoint.untrusted).message()));
+  }
+  return ProbeUnavailable(runtime, kReasonNotInstalled,
+                          absl::StrCat("no ", RuntimeName(runtime), " binary on PATH"));
+}
+
 ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, ProbeDepth depth) {
   const RuntimeDriver& driver = DriverFor(runtime);
-  return driver.Probe(host, driver.Resolve(host), depth);
+  const Endpoint endpoint = driver.Resolve(host);
+  ProbeResult probe = driver.Probe(host, endpoint, depth);
+  if (probe.bin == endpoint.bin) probe.bin_trusted_because = endpoint.bin_trusted_because;
+  return probe;
 }
 
 }  // namespace np

@@ -7,12 +7,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/config_file.h"
 #include "core/errors.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/engine_api.h"
 #include "launcher/runtime/reaper.h"
+#include "launcher/runtime/trusted_binary.h"
 #include "launcher/subprocess.h"
 
 namespace np {
@@ -62,9 +64,7 @@ class EngineDriver : public RuntimeDriver {
   Endpoint Resolve(const HostFacts& host) const override {
     Endpoint endpoint;
     endpoint.timeout_ms = host.engine_timeout_ms;
-    absl::StatusOr<std::string> bin =
-        FindRealProgram(RuntimeName(flavor_.runtime), host.path, host.cwd, host.self, StatFile);
-    if (bin.ok()) endpoint.bin = *bin;
+    ResolveTrustedBinary(RuntimeName(flavor_.runtime), host, endpoint);
     if (!flavor_.podman) {
       endpoint.socket = UnixSocketPath(host.docker_host, "/var/run/docker.sock");
       return endpoint;
@@ -85,10 +85,7 @@ class EngineDriver : public RuntimeDriver {
 
   ProbeResult Probe(const HostFacts& host, const Endpoint& endpoint,
                     ProbeDepth /*depth*/) const override {
-    if (endpoint.bin.empty()) {
-      return ProbeUnavailable(flavor_.runtime, kReasonNotInstalled,
-                         absl::StrCat("no ", RuntimeName(flavor_.runtime), " binary on PATH"));
-    }
+    if (endpoint.bin.empty()) return ProbeMissingBinary(flavor_.runtime, endpoint);
     if (endpoint.socket.has_value()) return ProbeSocket(endpoint);
     // Podman without its API service answers for itself (the client is the
     // engine); a remote endpoint is asked through the client.
@@ -162,6 +159,15 @@ class EngineDriver : public RuntimeDriver {
     request.bin = plan.exec_path;
     request.argv = plan.argv;
     request.env = BuildEnvironment(plan.env, host.envp);
+    // What the client execs in turn (conmon, runc, crun, plugins) is looked
+    // up on this PATH: trusted directories only, as for the client itself.
+    absl::StatusOr<std::string> project = FindProjectRoot(host.cwd);
+    for (std::string& entry : request.env) {
+      if (absl::StartsWith(entry, "PATH=")) {
+        entry = absl::StrCat("PATH=", TrustedPathList(entry.substr(5), project.ok() ? *project : "",
+                                                      LstatOwner));
+      }
+    }
     const bool tty = host.stdin_tty && host.stdout_tty;
     const std::optional<std::string> socket = endpoint.socket;
     const std::string name = plan.container_name;

@@ -602,6 +602,38 @@ void AddProtectedPathCases(std::vector<Case>& cases) {
                    "state-store-invalid"});
 }
 
+// Issue 15 items 5 and 6: a runtime planted in the project, and a bubblewrap
+// mount target through a project symlink.
+void AddPlantedCases(std::vector<Case>& cases) {
+  for (const char* runtime : {"docker", "podman", "bwrap"}) {
+    const std::string name = runtime;
+    cases.push_back({CamelName("planted " + name + " in node_modules bin"),
+                     [name](Ctx& ctx) {
+                       ctx.lab.Config(ContainerConfig({{"runtime", name}}).dump());
+                       // The planted runtime would run the sentinel.
+                       const std::string planted = ctx.lab.project() + "/node_modules/.bin";
+                       WriteSentinelProgram(planted + "/" + name, ctx.lab.sentinel());
+                       const std::string path = planted + ":" + ctx.lab.FakePath();
+                       SetEnv(ctx.env, "PATH", path);
+                       // The fakes directory holds a docker: only the planted one may be
+                       // left for this runtime.
+                       unlink((ctx.lab.fakes() + "/" + name).c_str());
+                     },
+                     "isolation-runtime-untrusted", 69});
+  }
+  cases.push_back({"BwrapMountTargetThroughAProjectLink",
+                   [](Ctx& ctx) {
+                     ctx.lab.tmp().MakeDir("outside");
+                     ASSERT_EQ(symlink("../outside", (ctx.lab.project() + "/x").c_str()), 0);
+                     WriteFakeRuntime(ctx.lab.fakes(), "bwrap");
+                     json mount = {{"source", "/usr/share"},
+                                   {"target", ctx.lab.project() + "/x/mnt"}};
+                     ctx.lab.Config(
+                         ContainerConfig({{"runtime", "bwrap"}, {"mounts", {mount}}}).dump());
+                   },
+                   "isolation-mount-target-symlink"});
+}
+
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
   AddWrongTypes(cases);
@@ -611,6 +643,7 @@ std::vector<Case> AllCases() {
   AddEnvAndPathCases(cases);
   AddProjectPathCases(cases);
   AddProtectedPathCases(cases);
+  AddPlantedCases(cases);
   return cases;
 }
 

@@ -100,9 +100,10 @@ TEST_F(NeverDowngradeTest, SocketPermissionDenied) {
   ASSERT_EQ(chmod(engine.socket_path().c_str(), 0), 0);
   // Everything else is open to nobody, so only the socket stands in the way,
   // and the sentinel could be written if the program ran.
-  for (const std::string& dir : {lab_.tmp().path(), lab_.fakes(), lab_.project() + "/.nubos-pilot"}) {
-    ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
-  }
+  // (The runtime's own directory stays 0755 and its parent is sticky, as
+  // /tmp is: np-exec runs no runtime from a directory others can write.)
+  ASSERT_EQ(chmod(lab_.tmp().path().c_str(), 01777), 0);
+  ASSERT_EQ(chmod((lab_.project() + "/.nubos-pilot").c_str(), 0777), 0);
   ExpectRefused(lab_.Env(engine.docker_host()), 69, "isolation-container-unavailable",
                 "permission denied", /*as_nobody=*/true);
   EXPECT_FALSE(lab_.Invoked());

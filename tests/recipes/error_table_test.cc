@@ -21,8 +21,8 @@ const std::set<std::string>& NotCodes() {
   static const auto* names = new std::set<std::string>{
       "child-pid",        "connection-refused", "daemon-unreachable", "libnp-exec-preload",
       "no-new-privileges", "np-exec",           "np-exec-doctor",     "np-exec-wrap",
-      "permission-denied", "protocol-error",    "runtime-not-installed", "sandbox-exec",
-      "egress-entry",
+      "permission-denied", "protocol-error",    "runtime-not-installed", "runtime-untrusted",
+      "sandbox-exec", "egress-entry",
       "socket-missing",    "timed-out",
       // HTTP header names the egress proxy drops, and address classes.
       "not-needed",  // A trust state, as status reports it.
@@ -104,7 +104,7 @@ TEST(ErrorTableTest, EveryCodeInTheTableIsEmitted) {
 
 TEST(ErrorTableTest, ProbeReasonsAreDocumented) {
   const std::string readme = ReadFile(SourceDir() + "/README.md");
-  for (const char* reason : {"runtime-not-installed", "daemon-unreachable"}) {
+  for (const char* reason : {"runtime-not-installed", "daemon-unreachable", "runtime-untrusted"}) {
     EXPECT_NE(readme.find(reason), std::string::npos) << reason;
   }
 }
