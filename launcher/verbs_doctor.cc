@@ -160,10 +160,10 @@ void CheckDeep(const Subject& s, bool deep, Report& r) {
     r.out["deep"] = {{"ran", false}, {"error", ErrorCode(plan.status())}};
     return;
   }
+  // Run exactly as a caller runs a printed plan: the printed command, with
+  // the caller's own environment (sandbox-exec builds the runtime's).
   const std::vector<std::string> command = PrintedCommand(*plan);
-  const std::vector<std::string> env = BuildEnvironment(plan->env, s.host.envp);
-  std::vector<char*> envp = CStrings(env);
-  absl::StatusOr<CaptureResult> run = RunAndCapture(command, envp.data(), 120000);
+  absl::StatusOr<CaptureResult> run = RunAndCapture(command, s.host.envp, 120000);
   const int code = run.ok() ? run->exit_code : -1;
   // A client killed at the timeout, or one that failed, may leave the
   // container behind (--rm needs the client): remove it by name.

@@ -315,6 +315,12 @@ TEST_P(NonRootCallerTest, FilesWrittenInsideBelongToTheCaller) {
     ASSERT_EQ(chmod(daemon->socket().c_str(), 0666), 0);
     SetEnv(env, "DOCKER_HOST", daemon->docker_host());
   }
+  // The caller's own operator state store, and its own trust of the config.
+  const std::string state = dir.MakeDir("state");
+  ChownTree(state, 1000, 1000);
+  SetEnv(env, "XDG_STATE_HOME", state);
+  RunResult trusted = RunAsUser1000(np_exec, {"trust"}, env, project);
+  ASSERT_EQ(trusted.exit_code, 0) << trusted.err;
   RunResult r = RunAsUser1000(
       np_exec,
       {"--", "sh", "-c", "id -u; id -g; cat host.txt; echo inside > written.txt; mkdir sub"}, env,
