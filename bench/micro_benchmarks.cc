@@ -67,8 +67,8 @@ class Fixture {
  private:
   Fixture() {
     const char* tmp = getenv("TMPDIR");
-    std::string templ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                        "/np-bench-XXXXXX";
+    std::string templ =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/np-bench-XXXXXX";
     char* made = mkdtemp(templ.data());
     if (made == nullptr) std::abort();
     char real[4096];

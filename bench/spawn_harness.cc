@@ -277,8 +277,8 @@ int main(int argc, char** argv) {
   }
 
   if (!options.title.empty()) std::printf("## %s\n", options.title.c_str());
-  std::printf("%-44s %6s %10s %10s %10s %12s\n", "command", "runs", "median ms", "p90 ms",
-              "min ms", "ratio (med)");
+  std::printf("%-44s %6s %10s %10s %10s %12s\n", "command", "runs", "median ms", "p90 ms", "min ms",
+              "ratio (med)");
   FILE* tsv = options.tsv.empty() ? nullptr : std::fopen(options.tsv.c_str(), "a");
   for (size_t i = 0; i < k; ++i) {
     const Command& c = cmds[i];

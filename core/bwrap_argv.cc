@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
-#include "core/egress_entry.h"
 #include "core/bwrap_targets.h"
+#include "core/egress_entry.h"
 #include "core/errors.h"
 #include "core/paths.h"
 

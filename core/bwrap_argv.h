@@ -44,11 +44,10 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
 // Whether a program the host finds at `path` (absolute) exists inside too:
 // `path` must lie under /usr, a top-level root entry, a bound /etc file, the
 // project (`project`: its real path on the host, where the working directory
-// and so a relative program are looked up) or an extra mount's target, and `real_path`, the host's real path of the
-// same file, under /usr, a bound root directory or /etc file, the project or
-// an extra mount's source; otherwise a link on the way dangles inside.
-// bubblewrap reports a program it cannot find as its own exit status 1, so the
-// launcher refuses these with 127 before starting it.
+// and so a relative program are looked up) or an extra mount's target, and `real_path`, the host's
+// real path of the same file, under /usr, a bound root directory or /etc file, the project or an
+// extra mount's source; otherwise a link on the way dangles inside. bubblewrap reports a program it
+// cannot find as its own exit status 1, so the launcher refuses these with 127 before starting it.
 bool VisibleInSandbox(absl::string_view path, absl::string_view real_path,
                       absl::string_view project, const std::vector<ValidatedMount>& mounts,
                       const std::vector<RootEntry>& root_layout);

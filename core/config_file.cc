@@ -62,8 +62,10 @@ class DuplicateKeyWatch {
                           : open_.size() == 1
                               ? (last_key_ == "isolation" || last_key_ == "workflow")
                               : open_.back().ours;
-        open_.push_back({event == Event::object_start, ours,
-                         open_.empty() ? std::string() : Join(open_.back().path, last_key_), {}});
+        open_.push_back({event == Event::object_start,
+                         ours,
+                         open_.empty() ? std::string() : Join(open_.back().path, last_key_),
+                         {}});
         break;
       }
       case Event::object_end:
@@ -74,9 +76,8 @@ class DuplicateKeyWatch {
         last_key_ = value.get<std::string>();
         if (open_.empty() || !open_.back().object) break;
         Open& object = open_.back();
-        const bool counted = open_.size() == 1
-                                 ? (last_key_ == "isolation" || last_key_ == "workflow")
-                                 : object.ours;
+        const bool counted =
+            open_.size() == 1 ? (last_key_ == "isolation" || last_key_ == "workflow") : object.ours;
         if (counted && !object.keys.insert(last_key_).second && duplicate_.empty()) {
           duplicate_ = Join(object.path, last_key_);
         }

@@ -42,7 +42,7 @@ std::string InterposeNames(absl::string_view current, const std::vector<std::str
 }
 
 absl::StatusOr<std::string> Find(const SpawnFacts& facts, absl::string_view name,
-                                  absl::string_view path_list, bool skip_self) {
+                                 absl::string_view path_list, bool skip_self) {
   if (!facts.find) {
     return MakeError(absl::StatusCode::kInternal, "internal-error",
                      "PlanSpawn needs a program lookup");
@@ -274,9 +274,9 @@ absl::StatusOr<SpawnPlan> PlanSpawn(const Settings& settings, const ProbeResult*
 
 std::vector<std::string> PrintedCommand(const SpawnPlan& plan) {
   if (!plan.wrapped) return plan.argv;
-  std::vector<std::string> command = {plan.self_path, std::string(kSandboxExecVerb), "--runtime",
-                                      std::string(RuntimeName(plan.runtime)), "--project",
-                                      plan.project_real};
+  std::vector<std::string> command = {plan.self_path, std::string(kSandboxExecVerb),
+                                      "--runtime",    std::string(RuntimeName(plan.runtime)),
+                                      "--project",    plan.project_real};
   // Only where the runtime hands its environment to the sandbox: a client
   // forwards the -e names of its own argv.
   if (TraitsOf(plan.runtime).sandbox_env_from_runtime && !plan.env.forward.empty()) {
@@ -295,7 +295,8 @@ nlohmann::json PlanToJson(const SpawnPlan& plan) {
   out["wrapped"] = plan.wrapped;
   // Names and np-exec's own values only: never a value of the caller's.
   std::vector<std::string> set_names;
-  for (const std::string& entry : plan.env.set) set_names.push_back(entry.substr(0, entry.find('=')));
+  for (const std::string& entry : plan.env.set)
+    set_names.push_back(entry.substr(0, entry.find('=')));
   const nlohmann::json environment = {{"inherit", plan.env.inherit},
                                       {"set", set_names},
                                       {"unset", plan.env.unset},

@@ -61,18 +61,18 @@ struct SpawnFacts {
   uint32_t gid = 0;
   bool stdin_tty = false;
   bool stdout_tty = false;
-  std::string path;       // The caller's PATH.
-  FindProgramFn find;     // Required: the one program lookup.
+  std::string path;    // The caller's PATH.
+  FindProgramFn find;  // Required: the one program lookup.
   // `np-exec WORD` without `--`: on an image runtime the word is still looked
   // up on the caller's PATH, so a mistyped verb is told apart from a program.
   bool bare_word = false;
   // `wrap`: the caller runs the plan itself, so on direct and worktree a
   // program this lookup cannot find is printed as given, not refused.
   bool print_only = false;
-  int depth = 0;                 // NP_EXEC_DEPTH of the caller.
-  int pid = 0;                   // np-exec's own pid.
-  std::string preload_names;     // NP_EXEC_PRELOAD_NAMES of the caller.
-  std::string self_path;         // np-exec's own path (a printed bubblewrap plan runs it).
+  int depth = 0;              // NP_EXEC_DEPTH of the caller.
+  int pid = 0;                // np-exec's own pid.
+  std::string preload_names;  // NP_EXEC_PRELOAD_NAMES of the caller.
+  std::string self_path;      // np-exec's own path (a printed bubblewrap plan runs it).
   // Container only.
   std::string runtime_bin;  // The runtime binary the probe found.
   std::string container_name;
@@ -95,14 +95,14 @@ struct SpawnPlan {
   EnvPlan env;
   std::vector<std::string> env_names;  // The forwarded names (same as env.forward).
   std::vector<ValidatedMount> mounts;  // The extra mounts.
-  std::string workdir;        // Container only: the working directory inside.
-  std::string project_mount;  // Container only: where the project is mounted.
-  std::string project_real;   // Container only: the project's real path on the host.
+  std::string workdir;                 // Container only: the working directory inside.
+  std::string project_mount;           // Container only: where the project is mounted.
+  std::string project_real;            // Container only: the project's real path on the host.
   // Container only: bound read-only (or pinned) in the argv; the launcher
   // creates the placeholders before running it (protected_placeholders.h).
   std::vector<ProtectedBind> protected_binds;
-  std::string image;          // Image runtimes only.
-  bool pull_missing = false;  // Image runtimes: `pull: "missing"`.
+  std::string image;           // Image runtimes only.
+  bool pull_missing = false;   // Image runtimes: `pull: "missing"`.
   std::string container_name;  // Named runtimes only.
   std::string self_path;       // np-exec's path, for a printed bubblewrap plan.
   // network "allowlist": the endpoint the launcher must serve the egress proxy

@@ -26,7 +26,8 @@ using np::fuzz::Broken;
 
 void CheckCoded(const absl::Status& status, const char* where) {
   const std::string code = np::ErrorCode(status);
-  if (code.empty() || code == "internal-error") Broken(std::string("uncoded error in ") + where, {});
+  if (code.empty() || code == "internal-error")
+    Broken(std::string("uncoded error in ") + where, {});
 }
 
 const std::string& Pick(FuzzedDataProvider& fdp, const std::vector<std::string>& v) {
@@ -34,8 +35,9 @@ const std::string& Pick(FuzzedDataProvider& fdp, const std::vector<std::string>&
 }
 
 std::string Path(FuzzedDataProvider& fdp, const std::string& base) {
-  static const char* kOdd[] = {"/home/u/proj", "/home/u/my project", "/a,b", "/a:b", "/q\"x",
-                               "/a\nb", "/x,readonly", "/p,target=/etc", "/",  "/home/u/proj/"};
+  static const char* kOdd[] = {
+      "/home/u/proj", "/home/u/my project", "/a,b",           "/a:b", "/q\"x",
+      "/a\nb",        "/x,readonly",        "/p,target=/etc", "/",    "/home/u/proj/"};
   switch (fdp.ConsumeIntegralInRange<int>(0, 3)) {
     case 0:
       return kOdd[fdp.ConsumeIntegralInRange<size_t>(0, sizeof(kOdd) / sizeof(kOdd[0]) - 1)];
@@ -50,8 +52,8 @@ std::string Path(FuzzedDataProvider& fdp, const std::string& base) {
 
 np::ContainerConfig Config(FuzzedDataProvider& fdp) {
   np::ContainerConfig config;
-  config.runtime = fdp.PickValueInArray({np::Runtime::kDocker, np::Runtime::kPodman,
-                                         np::Runtime::kBwrap});
+  config.runtime =
+      fdp.PickValueInArray({np::Runtime::kDocker, np::Runtime::kPodman, np::Runtime::kBwrap});
   if (fdp.ConsumeBool()) config.image = fdp.ConsumeRandomLengthString(40);
   config.network =
       fdp.PickValueInArray({np::Network::kNone, np::Network::kBridge, np::Network::kHost});
@@ -62,7 +64,8 @@ np::ContainerConfig Config(FuzzedDataProvider& fdp) {
   }
   if (fdp.ConsumeBool()) config.memory = fdp.ConsumeRandomLengthString(8);
   if (fdp.ConsumeBool()) config.cpus = fdp.ConsumeRandomLengthString(8);
-  if (fdp.ConsumeBool()) config.workdir = fdp.ConsumeBool() ? "/work" : "/w/" + fdp.ConsumeRandomLengthString(12);
+  if (fdp.ConsumeBool())
+    config.workdir = fdp.ConsumeBool() ? "/work" : "/w/" + fdp.ConsumeRandomLengthString(12);
   config.pull_missing = fdp.ConsumeBool();
   return config;
 }
@@ -114,8 +117,8 @@ void Pure(FuzzedDataProvider& fdp) {
   for (int i = 0; i < n; ++i) {
     np::ValidatedMount mount;
     const bool inside = fdp.ConsumeBool();
-    mount.source = inside ? spawn.project_root + "/" + fdp.ConsumeRandomLengthString(16)
-                          : Path(fdp, "/opt");
+    mount.source =
+        inside ? spawn.project_root + "/" + fdp.ConsumeRandomLengthString(16) : Path(fdp, "/opt");
     mount.target = "/" + fdp.ConsumeRandomLengthString(16);
     // Validation only ever marks a mount inside the project writable.
     mount.writable = inside && fdp.ConsumeBool();
@@ -141,8 +144,7 @@ void Planned(FuzzedDataProvider& fdp, const std::string& project) {
   const int n = fdp.ConsumeIntegralInRange<int>(0, 4);
   for (int i = 0; i < n; ++i) {
     np::MountSpec mount;
-    mount.source = fdp.ConsumeBool() ? Pick(fdp, np::fuzz::SourcePool())
-                                     : Path(fdp, project);
+    mount.source = fdp.ConsumeBool() ? Pick(fdp, np::fuzz::SourcePool()) : Path(fdp, project);
     mount.target = fdp.ConsumeBool() ? "/m" + std::to_string(i) : fdp.ConsumeRandomLengthString(12);
     mount.writable = fdp.ConsumeBool();
     config.mounts.push_back(mount);

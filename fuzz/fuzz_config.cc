@@ -22,7 +22,8 @@ using np::fuzz::Broken;
 
 void CheckCoded(const absl::Status& status, const char* where) {
   const std::string code = np::ErrorCode(status);
-  if (code.empty() || code == "internal-error") Broken(std::string("uncoded error in ") + where, {});
+  if (code.empty() || code == "internal-error")
+    Broken(std::string("uncoded error in ") + where, {});
 }
 
 const np::MountPolicy& Policy() {
@@ -60,7 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const std::string& name : c.env) {
     if (!np::ValidateEnvName(name).ok()) Broken("accepted env name " + name, {});
   }
-  if (c.workdir.has_value() && (c.workdir->empty() || (*c.workdir)[0] != '/' || *c.workdir == "/")) {
+  if (c.workdir.has_value() &&
+      (c.workdir->empty() || (*c.workdir)[0] != '/' || *c.workdir == "/")) {
     Broken("accepted workdir " + *c.workdir, {});
   }
   (void)np::ContainerConfigToJson(c).dump();  // `status --json` must not throw.
@@ -74,7 +76,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   for (const np::ValidatedMount& mount : *mounts) {
-    if (np::fuzz::TouchesControlSurface(mount.source)) Broken("forbidden source " + mount.source, {});
+    if (np::fuzz::TouchesControlSurface(mount.source))
+      Broken("forbidden source " + mount.source, {});
     if (mount.writable && !np::fuzz::ResolvesInside(mount.source, project)) {
       Broken("writable mount outside the project " + mount.source, {});
     }

@@ -36,7 +36,6 @@ bool HasPair(const std::vector<std::string>& v, const std::string& a, const std:
   return false;
 }
 
-
 struct Bind {
   std::string source;
   std::string target;
@@ -75,7 +74,7 @@ bool ParseMount(Runtime runtime, const std::string& value, Bind* bind) {
 // would learn the sentinel from it and feed it back as a program argument of
 // its own, which is not a leak.
 __attribute__((no_sanitize("coverage"))) bool Contains(const std::string& haystack,
-                                                        const std::string& needle) {
+                                                       const std::string& needle) {
   if (needle.size() > haystack.size()) return false;
   for (size_t i = 0; i + needle.size() <= haystack.size(); ++i) {
     size_t j = 0;
@@ -208,8 +207,8 @@ void CheckBwrapArgv(const ContainerConfig& config, const ContainerSpawn& spawn,
     if (argv[dashes + 1 + i] != spawn.program[i]) Broken("program not intact", argv);
   }
   const std::vector<std::string> options(argv.begin(), argv.begin() + dashes);
-  for (const char* flag : {"--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent",
-                           "--new-session"}) {
+  for (const char* flag :
+       {"--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"}) {
     if (!Has(options, flag)) Broken(std::string("missing ") + flag, argv);
   }
   if (Has(options, "--unshare-net") != (config.network != Network::kHost)) {

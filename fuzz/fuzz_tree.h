@@ -27,14 +27,11 @@ inline std::string MakeTree() {
     const char* target;
     const char* rel;
   };
-  for (const Link& link : {Link{"../../outside", "project/data/escape"},
-                           Link{"/proc", "project/proc"},
-                           Link{"/run/docker.sock", "project/sock"},
-                           Link{"/var/run", "project/varrun"},
-                           Link{"loop2", "project/loop1"},
-                           Link{"loop1", "project/loop2"},
-                           Link{"/nonexistent/np-fuzz", "project/dangling"},
-                           Link{"project", "plink"}}) {
+  for (const Link& link :
+       {Link{"../../outside", "project/data/escape"}, Link{"/proc", "project/proc"},
+        Link{"/run/docker.sock", "project/sock"}, Link{"/var/run", "project/varrun"},
+        Link{"loop2", "project/loop1"}, Link{"loop1", "project/loop2"},
+        Link{"/nonexistent/np-fuzz", "project/dangling"}, Link{"project", "plink"}}) {
     symlink(link.target, TreePath(link.rel).c_str());
   }
   return TreePath("project");
@@ -42,15 +39,35 @@ inline std::string MakeTree() {
 
 // Mount sources worth trying: inside, outside, links, control surfaces.
 inline const std::vector<std::string>& SourcePool() {
-  static const auto* pool = new std::vector<std::string>{
-      TreePath("project/data"), TreePath("project/src"), TreePath("project/a,b:c d"),
-      TreePath("project/data/escape"), TreePath("project/data/escape/sub"),
-      TreePath("project/data/escape/new"), TreePath("project/proc"), TreePath("project/sock"),
-      TreePath("project/varrun"), TreePath("project/loop1"), TreePath("project/dangling"),
-      TreePath("project"), TreePath("plink/data"), TreePath("outside"), TreePath("home"),
-      TreePath("project-secrets"), TreePath("project/../outside"), "/", "/proc", "/proc/self",
-      "/sys", "/dev", "/dev/null", "/run", "/var/run/docker.sock", "/run/docker.sock", "/tmp",
-      "/usr/lib", "/etc"};
+  static const auto* pool = new std::vector<std::string>{TreePath("project/data"),
+                                                         TreePath("project/src"),
+                                                         TreePath("project/a,b:c d"),
+                                                         TreePath("project/data/escape"),
+                                                         TreePath("project/data/escape/sub"),
+                                                         TreePath("project/data/escape/new"),
+                                                         TreePath("project/proc"),
+                                                         TreePath("project/sock"),
+                                                         TreePath("project/varrun"),
+                                                         TreePath("project/loop1"),
+                                                         TreePath("project/dangling"),
+                                                         TreePath("project"),
+                                                         TreePath("plink/data"),
+                                                         TreePath("outside"),
+                                                         TreePath("home"),
+                                                         TreePath("project-secrets"),
+                                                         TreePath("project/../outside"),
+                                                         "/",
+                                                         "/proc",
+                                                         "/proc/self",
+                                                         "/sys",
+                                                         "/dev",
+                                                         "/dev/null",
+                                                         "/run",
+                                                         "/var/run/docker.sock",
+                                                         "/run/docker.sock",
+                                                         "/tmp",
+                                                         "/usr/lib",
+                                                         "/etc"};
   return *pool;
 }
 

@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/errors.h"
-#include "launcher/output.h"
 #include "core/sha256.h"
+#include "launcher/output.h"
 
 namespace np {
 namespace {
@@ -115,8 +115,7 @@ nlohmann::json RunRecord(const HostFacts& host, const Settings& settings, const 
   if (!plan.container_name.empty()) record["container"] = plan.container_name;
   record["env"] = plan.env_names;
   nlohmann::json mounts = nlohmann::json::array();
-  mounts.push_back(
-      {{"source", plan.project_real}, {"target", plan.project_mount}, {"mode", "rw"}});
+  mounts.push_back({{"source", plan.project_real}, {"target", plan.project_mount}, {"mode", "rw"}});
   for (const ValidatedMount& m : plan.mounts) {
     mounts.push_back(
         {{"source", m.source}, {"target", m.target}, {"mode", m.writable ? "rw" : "ro"}});
@@ -165,9 +164,9 @@ int OpenAuditLog(const std::string& project_root, int* err) {
   *err = errno;
   close(state);
   if (dir < 0) return -1;
-  int fd = openat(dir, "np-exec.jsonl",
-                  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
-                  0600);
+  int fd =
+      openat(dir, "np-exec.jsonl",
+             O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
   *err = errno;
   close(dir);
   if (fd < 0) return -1;

@@ -212,8 +212,8 @@ absl::Status ParseRun(absl::Span<char* const> args, CommandLine* cl) {
 }  // namespace
 
 const std::vector<std::string>& VerbNames() {
-  static const auto* names = new std::vector<std::string>{
-      "status", "describe", "probe", "wrap", "doctor", "shims", "trust", "help"};
+  static const auto* names = new std::vector<std::string>{"status", "describe", "probe", "wrap",
+                                                          "doctor", "shims",    "trust", "help"};
   return *names;
 }
 

@@ -130,8 +130,8 @@ absl::StatusOr<Outcome> VerbHelp(const CommandLine& cl, const HostFacts& /*host*
   absl::string_view text = HelpText(cl.help_topic);
   if (text.empty()) {
     return MakeError(absl::StatusCode::kInvalidArgument, "isolation-unknown-verb",
-                     absl::StrCat("no help for \"", cl.help_topic, "\". Verbs: ",
-                                  absl::StrJoin(VerbNames(), ", ")));
+                     absl::StrCat("no help for \"", cl.help_topic,
+                                  "\". Verbs: ", absl::StrJoin(VerbNames(), ", ")));
   }
   WriteAll(1, text);
   return Outcome{0};

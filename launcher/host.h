@@ -9,8 +9,8 @@
 
 #include <string>
 
-#include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/plan.h"
 #include "core/settings.h"
 #include "shim/find_real_program.h"
@@ -33,8 +33,8 @@ struct HostFacts {
   // NP_EXEC_ENGINE_TIMEOUT_MS: how long an engine API request may take
   // (default kEngineTimeoutMs; 1 to 60000).
   int engine_timeout_ms = 2000;
-  pid_t exec_pid = 0;          // NP_EXEC_EXEC_PID.
-  std::string exec_target;     // NP_EXEC_EXEC_TARGET.
+  pid_t exec_pid = 0;       // NP_EXEC_EXEC_PID.
+  std::string exec_target;  // NP_EXEC_EXEC_TARGET.
   pid_t pid = 0;
   uid_t uid = 0;
   gid_t gid = 0;

@@ -32,9 +32,7 @@ int ExitStatusFor(const absl::Status& error, CommandKind kind) {
   return 125;
 }
 
-void Reporter::Warn(const absl::Status& warning) const {
-  WriteError(warning, stderr_is_terminal_);
-}
+void Reporter::Warn(const absl::Status& warning) const { WriteError(warning, stderr_is_terminal_); }
 
 void Reporter::Error(const absl::Status& error) const { WriteError(error, stderr_is_terminal_); }
 

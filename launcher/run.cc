@@ -66,7 +66,8 @@ absl::Status RefuseUnsettled(absl::Status error, const HostFacts& host, const Re
 absl::Status CheckRecursion(const CommandLine& cl, const HostFacts& host) {
   if (host.exec_pid == host.pid && !host.exec_target.empty() &&
       StatFile(host.exec_target).id == host.self) {
-    return Recursion(absl::StrCat("\"", cl.program.front(), "\" resolved to another copy of np-exec"));
+    return Recursion(
+        absl::StrCat("\"", cl.program.front(), "\" resolved to another copy of np-exec"));
   }
   if (host.depth >= kMaxDepth) {
     return Recursion(absl::StrCat(kDepthVar, " is ", host.depth, "; the limit is ", kMaxDepth,
@@ -164,8 +165,7 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   }
 
   // 2. Settings and the effective tier.
-  absl::StatusOr<Settings> settings =
-      LoadHostSettings(host);
+  absl::StatusOr<Settings> settings = LoadHostSettings(host);
   if (!settings.ok()) return RefuseUnsettled(settings.status(), host, reporter, cl.program);
   const SpawnLog log(reporter, settings->project_root);
   const nlohmann::json tier_record = TierRecord(host, *settings, cl.program);

@@ -39,10 +39,9 @@ SpawnFacts BaseFacts(const HostFacts& host, const std::string& cwd) {
   return facts;
 }
 
-void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver,
-                       const Endpoint& endpoint, const ProbeResult& probe,
-                       absl::string_view name_prefix, std::string owner, bool has_mounts,
-                       SpawnFacts& facts) {
+void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver, const Endpoint& endpoint,
+                       const ProbeResult& probe, absl::string_view name_prefix, std::string owner,
+                       bool has_mounts, SpawnFacts& facts) {
   facts.runtime_bin = probe.bin.empty() ? endpoint.bin : probe.bin;
   uint32_t random = 0;
   if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;

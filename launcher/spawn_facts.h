@@ -24,10 +24,9 @@ SpawnFacts BaseFacts(const HostFacts& host, const std::string& cwd);
 // own facts (its driver's AddSpawnFacts). With `has_mounts` (the config asks
 // for extra mounts), the engine is also asked where it keeps its state, which
 // joins the forbidden mount sources (one more engine request, only then).
-void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver,
-                       const Endpoint& endpoint, const ProbeResult& probe,
-                       absl::string_view name_prefix, std::string owner, bool has_mounts,
-                       SpawnFacts& facts);
+void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver, const Endpoint& endpoint,
+                       const ProbeResult& probe, absl::string_view name_prefix, std::string owner,
+                       bool has_mounts, SpawnFacts& facts);
 
 }  // namespace np
 

@@ -12,16 +12,16 @@
 #include "core/errors.h"
 #include "core/image_ref.h"
 #include "core/plan.h"
+#include "core/protected_paths.h"
 #include "launcher/audit_log.h"
+#include "launcher/environment.h"
+#include "launcher/exec.h"
 #include "launcher/output.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/reaper.h"
-#include "core/protected_paths.h"
 #include "launcher/spawn_facts.h"
-#include "launcher/trust_gate.h"
 #include "launcher/subprocess.h"
-#include "launcher/environment.h"
-#include "launcher/exec.h"
+#include "launcher/trust_gate.h"
 #include "launcher/verbs.h"
 
 namespace np {
@@ -100,9 +100,8 @@ void CheckTier(const Subject& s, Report& r) {
   if (tier == Tier::kContainer && s.settings.config.container.network == Network::kAllowlist) {
     r.out["allow_hosts"] = AllowlistToStrings(s.settings.config.container.allow_hosts);
   }
-  r.out["project_root"] = s.settings.project_root.empty()
-                              ? nlohmann::json(nullptr)
-                              : nlohmann::json(s.settings.project_root);
+  r.out["project_root"] = s.settings.project_root.empty() ? nlohmann::json(nullptr)
+                                                          : nlohmann::json(s.settings.project_root);
   const std::optional<std::string> advisory = Advisory(tier, s.settings.has_milestones);
   if (advisory.has_value()) r.warnings.push_back(*advisory);
 }
@@ -121,10 +120,10 @@ void CheckImage(const Subject& s, Report& r) {
   const ImagePinning pinning = ClassifyImage(config.image);
   std::optional<bool> present;
   if (s.probe.available) present = s.driver.ImagePresent(config.image, s.endpoint, s.host);
-  r.out["image"] = {{"reference", config.image},
-                    {"pinning", ImagePinningName(pinning)},
-                    {"present", present.has_value() ? nlohmann::json(*present)
-                                                    : nlohmann::json(nullptr)}};
+  r.out["image"] = {
+      {"reference", config.image},
+      {"pinning", ImagePinningName(pinning)},
+      {"present", present.has_value() ? nlohmann::json(*present) : nlohmann::json(nullptr)}};
   if (pinning == ImagePinning::kMoving) {
     r.warnings.push_back(absl::StrCat("image \"", config.image,
                                       "\" is a moving tag: the sandbox changes with no change "
@@ -212,9 +211,9 @@ void CheckAuditLog(const Subject& s, Report& r) {
 
 std::string ReportText(const Report& r) {
   const nlohmann::json& o = r.out;
-  std::string text = absl::StrCat("tier: ", o["tier"].get<std::string>(), " (from ",
-                                  o["effective_from"].get<std::string>(), ")\n",
-                                  "does not protect against:\n");
+  std::string text =
+      absl::StrCat("tier: ", o["tier"].get<std::string>(), " (from ",
+                   o["effective_from"].get<std::string>(), ")\n", "does not protect against:\n");
   for (const auto& limit : o["does_not_protect_against"]) {
     absl::StrAppend(&text, "  - ", limit.get<std::string>(), "\n");
   }
@@ -239,12 +238,12 @@ std::string ReportText(const Report& r) {
   const nlohmann::json& shims = o["shims_on_path"];
   absl::StrAppend(&text, "shims on PATH: ", shims.empty() ? "none" : shims.dump(), "\n");
   const nlohmann::json& interposer = o["interposer"];
-  absl::StrAppend(&text, "interposer: ", interposer["active"].get<bool>() ? "active" : "not loaded",
-                  interposer["installed"].is_null()
-                      ? std::string(" (not installed)")
-                      : absl::StrCat(" (installed: ", interposer["installed"].get<std::string>(),
-                                     ")"),
-                  "\n");
+  absl::StrAppend(
+      &text, "interposer: ", interposer["active"].get<bool>() ? "active" : "not loaded",
+      interposer["installed"].is_null()
+          ? std::string(" (not installed)")
+          : absl::StrCat(" (installed: ", interposer["installed"].get<std::string>(), ")"),
+      "\n");
   const nlohmann::json& audit = o["audit_log"];
   if (!audit.is_null()) {
     absl::StrAppend(
@@ -262,16 +261,14 @@ std::string ReportText(const Report& r) {
   absl::StrAppend(&text, "\ntrust: ", o["trust"].value("state", "unknown"), "\n");
   for (const std::string& w : r.warnings) absl::StrAppend(&text, "warning: ", w, "\n");
   for (const std::string& p : r.problems) absl::StrAppend(&text, "problem: ", p, "\n");
-  absl::StrAppend(&text,
-                  r.problems.empty() ? "ok\n" : "the configured tier cannot be delivered\n");
+  absl::StrAppend(&text, r.problems.empty() ? "ok\n" : "the configured tier cannot be delivered\n");
   return text;
 }
 
 }  // namespace
 
 absl::StatusOr<Outcome> VerbDoctor(const CommandLine& cl, const HostFacts& host) {
-  absl::StatusOr<Settings> settings =
-      LoadHostSettings(host);
+  absl::StatusOr<Settings> settings = LoadHostSettings(host);
   if (!settings.ok()) return settings.status();
   const RuntimeDriver& driver = DriverFor(settings->config.container.runtime);
   Subject subject{host, *settings, driver, driver.Resolve(host), {}};

@@ -5,10 +5,10 @@
 #include "core/config_json.h"
 #include "core/errors.h"
 #include "core/gate.h"
+#include "core/protected_paths.h"
 #include "core/settings.h"
 #include "core/tier.h"
 #include "launcher/output.h"
-#include "core/protected_paths.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/trust_gate.h"
 #include "launcher/verbs.h"
@@ -40,8 +40,7 @@ std::string ProbeText(const ProbeResult& probe) {
 
 absl::StatusOr<Runtime> RuntimeFor(const CommandLine& cl, const HostFacts& host) {
   if (!cl.runtime.empty()) return ParseRuntime(cl.runtime);
-  absl::StatusOr<Settings> settings =
-      LoadHostSettings(host);
+  absl::StatusOr<Settings> settings = LoadHostSettings(host);
   if (!settings.ok()) return settings.status();
   return settings->config.container.runtime;
 }
@@ -89,8 +88,7 @@ absl::StatusOr<Outcome> VerbProbe(const CommandLine& cl, const HostFacts& host) 
 }
 
 absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host) {
-  absl::StatusOr<Settings> settings =
-      LoadHostSettings(host);
+  absl::StatusOr<Settings> settings = LoadHostSettings(host);
   if (!settings.ok()) return settings.status();
   const ContainerConfig& container = settings->config.container;
   const ProbeResult probe = ProbeRuntime(container.runtime, host, ProbeDepth::kFull);
@@ -112,9 +110,9 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
   // Trust and the ratchet: what a spawn here would be told (trust_gate.h).
   absl::StatusOr<TrustGate> trust =
       EvaluateTrust(*settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid);
-  out["trust"] = trust.ok() ? TrustStatusJson(*trust)
-                            : nlohmann::json({{"state", "unreadable"},
-                                              {"error", ErrorCode(trust.status())}});
+  out["trust"] =
+      trust.ok() ? TrustStatusJson(*trust)
+                 : nlohmann::json({{"state", "unreadable"}, {"error", ErrorCode(trust.status())}});
   if (cl.json) {
     WriteJson(out);
   } else {

@@ -17,10 +17,10 @@
 #include "core/protected_paths.h"
 #include "launcher/environment.h"
 #include "launcher/protected_placeholders.h"
+#include "launcher/runtime/bwrap_seccomp.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/supervise.h"
 #include "launcher/trust_gate.h"
-#include "launcher/runtime/bwrap_seccomp.h"
 #include "launcher/verbs.h"
 
 namespace np {
@@ -38,7 +38,8 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
   if (cl.program.empty() || cl.program.front().empty() || cl.program.front().front() != '/') {
     return Usage("needs the runtime's absolute path after --");
   }
-  if (cl.runtime.empty() || cl.sandbox_project.empty()) return Usage("needs --runtime and --project");
+  if (cl.runtime.empty() || cl.sandbox_project.empty())
+    return Usage("needs --runtime and --project");
   absl::StatusOr<Runtime> runtime = ParseRuntime(cl.runtime);
   if (!runtime.ok()) return runtime.status();
 
@@ -55,7 +56,8 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
   absl::StatusOr<std::vector<std::string>> list =
       ProtectedList(policy->project_real, settings->config.container.protect);
   if (!list.ok()) return list.status();
-  absl::StatusOr<std::vector<ProtectedBind>> binds = PlanProtectedBinds(policy->project_real, *list);
+  absl::StatusOr<std::vector<ProtectedBind>> binds =
+      PlanProtectedBinds(policy->project_real, *list);
   if (!binds.ok()) return binds.status();
   absl::StatusOr<ProtectedPlaceholders> placeholders =
       CreatePlaceholdersForSpawn(state_home, host.home, host.uid, policy->project_real, *binds);

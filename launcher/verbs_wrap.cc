@@ -11,8 +11,7 @@
 namespace np {
 
 absl::StatusOr<Outcome> VerbWrap(const CommandLine& cl, const HostFacts& host) {
-  absl::StatusOr<Settings> settings =
-      LoadHostSettings(host);
+  absl::StatusOr<Settings> settings = LoadHostSettings(host);
   if (!settings.ok()) return settings.status();
   const bool container = settings->resolved.tier == Tier::kContainer;
   const RuntimeDriver& driver = DriverFor(settings->config.container.runtime);

@@ -70,7 +70,7 @@ trap cleanup EXIT
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 
 install_packages() {
-  local required=(build-essential cmake libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev
+  local required=(build-essential cmake clang-format libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev
     googletest libbenchmark-dev libseccomp-dev clang libclang-rt-14-dev docker.io podman catatonit
     busybox-static bubblewrap tini jq groff-base util-linux iproute2)
   local optional=(hyperfine)
@@ -99,6 +99,25 @@ install_packages() {
       echo "optional packages not installed: ${missing_optional[*]}" >&2
   fi
   return 0
+}
+
+# Every C and C++ source of the project in clang-format's style (the repo's
+# .clang-format: Google, 100 columns); names the files that differ.
+format_check() {
+  command -v clang-format >/dev/null 2>&1 || { echo "clang-format is not installed" >&2; return 1; }
+  local files
+  files=$(cd "$repo" && find core launcher shim tests bench fuzz \( -name '*.cc' -o -name '*.h' -o -name '*.c' \) -type f | sort)
+  local bad=()
+  local f
+  for f in $files; do
+    (cd "$repo" && clang-format --dry-run --Werror "$f" >/dev/null 2>&1) || bad+=("$f")
+  done
+  if [ ${#bad[@]} -gt 0 ]; then
+    printf 'not in clang-format style (run clang-format -i on them):\n' >&2
+    printf '  %s\n' "${bad[@]}" >&2
+    return 1
+  fi
+  echo "$(wc -w <<<"$files") files in clang-format style"
 }
 
 build_project() {
@@ -170,6 +189,7 @@ optional_script() {
 
 started=$(date +%s)
 step "install packages" install_packages
+step "clang-format check" format_check
 if step "configure and build (-DNP_WERROR=ON) in $build" build_project; then
   step "bring up runtimes and images" bash "$repo/scripts/setup-runtimes.sh"
   # CONTAINERS_CONF: podman's default_ulimits for these machines, for our runs only.

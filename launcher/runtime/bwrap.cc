@@ -28,10 +28,35 @@ constexpr int kCommandTimeoutMs = 10000;
 
 // The no-op sandbox the full probe builds.
 std::vector<std::string> ProbeArgs(const std::string& bin) {
-  return {bin,       "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-          "--unshare-uts", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr",
-          "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64",
-          "/lib64", "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/", "--", "/usr/bin/true"};
+  return {bin,
+          "--unshare-user",
+          "--unshare-pid",
+          "--unshare-net",
+          "--unshare-ipc",
+          "--unshare-uts",
+          "--die-with-parent",
+          "--cap-drop",
+          "ALL",
+          "--ro-bind",
+          "/usr",
+          "/usr",
+          "--symlink",
+          "usr/bin",
+          "/bin",
+          "--symlink",
+          "usr/lib",
+          "/lib",
+          "--symlink",
+          "usr/lib64",
+          "/lib64",
+          "--proc",
+          "/proc",
+          "--dev",
+          "/dev",
+          "--remount-ro",
+          "/",
+          "--",
+          "/usr/bin/true"};
 }
 
 class BwrapDriverImpl : public RuntimeDriver {
@@ -47,7 +72,8 @@ class BwrapDriverImpl : public RuntimeDriver {
     if (endpoint.bin.empty()) return ProbeMissingBinary(Runtime::kBwrap, endpoint);
     // The run path's own sandbox proves the namespaces can be created (its
     // --info-fd report), so it does not pay for a second, no-op sandbox.
-    if (depth == ProbeDepth::kForRun) return ProbeAvailable(Runtime::kBwrap, endpoint.bin, "unknown");
+    if (depth == ProbeDepth::kForRun)
+      return ProbeAvailable(Runtime::kBwrap, endpoint.bin, "unknown");
     absl::StatusOr<CaptureResult> sandbox =
         RunAndCapture(ProbeArgs(endpoint.bin), host.envp, kCommandTimeoutMs);
     if (!sandbox.ok() || sandbox->exit_code != 0) {

@@ -164,8 +164,8 @@ class EngineDriver : public RuntimeDriver {
     absl::StatusOr<std::string> project = FindProjectRoot(host.cwd);
     for (std::string& entry : request.env) {
       if (absl::StartsWith(entry, "PATH=")) {
-        entry = absl::StrCat("PATH=", TrustedPathList(entry.substr(5), project.ok() ? *project : "",
-                                                      LstatOwner));
+        entry = absl::StrCat(
+            "PATH=", TrustedPathList(entry.substr(5), project.ok() ? *project : "", LstatOwner));
       }
     }
     const bool tty = host.stdin_tty && host.stdout_tty;
@@ -240,7 +240,7 @@ class EngineDriver : public RuntimeDriver {
         EngineRequest(*endpoint.socket, "GET", "/_ping", endpoint.timeout_ms);
     if (!ping.ok()) {
       return ProbeUnavailable(runtime, kReasonUnreachable, std::string(ping.status().message()),
-                         endpoint.bin);
+                              endpoint.bin);
     }
     if (ping->status == 200) {
       std::string version = DockerServerVersion(ping->headers);
@@ -250,7 +250,7 @@ class EngineDriver : public RuntimeDriver {
         EngineRequest(*endpoint.socket, "GET", "/version", endpoint.timeout_ms);
     if (!response.ok()) {
       return ProbeUnavailable(runtime, kReasonUnreachable, std::string(response.status().message()),
-                         endpoint.bin);
+                              endpoint.bin);
     }
     if (response->status != 200) {
       return ProbeUnavailable(
@@ -273,18 +273,18 @@ class EngineDriver : public RuntimeDriver {
         RunAndCapture({endpoint.bin, "version", "--format", format}, host.envp, kCommandTimeoutMs);
     if (!result.ok()) {
       return ProbeUnavailable(runtime, kReasonUnreachable, std::string(result.status().message()),
-                         endpoint.bin);
+                              endpoint.bin);
     }
     std::string version(absl::StripAsciiWhitespace(result->out));
     if (result->timed_out) {
       return ProbeUnavailable(runtime, kReasonUnreachable,
-                         absl::StrCat(endpoint.bin, " version timed out"), endpoint.bin);
+                              absl::StrCat(endpoint.bin, " version timed out"), endpoint.bin);
     }
     if (result->exit_code != 0 || version.empty()) {
       return ProbeUnavailable(runtime, kReasonUnreachable,
-                         absl::StrCat(endpoint.bin, " version exited ", result->exit_code,
-                                      " without an engine version"),
-                         endpoint.bin);
+                              absl::StrCat(endpoint.bin, " version exited ", result->exit_code,
+                                           " without an engine version"),
+                              endpoint.bin);
     }
     return ProbeAvailable(runtime, endpoint.bin, version);
   }

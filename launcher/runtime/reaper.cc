@@ -5,9 +5,9 @@
 #include "absl/strings/str_split.h"
 #include "core/container_argv.h"
 #include "core/errors.h"
-#include "launcher/runtime/engine_api.h"
 #include "launcher/exec.h"
 #include "launcher/host.h"
+#include "launcher/runtime/engine_api.h"
 #include "launcher/subprocess.h"
 #include "nlohmann/json.hpp"
 

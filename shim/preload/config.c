@@ -97,7 +97,7 @@ static void ReadExecPid(void) {
 
 /* The library's one constructor. */
 __attribute__((constructor)) static void NpPreloadInit(void) {
-  NpResolveReal();  /* Pass-through needs the real functions even when disabled. */
+  NpResolveReal(); /* Pass-through needs the real functions even when disabled. */
   const char *disable = getenv("NP_EXEC_PRELOAD_DISABLE");
   if (disable != NULL && strcmp(disable, "1") == 0) return;
   const char *names = getenv("NP_EXEC_PRELOAD_NAMES");

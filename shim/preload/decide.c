@@ -60,7 +60,7 @@ enum NpDecision NpDecidePath(const char *path, char *resolved) {
     if (!c->have_np_exec) {
       decision = kNpRefuse;
     } else if (st.st_dev != c->np_exec_dev || st.st_ino != c->np_exec_ino) {
-      decision = kNpWrap;  /* A shim (a link to np-exec) is np-exec: never wrapped. */
+      decision = kNpWrap; /* A shim (a link to np-exec) is np-exec: never wrapped. */
     }
   }
   errno = saved;
@@ -73,7 +73,7 @@ enum NpDecision NpDecideFile(const char *file, char *resolved) {
   if (strchr(file, '/') != NULL) return NpDecidePath(file, resolved);
   /* A bare name: its basename is itself, so most calls stop here. */
   if (!IsConfiguredName(file)) return kNpPassThrough;
-  const char *path = getenv("PATH");  /* Reads environ; no allocation. */
+  const char *path = getenv("PATH"); /* Reads environ; no allocation. */
   if (path == NULL) path = "/bin:/usr/bin";
   const size_t file_length = strlen(file);
   const int saved = errno;
@@ -140,7 +140,8 @@ void NpReportRefusal(const char *path) {
   const int saved = errno;
   WriteString("np-exec-preload: refusing to run ");
   WriteString(path);
-  WriteString(" outside np-exec: np-exec was not found (set NP_EXEC_PRELOAD to its path, "
-              "or NP_EXEC_PRELOAD_DISABLE=1 to turn the interposer off)\n");
+  WriteString(
+      " outside np-exec: np-exec was not found (set NP_EXEC_PRELOAD to its path, "
+      "or NP_EXEC_PRELOAD_DISABLE=1 to turn the interposer off)\n");
   errno = saved;
 }

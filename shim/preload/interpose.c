@@ -38,9 +38,9 @@ static SpawnFn real_posix_spawnp;
 
 /* Converts dlsym's object pointer to a function pointer without the cast
  * ISO C forbids; POSIX guarantees the representation is the same. */
-#define NP_LOAD(fn) \
-  do { \
-    void *symbol = dlsym(RTLD_NEXT, #fn); \
+#define NP_LOAD(fn)                              \
+  do {                                           \
+    void *symbol = dlsym(RTLD_NEXT, #fn);        \
     memcpy(&real_##fn, &symbol, sizeof(symbol)); \
   } while (0)
 
@@ -55,10 +55,10 @@ void NpResolveReal(void) {
  * before it (from an earlier library's own constructor), they are resolved
  * on first use instead; that is the one path that is not async-signal-safe,
  * and it cannot happen after load. */
-#define NP_REAL_GETTER(fn, type) \
-  static type Real_##fn(void) { \
+#define NP_REAL_GETTER(fn, type)        \
+  static type Real_##fn(void) {         \
     if (real_##fn == NULL) NP_LOAD(fn); \
-    return real_##fn; \
+    return real_##fn;                   \
   }
 NP_REAL_GETTER(execve, ExecveFn)
 NP_REAL_GETTER(execvpe, ExecvpeFn)
@@ -111,13 +111,9 @@ NP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) 
 
 /* execv and execvp are execve and execvpe with the process's environment,
  * exactly as glibc defines them, so they go through the same decision. */
-NP_EXPORT int execv(const char *path, char *const argv[]) {
-  return execve(path, argv, environ);
-}
+NP_EXPORT int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }
 
-NP_EXPORT int execvp(const char *file, char *const argv[]) {
-  return execvpe(file, argv, environ);
-}
+NP_EXPORT int execvp(const char *file, char *const argv[]) { return execvpe(file, argv, environ); }
 
 /* The execl family gathers its variadic arguments into a stack array, as
  * glibc's own execl does, and continues as the matching v function. */
@@ -180,7 +176,7 @@ NP_EXPORT int execle(const char *path, const char *arg, ...) {
   char *argv[argc + 1];
   va_start(ap, arg);
   FillVarArgs(arg, ap, argc, argv);
-  if (argc > 0) (void)va_arg(ap, char *);  /* The NULL that ends the list. */
+  if (argc > 0) (void)va_arg(ap, char *); /* The NULL that ends the list. */
   char *const *envp = va_arg(ap, char *const *);
   va_end(ap);
   return execve(path, argv, envp);
@@ -188,22 +184,17 @@ NP_EXPORT int execle(const char *path, const char *arg, ...) {
 
 /* posix_spawn runs in the parent, but the same stack-only rules keep it
  * simple; it returns an error number instead of setting errno. */
-static int SpawnWrapped(pid_t *pid, const char *resolved,
-                        const posix_spawn_file_actions_t *actions,
-                        const posix_spawnattr_t *attr, char *const argv[],
-                        char *const envp[]) {
+static int SpawnWrapped(pid_t *pid, const char *resolved, const posix_spawn_file_actions_t *actions,
+                        const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
   long argc = NpCountArgs(argv);
   if (argc < 0) return E2BIG;
   char *wrapped[argc + 4];
   NpBuildArgv(resolved, argv, argc, wrapped);
-  return Real_posix_spawn()(pid, np_preload_config.np_exec_path, actions, attr,
-                                       wrapped, envp);
+  return Real_posix_spawn()(pid, np_preload_config.np_exec_path, actions, attr, wrapped, envp);
 }
 
-NP_EXPORT int posix_spawn(pid_t *pid, const char *path,
-                          const posix_spawn_file_actions_t *actions,
-                          const posix_spawnattr_t *attr, char *const argv[],
-                          char *const envp[]) {
+NP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
+                          const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
   char resolved[PATH_MAX];
   switch (NpDecidePath(path, resolved)) {
     case kNpWrap:
@@ -217,10 +208,8 @@ NP_EXPORT int posix_spawn(pid_t *pid, const char *path,
   return Real_posix_spawn()(pid, path, actions, attr, argv, envp);
 }
 
-NP_EXPORT int posix_spawnp(pid_t *pid, const char *file,
-                           const posix_spawn_file_actions_t *actions,
-                           const posix_spawnattr_t *attr, char *const argv[],
-                           char *const envp[]) {
+NP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
+                           const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
   char resolved[PATH_MAX];
   switch (NpDecideFile(file, resolved)) {
     case kNpWrap:

@@ -25,9 +25,9 @@ enum { kNpMaxArgs = 16384 };
 
 /* What the constructor read; never written after load. */
 struct NpPreloadConfig {
-  int active;             /* Loaded, not disabled, and configured. */
-  int have_np_exec;       /* np_exec_path names an existing np-exec. */
-  dev_t np_exec_dev;      /* Identity of np-exec, to never wrap it. */
+  int active;        /* Loaded, not disabled, and configured. */
+  int have_np_exec;  /* np_exec_path names an existing np-exec. */
+  dev_t np_exec_dev; /* Identity of np-exec, to never wrap it. */
   ino_t np_exec_ino;
   pid_t np_exec_child_pid; /* Set when np-exec exec'd this very process image. */
   char np_exec_path[PATH_MAX];
@@ -60,8 +60,7 @@ NP_HIDDEN long NpCountArgs(char *const argv[]);
 
 /* Fills out[0 .. argc+3]: np-exec, "--", resolved, argv[1..], NULL. `out`
  * has room for argc + 4 pointers. */
-NP_HIDDEN void NpBuildArgv(const char *resolved, char *const argv[], long argc,
-                           char **out);
+NP_HIDDEN void NpBuildArgv(const char *resolved, char *const argv[], long argc, char **out);
 
 /* Looks up the real exec functions with dlsym(RTLD_NEXT); called once by
  * the constructor. */

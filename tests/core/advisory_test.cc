@@ -12,9 +12,9 @@ TEST(AdvisoryTest, OnlyDirectWithMilestones) {
     bool shown;
   };
   const Case cases[] = {
-      {Tier::kDirect, true, true},      {Tier::kDirect, false, false},
-      {Tier::kWorktree, true, false},   {Tier::kWorktree, false, false},
-      {Tier::kContainer, true, false},  {Tier::kContainer, false, false},
+      {Tier::kDirect, true, true},     {Tier::kDirect, false, false},
+      {Tier::kWorktree, true, false},  {Tier::kWorktree, false, false},
+      {Tier::kContainer, true, false}, {Tier::kContainer, false, false},
   };
   for (const Case& c : cases) {
     std::optional<std::string> advisory = Advisory(c.tier, c.milestones);

@@ -35,8 +35,7 @@ inline long IndexOfSequence(const std::vector<std::string>& argv,
   return -1;
 }
 
-inline bool HasSequence(const std::vector<std::string>& argv,
-                        const std::vector<std::string>& seq) {
+inline bool HasSequence(const std::vector<std::string>& argv, const std::vector<std::string>& seq) {
   return IndexOfSequence(argv, seq) >= 0;
 }
 
@@ -55,7 +54,6 @@ inline bool AnyContains(const std::vector<std::string>& argv, const std::string&
   }
   return false;
 }
-
 
 }  // namespace np::testing
 

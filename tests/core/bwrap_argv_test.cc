@@ -115,8 +115,8 @@ TEST(BwrapArgvTest, VisibleInSandboxOnlyForWhatTheSandboxShows) {
       {"/home/u/projects/x", "/home/u/projects/x", &merged, false},
       {"/opt/tools/lint", "/data/tools/lint", &merged, true},
       {"/opt/other/lint", "/opt/other/lint", &merged, false},
-      {"/tmp/x", "/tmp/x", &merged, false},                 // /tmp is an empty tmpfs.
-      {"/root/bin/x", "/root/bin/x", &merged, false},       // So is HOME.
+      {"/tmp/x", "/tmp/x", &merged, false},            // /tmp is an empty tmpfs.
+      {"/root/bin/x", "/root/bin/x", &merged, false},  // So is HOME.
       {"/usr/local/bin/tool", "/opt/tool/bin/tool", &merged, false},
   };
   for (const Row& row : rows) {
@@ -239,10 +239,12 @@ TEST(BwrapArgvTest, ErrorsAreCoded) {
   nul_project.project_root = std::string("/home/u/proj\0x", 14);
   nul_project.cwd = nul_project.project_root;
   cases.push_back({"NulProject", nul_project, {}, "invalid-path"});
-  cases.push_back({"NulMountSource", Spawn(), {{std::string("/opt\0/x", 7), "/x", false}},
+  cases.push_back({"NulMountSource",
+                   Spawn(),
+                   {{std::string("/opt\0/x", 7), "/x", false}},
                    "isolation-mount-bad-source"});
-  cases.push_back({"RelativeMountTarget", Spawn(), {{"/opt", "x", false}},
-                   "isolation-mount-bad-target"});
+  cases.push_back(
+      {"RelativeMountTarget", Spawn(), {{"/opt", "x", false}}, "isolation-mount-bad-target"});
   for (const Case& c : cases) {
     absl::StatusOr<std::vector<std::string>> argv =
         BuildBwrapArgv(BwrapConfig(), c.mounts, c.spawn, kMergedUsr);

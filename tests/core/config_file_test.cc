@@ -74,8 +74,9 @@ TEST(ConfigFileTest, DuplicateKeysUnderNpExecsPartOnly) {
     EXPECT_EQ(ErrorCode(parsed.status()), "config-duplicate-key") << text;
   }
   // nubos-pilot's own keys are not np-exec's to judge.
-  for (const char* text : {R"({"other":{"a":1,"a":2}})", R"({"x":1,"x":2,"isolation":{}})",
-                           R"({"isolation":{"container":{"mounts":[{"source":"/a"},{"source":"/b"}]}}})"}) {
+  for (const char* text :
+       {R"({"other":{"a":1,"a":2}})", R"({"x":1,"x":2,"isolation":{}})",
+        R"({"isolation":{"container":{"mounts":[{"source":"/a"},{"source":"/b"}]}}})"}) {
     EXPECT_TRUE(ParseConfigText(text, "config.json").ok()) << text;
   }
 }
@@ -87,10 +88,9 @@ TEST(ConfigFileTest, ProjectConfigPath) {
 
 TEST(ConfigFileTest, MissingEmptyAndBlankFilesMeanDefaults) {
   TempDir tmp;
-  std::vector<std::string> paths = {tmp.Path("missing.json"), tmp.Write("empty.json", ""),
-                                    tmp.Write("blank.json", " \n\t\r\n  "),
-                                    tmp.Write("bom.json", "\xEF\xBB\xBF"),
-                                    tmp.Write("bomblank.json", "\xEF\xBB\xBF \n")};
+  std::vector<std::string> paths = {
+      tmp.Path("missing.json"), tmp.Write("empty.json", ""), tmp.Write("blank.json", " \n\t\r\n  "),
+      tmp.Write("bom.json", "\xEF\xBB\xBF"), tmp.Write("bomblank.json", "\xEF\xBB\xBF \n")};
   for (const std::string& path : paths) {
     absl::StatusOr<json> parsed = ReadConfigFile(path);
     ASSERT_TRUE(parsed.ok()) << path << ": " << parsed.status();

@@ -453,11 +453,13 @@ namespace np {
 namespace {
 
 TEST(ConfigNearMissTest, TopLevelKeysAlmostNpExecsAreRefused) {
-  for (const char* key : {"Isolation", "ISOLATION", "isolaton", "isollation", "workfow", "Workflow"}) {
+  for (const char* key :
+       {"Isolation", "ISOLATION", "isolaton", "isollation", "workfow", "Workflow"}) {
     absl::StatusOr<ProjectConfig> config = ParseProjectConfig({{key, nlohmann::json::object()}});
     ASSERT_FALSE(config.ok()) << key;
     EXPECT_EQ(ErrorCode(config.status()), "isolation-unknown-key") << key;
-    absl::StatusOr<std::optional<Tier>> floor = ParseOperatorTier({{key, nlohmann::json::object()}});
+    absl::StatusOr<std::optional<Tier>> floor =
+        ParseOperatorTier({{key, nlohmann::json::object()}});
     EXPECT_FALSE(floor.ok()) << key;
   }
   for (const char* key : {"spawn", "security", "learnings", "runtime", "model_profile"}) {

@@ -114,8 +114,7 @@ TEST(ContainerArgvTest, HardeningIsPresentForEveryConfig) {
       // The image comes right before the program, which is passed intact.
       long image_at = IndexOf(argv, config.image);
       ASSERT_GE(image_at, 0);
-      EXPECT_EQ(std::vector<std::string>(argv.begin() + image_at + 1, argv.end()),
-                spawn.program);
+      EXPECT_EQ(std::vector<std::string>(argv.begin() + image_at + 1, argv.end()), spawn.program);
     }
   }
 }
@@ -184,8 +183,8 @@ TEST(ContainerArgvTest, MemoryAndCpusArePassedWhenSet) {
 }
 
 TEST(ContainerArgvTest, ImageIsRequired) {
-  for (const std::string& image : {std::string(""), std::string("-v"),
-                                   std::string("--privileged")}) {
+  for (const std::string& image :
+       {std::string(""), std::string("-v"), std::string("--privileged")}) {
     ContainerConfig config = Config();
     config.image = image;
     absl::StatusOr<std::vector<std::string>> argv = BuildContainerArgv(config, {}, Spawn());
@@ -248,8 +247,8 @@ TEST(ContainerArgvTest, WorkingDirectoryMapping) {
     EXPECT_EQ(*mapped, c.expected_cwd);
     std::vector<std::string> argv = Build(config, spawn);
     EXPECT_TRUE(HasSequence(argv, {"-w", c.expected_cwd})) << c.cwd;
-    EXPECT_TRUE(HasSequence(argv, {"--mount", "type=bind,source=/home/u/proj,target=" +
-                                                  c.expected_target}))
+    EXPECT_TRUE(
+        HasSequence(argv, {"--mount", "type=bind,source=/home/u/proj,target=" + c.expected_target}))
         << c.cwd;
   }
 }
@@ -280,8 +279,7 @@ TEST(ContainerArgvTest, ProjectMountIsWritableExtraMountsKeepTheirMode) {
   const std::vector<ValidatedMount> mounts = {{"/opt/ref", "/ref", false},
                                               {"/home/u/proj/out", "/out", true}};
   std::vector<std::string> argv = Build(Config(), Spawn(), mounts);
-  EXPECT_TRUE(HasSequence(
-      argv, {"--mount", "type=bind,source=/home/u/proj,target=/home/u/proj"}));
+  EXPECT_TRUE(HasSequence(argv, {"--mount", "type=bind,source=/home/u/proj,target=/home/u/proj"}));
   EXPECT_TRUE(HasSequence(argv, {"--mount", "type=bind,source=/opt/ref,target=/ref,readonly"}));
   EXPECT_TRUE(HasSequence(argv, {"--mount", "type=bind,source=/home/u/proj/out,target=/out"}));
   // No other way of mounting anything.
@@ -307,10 +305,9 @@ std::string DockerSource(const std::vector<std::string>& argv, std::string* targ
 
 TEST(ContainerArgvTest, ProjectPathWithSpacesColonsCommasArrivesIntactForDocker) {
   for (const std::string& project :
-       {std::string("/home/u/my project"), std::string("/home/u/a:b"),
-        std::string("/home/u/a,b"), std::string("/home/u/a,readonly"),
-        std::string("/home/u/x,target=/etc"), std::string("/home/u/q\"uote"),
-        std::string("/home/u/all of: it, \"here\"")}) {
+       {std::string("/home/u/my project"), std::string("/home/u/a:b"), std::string("/home/u/a,b"),
+        std::string("/home/u/a,readonly"), std::string("/home/u/x,target=/etc"),
+        std::string("/home/u/q\"uote"), std::string("/home/u/all of: it, \"here\"")}) {
     ContainerSpawn spawn = Spawn(project);
     std::vector<std::string> argv = Build(Config(Runtime::kDocker), spawn);
     std::string target;
@@ -324,11 +321,10 @@ TEST(ContainerArgvTest, PodmanRefusesCommasButTakesSpacesAndColons) {
   for (const std::string& project :
        {std::string("/home/u/my project"), std::string("/home/u/a:b")}) {
     std::vector<std::string> argv = Build(Config(Runtime::kPodman), Spawn(project));
-    EXPECT_TRUE(HasSequence(
-        argv, {"--mount", "type=bind,source=" + project + ",target=" + project}));
+    EXPECT_TRUE(
+        HasSequence(argv, {"--mount", "type=bind,source=" + project + ",target=" + project}));
   }
-  for (const std::string& project :
-       {std::string("/home/u/a,b"), std::string("/home/u/q\"uote")}) {
+  for (const std::string& project : {std::string("/home/u/a,b"), std::string("/home/u/q\"uote")}) {
     absl::StatusOr<std::vector<std::string>> argv =
         BuildContainerArgv(Config(Runtime::kPodman), {}, Spawn(project));
     ASSERT_FALSE(argv.ok()) << project;
@@ -348,8 +344,8 @@ TEST(ContainerArgvTest, NewlineInProjectPathIsRefusedForBoth) {
 }
 
 TEST(ContainerArgvTest, ExtraMountWithSeparatorsForPodmanIsRefused) {
-  absl::StatusOr<std::vector<std::string>> argv = BuildContainerArgv(
-      Config(Runtime::kPodman), {{"/opt/a,b", "/ref", false}}, Spawn());
+  absl::StatusOr<std::vector<std::string>> argv =
+      BuildContainerArgv(Config(Runtime::kPodman), {{"/opt/a,b", "/ref", false}}, Spawn());
   ASSERT_FALSE(argv.ok());
   EXPECT_EQ(ErrorCode(argv.status()), "isolation-mount-bad-source");
   std::vector<std::string> docker =

@@ -85,18 +85,32 @@ std::vector<std::string> Findings(const std::string& file, const std::string& te
 }
 
 TEST(CorePurityTest, MatcherCatchesEveryForbiddenWord) {
-  for (const char* bad :
-       {"pid_t p = fork();", "vfork()", "execve(a, b, c);", "execvp(a, b)", "execl(a, b)",
-        "execlp(a)", "execle(a)", "execv(a)", "execvpe(a)", "fexecve(fd)", "posix_spawn(&p)",
-        "posix_spawnp(&p)", "system(\"ls\")", "std::system (cmd)", "popen(cmd, \"r\")",
-        "int s = socket(AF_UNIX, 0, 0);", "connect(s, a, n)", "getenv(\"HOME\")",
-        "secure_getenv(x)", "extern char** environ;", "// we could getenv here"}) {
+  for (const char* bad : {"pid_t p = fork();",
+                          "vfork()",
+                          "execve(a, b, c);",
+                          "execvp(a, b)",
+                          "execl(a, b)",
+                          "execlp(a)",
+                          "execle(a)",
+                          "execv(a)",
+                          "execvpe(a)",
+                          "fexecve(fd)",
+                          "posix_spawn(&p)",
+                          "posix_spawnp(&p)",
+                          "system(\"ls\")",
+                          "std::system (cmd)",
+                          "popen(cmd, \"r\")",
+                          "int s = socket(AF_UNIX, 0, 0);",
+                          "connect(s, a, n)",
+                          "getenv(\"HOME\")",
+                          "secure_getenv(x)",
+                          "extern char** environ;",
+                          "// we could getenv here"}) {
     EXPECT_FALSE(Findings("x.cc", bad).empty()) << bad;
   }
-  for (const char* fine :
-       {"np-exec", "// the launcher execs the program", "environment", "sockets",
-        "connected", "filesystem", "system directories", "forked_path",
-        "Msg(\"refused even with a socket\")", "'\"'; getenvy", "a.execute()"}) {
+  for (const char* fine : {"np-exec", "// the launcher execs the program", "environment", "sockets",
+                           "connected", "filesystem", "system directories", "forked_path",
+                           "Msg(\"refused even with a socket\")", "'\"'; getenvy", "a.execute()"}) {
     EXPECT_TRUE(Findings("x.cc", fine).empty()) << fine;
   }
 }

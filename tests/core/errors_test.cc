@@ -8,8 +8,8 @@ namespace np {
 namespace {
 
 TEST(ErrorsTest, CodeAndDetailsTravelWithTheStatus) {
-  absl::Status status = MakeError(absl::StatusCode::kPermissionDenied, "some-code", "message",
-                                  {{"key", "value"}});
+  absl::Status status =
+      MakeError(absl::StatusCode::kPermissionDenied, "some-code", "message", {{"key", "value"}});
   EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(status.message(), "message");
   EXPECT_EQ(ErrorCode(status), "some-code");

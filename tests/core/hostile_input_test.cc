@@ -99,10 +99,10 @@ TEST_F(HostileInputTest, NulByteAndOverlongPathAtEveryEntryPoint) {
   for (const auto& [kind, bad] : std::map<std::string, std::string>{{"Nul", nul}, {"Long", lng}}) {
     const std::string b = bad;  // Captured by value below.
     cases.push_back({kind + "CheckAbsolutePath", [b] { return CheckAbsolutePath(b, "c"); }, "c"});
-    cases.push_back({kind + "FindProjectRoot", [b] { return StatusOf(FindProjectRoot(b)); },
-                     "invalid-path"});
-    cases.push_back({kind + "ResolveRealPath", [b] { return StatusOf(ResolveRealPath(b, "c")); },
-                     "c"});
+    cases.push_back(
+        {kind + "FindProjectRoot", [b] { return StatusOf(FindProjectRoot(b)); }, "invalid-path"});
+    cases.push_back(
+        {kind + "ResolveRealPath", [b] { return StatusOf(ResolveRealPath(b, "c")); }, "c"});
     cases.push_back({kind + "MakeMountPolicy", [b] { return StatusOf(MakeMountPolicy(b, {})); },
                      "invalid-path"});
     cases.push_back({kind + "MakeMountPolicyExtraForbidden",
@@ -115,12 +115,12 @@ TEST_F(HostileInputTest, NulByteAndOverlongPathAtEveryEntryPoint) {
                        return StatusOf(ValidateMount(MountSpec{b, "/x", false}, policy));
                      },
                      "isolation-mount-bad-source"});
-    cases.push_back({kind + "ValidateMountTarget",
-                     [this, b, &policy] {
-                       return StatusOf(
-                           ValidateMount(MountSpec{project_ + "/data", b, false}, policy));
-                     },
-                     "isolation-mount-bad-target"});
+    cases.push_back(
+        {kind + "ValidateMountTarget",
+         [this, b, &policy] {
+           return StatusOf(ValidateMount(MountSpec{project_ + "/data", b, false}, policy));
+         },
+         "isolation-mount-bad-target"});
     cases.push_back({kind + "ValidateMounts",
                      [b, &policy] {
                        return StatusOf(ValidateMounts({MountSpec{b, "/x", true}}, policy, {}));
@@ -128,30 +128,28 @@ TEST_F(HostileInputTest, NulByteAndOverlongPathAtEveryEntryPoint) {
                      "isolation-mount-bad-source"});
     for (Runtime runtime : {Runtime::kDocker, Runtime::kPodman}) {
       const std::string r(RuntimeName(runtime));
-      cases.push_back({kind + "FormatBindMountSource" + r,
-                       [b, runtime] { return StatusOf(FormatBindMount(runtime, b, "/x", true, "c")); },
-                       "c"});
-      cases.push_back({kind + "FormatBindMountTarget" + r,
-                       [b, runtime] { return StatusOf(FormatBindMount(runtime, "/x", b, true, "c")); },
-                       "c"});
+      cases.push_back(
+          {kind + "FormatBindMountSource" + r,
+           [b, runtime] { return StatusOf(FormatBindMount(runtime, b, "/x", true, "c")); }, "c"});
+      cases.push_back(
+          {kind + "FormatBindMountTarget" + r,
+           [b, runtime] { return StatusOf(FormatBindMount(runtime, "/x", b, true, "c")); }, "c"});
     }
     cases.push_back({kind + "MapWorkingDirectoryCwd",
                      [this, b, &docker, spawn] {
                        return StatusOf(MapWorkingDirectory(docker, spawn(project_, b)));
                      },
                      "invalid-path"});
-    cases.push_back({kind + "MapWorkingDirectoryProject",
-                     [b, &docker, spawn] {
-                       return StatusOf(MapWorkingDirectory(docker, spawn(b, b)));
-                     },
-                     "invalid-path"});
+    cases.push_back(
+        {kind + "MapWorkingDirectoryProject",
+         [b, &docker, spawn] { return StatusOf(MapWorkingDirectory(docker, spawn(b, b))); },
+         "invalid-path"});
     for (const ContainerConfig* config : {&docker, &podman}) {
       const std::string r(RuntimeName(config->runtime));
-      cases.push_back({kind + "BuildContainerArgvProject" + r,
-                       [b, config, spawn] {
-                         return StatusOf(BuildContainerArgv(*config, {}, spawn(b, b)));
-                       },
-                       "invalid-path"});
+      cases.push_back(
+          {kind + "BuildContainerArgvProject" + r,
+           [b, config, spawn] { return StatusOf(BuildContainerArgv(*config, {}, spawn(b, b))); },
+           "invalid-path"});
       cases.push_back({kind + "BuildContainerArgvCwd" + r,
                        [this, b, config, spawn] {
                          return StatusOf(BuildContainerArgv(*config, {}, spawn(project_, b)));
@@ -175,7 +173,10 @@ TEST_F(HostileInputTest, NulByteAndOverlongPathAtEveryEntryPoint) {
                      },
                      "invalid-path"});
     cases.push_back({kind + "LoadSettingsCwd",
-                     [b] { return StatusOf(LoadSettings({b, "", "", true})); }, "invalid-path"});
+                     [b] {
+                       return StatusOf(LoadSettings({b, "", "", true}));
+                     },
+                     "invalid-path"});
     cases.push_back({kind + "PlanSpawnCwd",
                      [this, b] {
                        Settings settings;
@@ -209,32 +210,38 @@ TEST_F(HostileInputTest, NulByteAndOverlongPathAtEveryEntryPoint) {
 
   // Reading a config file: a NUL is refused before open; an over-long path
   // cannot be opened.
-  cases.push_back({"NulReadConfigFile", [nul] { return StatusOf(ReadConfigFile(nul)); },
-                   "invalid-path"});
-  cases.push_back({"LongReadConfigFile", [lng] { return StatusOf(ReadConfigFile(lng)); },
-                   "config-unreadable"});
+  cases.push_back(
+      {"NulReadConfigFile", [nul] { return StatusOf(ReadConfigFile(nul)); }, "invalid-path"});
+  cases.push_back(
+      {"LongReadConfigFile", [lng] { return StatusOf(ReadConfigFile(lng)); }, "config-unreadable"});
   cases.push_back({"NulOperatorConfig",
-                   [this, nul] { return StatusOf(LoadSettings({project_, nul, "", false})); },
+                   [this, nul] {
+                     return StatusOf(LoadSettings({project_, nul, "", false}));
+                   },
                    "invalid-path"});
   cases.push_back({"LongOperatorConfig",
-                   [this, lng] { return StatusOf(LoadSettings({project_, lng, "", false})); },
+                   [this, lng] {
+                     return StatusOf(LoadSettings({project_, lng, "", false}));
+                   },
                    "config-unreadable"});
 
   // Names.
   for (const auto& [kind, bad] :
        std::map<std::string, std::string>{{"Nul", nul_name}, {"Long", long_name}}) {
     const std::string b = bad;
-    cases.push_back({kind + "ParseTier", [b] { return StatusOf(ParseTier(b)); },
-                     "isolation-unknown-tier"});
+    cases.push_back(
+        {kind + "ParseTier", [b] { return StatusOf(ParseTier(b)); }, "isolation-unknown-tier"});
     cases.push_back({kind + "ParseRuntime", [b] { return StatusOf(ParseRuntime(b)); },
                      "isolation-invalid-runtime"});
     cases.push_back({kind + "ParseEnvTier", [b] { return StatusOf(ParseEnvTier(b)); },
                      "isolation-invalid-tier"});
     cases.push_back({kind + "LoadSettingsEnvTier",
-                     [this, b] { return StatusOf(LoadSettings({project_, "", b, false})); },
+                     [this, b] {
+                       return StatusOf(LoadSettings({project_, "", b, false}));
+                     },
                      "isolation-invalid-tier"});
-    cases.push_back({kind + "ValidateEnvName", [b] { return ValidateEnvName(b); },
-                     "isolation-bad-env-name"});
+    cases.push_back(
+        {kind + "ValidateEnvName", [b] { return ValidateEnvName(b); }, "isolation-bad-env-name"});
     cases.push_back({kind + "ParseEnvList", [b] { return StatusOf(ParseEnvList("A," + b)); },
                      "isolation-bad-env-name"});
     cases.push_back({kind + "BuildContainerArgvEnv",
@@ -320,8 +327,8 @@ TEST_F(HostileInputTest, NulInEveryConfigString) {
   ASSERT_FALSE(tier.ok());
   EXPECT_EQ(ErrorCode(tier.status()), "isolation-invalid-tier");
   // Mount paths parse as strings and are refused when validated.
-  absl::StatusOr<ProjectConfig> mount = ParseProjectConfig(
-      json{{"isolation", {{"container", {{"mounts", {{{"source", nul_path}, {"target", "/t"}}}}}}}}});
+  absl::StatusOr<ProjectConfig> mount = ParseProjectConfig(json{
+      {"isolation", {{"container", {{"mounts", {{{"source", nul_path}, {"target", "/t"}}}}}}}}});
   ASSERT_TRUE(mount.ok());
   EXPECT_EQ(ErrorCode(ValidateMount(mount->container.mounts[0], policy_).status()),
             "isolation-mount-bad-source");

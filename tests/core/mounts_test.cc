@@ -77,9 +77,9 @@ TEST_F(MountsTest, PrefixOnlyMatchIsOutside) {
 }
 
 TEST_F(MountsTest, ControlSurfacesAreRefusedEvenReadOnly) {
-  for (const char* source : {"/var/run/docker.sock", "/run/docker.sock", "/proc", "/sys",
-                             "/dev", "/proc/self", "/proc/1/root", "/sys/kernel", "/dev/null",
-                             "/dev/shm", "/proc/", "//proc", "/./proc"}) {
+  for (const char* source :
+       {"/var/run/docker.sock", "/run/docker.sock", "/proc", "/sys", "/dev", "/proc/self",
+        "/proc/1/root", "/sys/kernel", "/dev/null", "/dev/shm", "/proc/", "//proc", "/./proc"}) {
     for (bool writable : {false, true}) {
       absl::StatusOr<ValidatedMount> mount = Validate(source, "/mnt/x", writable);
       ASSERT_FALSE(mount.ok()) << source;
@@ -105,8 +105,8 @@ TEST_F(MountsTest, EngineStateAndSessionSocketsAreRefused) {
 
 TEST_F(MountsTest, LinksToControlSurfacesAreRefused) {
   int i = 0;
-  for (const char* surface : {"/var/run/docker.sock", "/run/docker.sock", "/proc", "/sys",
-                              "/dev", "/proc/self", "/dev/null", "/var/run"}) {
+  for (const char* surface : {"/var/run/docker.sock", "/run/docker.sock", "/proc", "/sys", "/dev",
+                              "/proc/self", "/dev/null", "/var/run"}) {
     const std::string rel = "outside/link" + std::to_string(i++);
     Link(surface, rel);
     // The same answer whether or not this machine has the surface (a link to
@@ -225,10 +225,9 @@ TEST_F(MountsTest, BadTargetsAreCoded) {
   for (const std::string& target :
        {std::string("relative"), std::string(""), std::string("data"), std::string("/"),
         std::string("//"), std::string("/a/../b"), std::string("/a,b"), std::string("/a:b"),
-        std::string("/a\"b"), std::string("/a\nb"), std::string("/a\rb"),
-        std::string("/proc/x"), std::string("/proc"), std::string("/sys/fs"),
-        std::string("/dev/x"), std::string("/a,readonly=false"),
-        std::string("/data,source=/etc")}) {
+        std::string("/a\"b"), std::string("/a\nb"), std::string("/a\rb"), std::string("/proc/x"),
+        std::string("/proc"), std::string("/sys/fs"), std::string("/dev/x"),
+        std::string("/a,readonly=false"), std::string("/data,source=/etc")}) {
     absl::StatusOr<ValidatedMount> mount = Validate(project_ + "/data", target, false);
     ASSERT_FALSE(mount.ok()) << target;
     EXPECT_EQ(ErrorCode(mount.status()), "isolation-mount-bad-target") << target;
@@ -315,7 +314,8 @@ TEST_F(MountsTest, ExtraForbiddenThatIsNotAnAbsolutePathIsRefused) {
 }
 
 TEST_F(MountsTest, PolicyHoldsDefaultsAndTheirRealPaths) {
-  for (const char* surface : {"/var/run/docker.sock", "/run/docker.sock", "/proc", "/sys", "/dev"}) {
+  for (const char* surface :
+       {"/var/run/docker.sock", "/run/docker.sock", "/proc", "/sys", "/dev"}) {
     bool found = false;
     for (const std::string& f : DefaultForbiddenSources()) found = found || f == surface;
     EXPECT_TRUE(found) << surface;
@@ -364,8 +364,8 @@ TEST_F(MountsTest, ProjectMountChecks) {
 }
 
 TEST_F(MountsTest, MakeMountPolicyRefusesBadProjectPaths) {
-  for (const std::string& root : {std::string("relative"), std::string(""),
-                                  project_ + "/../outside"}) {
+  for (const std::string& root :
+       {std::string("relative"), std::string(""), project_ + "/../outside"}) {
     absl::StatusOr<MountPolicy> policy = MakeMountPolicy(root, {});
     ASSERT_FALSE(policy.ok()) << root;
     EXPECT_EQ(ErrorCode(policy.status()), "invalid-path") << root;

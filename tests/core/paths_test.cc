@@ -63,9 +63,8 @@ TEST(PathsTest, NormalizePath) {
     const char* out;
   };
   const std::vector<Case> cases = {
-      {"/", "/"},         {"//", "/"},          {"/a//./b/", "/a/b"}, {"/./", "/"},
-      {"a/b/", "a/b"},    {"", "."},            {".", "."},           {"/a/../b", "/a/../b"},
-      {"///a", "/a"},     {"/a/./././b", "/a/b"},
+      {"/", "/"}, {"//", "/"}, {"/a//./b/", "/a/b"},   {"/./", "/"},   {"a/b/", "a/b"},
+      {"", "."},  {".", "."},  {"/a/../b", "/a/../b"}, {"///a", "/a"}, {"/a/./././b", "/a/b"},
   };
   for (const Case& c : cases) EXPECT_EQ(NormalizePath(c.in), c.out) << c.in;
 }

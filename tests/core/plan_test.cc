@@ -31,7 +31,8 @@ class PlanTest : public ::testing::Test {
     facts_.runtime_bin = "/usr/bin/docker";
     facts_.path = "/usr/bin";
     // The injected lookup: every name is found in /usr/bin, except "missing".
-    facts_.find = [](absl::string_view name, absl::string_view, bool) -> absl::StatusOr<std::string> {
+    facts_.find = [](absl::string_view name, absl::string_view,
+                     bool) -> absl::StatusOr<std::string> {
       if (name == "missing") {
         return MakeError(absl::StatusCode::kNotFound, "program-not-found", "not found");
       }
@@ -179,8 +180,8 @@ TEST_F(PlanTest, RefusalsAreCoded) {
       {"HomeInsideProject", Container(), home_inside, program_, {}, "isolation-project-too-broad"});
   Settings outside_rw = Container();
   outside_rw.config.container.mounts = {{tmp_.Path("home/user"), "/h", true}};
-  cases.push_back({"OutsideRw", outside_rw, facts_, program_, {},
-                   "isolation-mount-writable-outside-project"});
+  cases.push_back(
+      {"OutsideRw", outside_rw, facts_, program_, {}, "isolation-mount-writable-outside-project"});
   Settings proc = Container();
   proc.config.container.mounts = {{"/proc", "/p", false}};
   cases.push_back({"Proc", proc, facts_, program_, {}, "isolation-mount-forbidden-source"});

@@ -107,15 +107,13 @@ TEST(SettingsTest, ErrorsAreCoded) {
   for (const Case& c : cases) {
     absl::StatusOr<Settings> settings = LoadSettings(c.inputs);
     ASSERT_FALSE(settings.ok()) << c.inputs.cwd;
-    EXPECT_EQ(ErrorCode(settings.status()), c.code) << c.inputs.cwd << ": "
-                                                     << settings.status();
+    EXPECT_EQ(ErrorCode(settings.status()), c.code) << c.inputs.cwd << ": " << settings.status();
   }
 }
 
 TEST(SettingsTest, TheOperatorFilesContainerKeysAreTheBaseTheProjectLaysOver) {
   TempDir tmp;
-  const std::string op = tmp.Write(
-      "op.json", R"({"isolation": {"tier": "container", "container":
+  const std::string op = tmp.Write("op.json", R"({"isolation": {"tier": "container", "container":
                      {"runtime": "bwrap", "env": ["OP_KEY"], "network": "host"}}})");
   const std::string project = tmp.MakeDir("p");
   MakeProject(project, R"({"isolation": {"container": {"env": ["PROJECT_KEY"],

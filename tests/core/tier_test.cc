@@ -97,8 +97,7 @@ TEST(TierTest, BwrapDescriptionDiffersFromImageRuntimes) {
 
 TEST(TierTest, WeakerTiersSayTheyGiveNoRightsIsolation) {
   for (Tier tier : {Tier::kDirect, Tier::kWorktree}) {
-    const std::string all =
-        ::testing::PrintToString(DescribeTier(tier).does_not_protect_against);
+    const std::string all = ::testing::PrintToString(DescribeTier(tier).does_not_protect_against);
     EXPECT_THAT(all, HasSubstr("your account's")) << TierName(tier);
   }
 }
@@ -125,8 +124,8 @@ TEST(TierTest, NamesRoundTrip) {
 }
 
 TEST(TierTest, NearMissNamesAreRefused) {
-  for (const char* name : {"", "none", "Direct", "CONTAINER", " container", "container ",
-                           "docker", "sandbox"}) {
+  for (const char* name :
+       {"", "none", "Direct", "CONTAINER", " container", "container ", "docker", "sandbox"}) {
     absl::StatusOr<Tier> tier = ParseTier(name);
     ASSERT_FALSE(tier.ok()) << name;
     EXPECT_EQ(ErrorCode(tier.status()), "isolation-unknown-tier") << name;

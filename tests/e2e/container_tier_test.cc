@@ -16,9 +16,9 @@
 #include <set>
 #include <sstream>
 
+#include "core/sha256.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "core/sha256.h"
 #include "tests/e2e/e2e_support.h"
 
 namespace np::testing {
@@ -46,8 +46,9 @@ class ContainerTierTest : public ::testing::TestWithParam<std::string> {
   bool is_bwrap() const { return runtime() == "bwrap"; }
 
   void Configure(const nlohmann::json& container, const std::string& image = "np-test:local") {
-    MakeProject(project_, ContainerConfig(runtime(), image,
-                                          container.is_null() ? nlohmann::json::object() : container));
+    MakeProject(project_,
+                ContainerConfig(runtime(), image,
+                                container.is_null() ? nlohmann::json::object() : container));
   }
 
   // np-exec ARGS..., from `cwd` (default: the project).
@@ -109,7 +110,8 @@ TEST_P(ContainerTierTest, EveryCapabilitySetIsEmptyAndNoNewPrivs) {
 }
 
 TEST_P(ContainerTierTest, RootFilesystemIsReadOnly) {
-  RunResult r = Sh("touch /np-root-probe; echo rc=$?; touch /etc/np-probe 2>/dev/null; echo etc=$?");
+  RunResult r =
+      Sh("touch /np-root-probe; echo rc=$?; touch /etc/np-probe 2>/dev/null; echo etc=$?");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("rc=1"));
   EXPECT_THAT(r.out, Not(HasSubstr("etc=0")));
@@ -117,8 +119,9 @@ TEST_P(ContainerTierTest, RootFilesystemIsReadOnly) {
 }
 
 TEST_P(ContainerTierTest, TmpAndHomeAreWritableAndGoneWithTheContainer) {
-  RunResult first = Sh("echo t > /tmp/np-left && echo h > \"$HOME/np-left\" && "
-                       "cat /tmp/np-left \"$HOME/np-left\" && echo \"$HOME\"");
+  RunResult first =
+      Sh("echo t > /tmp/np-left && echo h > \"$HOME/np-left\" && "
+         "cat /tmp/np-left \"$HOME/np-left\" && echo \"$HOME\"");
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_EQ(first.out, "t\nh\n/home/np-exec\n");
   RunResult second = Sh("ls /tmp/np-left; ls \"$HOME/np-left\"; echo done");
@@ -130,11 +133,12 @@ TEST_P(ContainerTierTest, TmpAndHomeAreWritableAndGoneWithTheContainer) {
 TEST_P(ContainerTierTest, ProjectIsReadWriteAtItsOwnPathOwnedByCaller) {
   dir_.Write("project/host.txt", "from the host\n");
   // sh -c SCRIPT NAME: $0 is the project path, passed as an argument.
-  RunResult r = Np({"--", "sh", "-c",
+  RunResult r =
+      Np({"--", "sh", "-c",
           "cat \"$0/host.txt\" && echo inside > \"$0/inside.txt\" && id -u && id -g", project_});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "from the host\n" + std::to_string(getuid()) + "\n" +
-                       std::to_string(getgid()) + "\n");
+  EXPECT_EQ(r.out,
+            "from the host\n" + std::to_string(getuid()) + "\n" + std::to_string(getgid()) + "\n");
   struct stat st;
   ASSERT_EQ(stat((project_ + "/inside.txt").c_str(), &st), 0);
   EXPECT_EQ(ReadFile(project_ + "/inside.txt"), "inside\n");
@@ -146,8 +150,10 @@ TEST_P(ContainerTierTest, HostSecretOutsideProjectIsUnreadable) {
   const std::string home = dir_.MakeDir("home");
   const std::string key = dir_.Write("home/.ssh/id_rsa", "FAKE-PRIVATE-KEY\n", 0600);
   std::vector<std::string> env = RuntimeEnv({"HOME=" + home});
-  RunResult r = Np({"--", "sh", "-c", "cat \"$0\"; cat ../home/.ssh/id_rsa; cat ~/.ssh/id_rsa; "
-                                      "echo end", key},
+  RunResult r = Np({"--", "sh", "-c",
+                    "cat \"$0\"; cat ../home/.ssh/id_rsa; cat ~/.ssh/id_rsa; "
+                    "echo end",
+                    key},
                    "", env);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "end\n");
@@ -176,9 +182,9 @@ TEST_P(ContainerTierTest, InterposerVariablesNeverForwarded) {
   const std::string script =
       "printf '%s|%s|%s' \"${NP_EXEC_PRELOAD_NAMES-unset}\" \"${NP_EXEC_PRELOAD-unset}\" "
       "\"${NP_E2E_PLAIN-unset}\"";
-  RunResult r = Np({"--env", "NP_EXEC_PRELOAD_NAMES,NP_EXEC_PRELOAD,NP_E2E_PLAIN", "--", "sh",
-                    "-c", script},
-                   "", env);
+  RunResult r =
+      Np({"--env", "NP_EXEC_PRELOAD_NAMES,NP_EXEC_PRELOAD,NP_E2E_PLAIN", "--", "sh", "-c", script},
+         "", env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "unset|unset|kept");
 }
@@ -377,12 +383,10 @@ TEST_P(ImageRuntimeTest, MissingImageIsAClearErrorAndNoPull) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, ContainerTierTest,
-                         ::testing::Values("docker", "podman", "bwrap"),
-                         RuntimeName);
+                         ::testing::Values("docker", "podman", "bwrap"), RuntimeName);
 INSTANTIATE_TEST_SUITE_P(Runtimes, ImageRuntimeTest, ::testing::Values("docker", "podman"),
                          RuntimeName);
-INSTANTIATE_TEST_SUITE_P(Runtimes, RefusedMountTest,
-                         ::testing::Values("docker", "podman", "bwrap"),
+INSTANTIATE_TEST_SUITE_P(Runtimes, RefusedMountTest, ::testing::Values("docker", "podman", "bwrap"),
                          RuntimeName);
 
 }  // namespace

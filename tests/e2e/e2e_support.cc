@@ -41,23 +41,22 @@ std::string OwnContainersConf() {
   return path;
 }
 
-
 std::string ComputeUnavailableReason(const std::string& runtime) {
   std::vector<std::string> env = RuntimeEnv();
   if (runtime == "bwrap") {
-    RunResult r = RunProcess({"/usr/bin/env", "bwrap", "--unshare-all", "--die-with-parent",
-                              "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr", "--symlink",
-                              "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink",
-                              "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev",
-                              "/usr/bin/true"},
+    RunResult r = RunProcess({"/usr/bin/env", "bwrap",     "--unshare-all", "--die-with-parent",
+                              "--cap-drop",   "ALL",       "--ro-bind",     "/usr",
+                              "/usr",         "--symlink", "usr/bin",       "/bin",
+                              "--symlink",    "usr/lib",   "/lib",          "--symlink",
+                              "usr/lib64",    "/lib64",    "--proc",        "/proc",
+                              "--dev",        "/dev",      "/usr/bin/true"},
                              Options(env, 20000));
     return r.exit_code == 0 ? "" : "bwrap cannot run a no-op sandbox: " + r.err;
   }
-  RunResult version =
-      RunProcess({"/usr/bin/env", runtime, "version"}, Options(env, 30000));
+  RunResult version = RunProcess({"/usr/bin/env", runtime, "version"}, Options(env, 30000));
   if (version.exit_code != 0) {
-    return runtime + " version failed (" + std::to_string(version.exit_code) + "): " +
-           Trim(version.err);
+    return runtime + " version failed (" + std::to_string(version.exit_code) +
+           "): " + Trim(version.err);
   }
   RunResult build = RunProcess({"/bin/bash", SourceDir() + "/scripts/build-images.sh", runtime},
                                Options(env, 300000));
@@ -121,14 +120,12 @@ RunResult RunRuntime(const std::string& runtime, const std::vector<std::string>&
   return RunProcess(argv, Options(env.empty() ? RuntimeEnv() : env, 60000));
 }
 
-std::vector<std::string> LabelledContainers(const std::string& runtime,
-                                            const std::string& prefix,
+std::vector<std::string> LabelledContainers(const std::string& runtime, const std::string& prefix,
                                             const std::vector<std::string>& env) {
   std::vector<std::string> names;
   if (runtime == "bwrap") return names;
   RunResult r = RunRuntime(
-      runtime, {"ps", "-a", "--filter", "label=dev.nubos.np-exec", "--format", "{{.Names}}"},
-      env);
+      runtime, {"ps", "-a", "--filter", "label=dev.nubos.np-exec", "--format", "{{.Names}}"}, env);
   for (const std::string& name : Lines(r.out)) {
     if (name.compare(0, prefix.size(), prefix) == 0) names.push_back(name);
   }
@@ -212,28 +209,29 @@ PrivateDockerd::~PrivateDockerd() { Stop(); }
 std::string PrivateDockerd::Start() {
   std::filesystem::create_directories(dir_ + "/data");
   std::filesystem::create_directories(dir_ + "/exec");
-  pid_ = StartProcess({"/usr/bin/env", "dockerd", "--iptables=false", "--ip6tables=false",
-                       "--bridge=none", "--data-root", dir_ + "/data", "--exec-root",
-                       dir_ + "/exec", "--pidfile", dir_ + "/docker.pid", "-H", docker_host()},
-                      [] {
-                        RunOptions options;
-                        options.env = BaseEnv();
-                        options.new_session = true;
-                        return options;
-                      }(), dir_ + "/dockerd.out",
-                      dir_ + "/dockerd.log");
+  pid_ = StartProcess(
+      {"/usr/bin/env", "dockerd", "--iptables=false", "--ip6tables=false", "--bridge=none",
+       "--data-root", dir_ + "/data", "--exec-root", dir_ + "/exec", "--pidfile",
+       dir_ + "/docker.pid", "-H", docker_host()},
+      [] {
+        RunOptions options;
+        options.env = BaseEnv();
+        options.new_session = true;
+        return options;
+      }(),
+      dir_ + "/dockerd.out", dir_ + "/dockerd.log");
   const std::vector<std::string> env = RuntimeEnv({"DOCKER_HOST=" + docker_host()});
   bool up = WaitFor(
       [&] {
         if (WaitProcess(pid_, 0) != -1) return true;  // Exited: give up early.
-        return RunProcess({"/usr/bin/env", "docker", "version"}, Options(env, 5000))
-                   .exit_code == 0;
+        return RunProcess({"/usr/bin/env", "docker", "version"}, Options(env, 5000)).exit_code == 0;
       },
       30000);
   if (!up || kill(pid_, 0) != 0) {
     std::string log = ReadFile(dir_ + "/dockerd.log");
     pid_ = -1;
-    return "private dockerd did not come up: " + log.substr(log.size() > 2000 ? log.size() - 2000 : 0);
+    return "private dockerd did not come up: " +
+           log.substr(log.size() > 2000 ? log.size() - 2000 : 0);
   }
   return "";
 }
@@ -249,11 +247,10 @@ void PrivateDockerd::Stop() {
 }
 
 bool PrivateDockerd::LoadImageFromMain(const std::string& image) {
-  RunResult r = RunProcess(
-      {"/bin/sh", "-c",
-       "docker save \"$1\" | DOCKER_HOST=\"$2\" docker load >/dev/null", "sh", image,
-       docker_host()},
-      Options(RuntimeEnv(), 120000));
+  RunResult r =
+      RunProcess({"/bin/sh", "-c", "docker save \"$1\" | DOCKER_HOST=\"$2\" docker load >/dev/null",
+                  "sh", image, docker_host()},
+                 Options(RuntimeEnv(), 120000));
   return r.exit_code == 0;
 }
 

@@ -36,13 +36,13 @@ inline std::string RuntimeName(const ::testing::TestParamInfo<std::string>& info
 }
 
 // Fails (CI=true) or skips the current test when `runtime` is unusable.
-#define NP_REQUIRE_RUNTIME(runtime)                                                 \
-  do {                                                                              \
-    const std::string np_why = ::np::testing::RuntimeUnavailableReason(runtime);    \
-    if (!np_why.empty()) {                                                          \
+#define NP_REQUIRE_RUNTIME(runtime)                                                               \
+  do {                                                                                            \
+    const std::string np_why = ::np::testing::RuntimeUnavailableReason(runtime);                  \
+    if (!np_why.empty()) {                                                                        \
       if (::np::testing::InCi()) FAIL() << (runtime) << " is required under CI=true: " << np_why; \
-      GTEST_SKIP() << (runtime) << " unavailable: " << np_why;                      \
-    }                                                                               \
+      GTEST_SKIP() << (runtime) << " unavailable: " << np_why;                                    \
+    }                                                                                             \
   } while (0)
 
 // BaseEnv() plus what the runtimes need: CONTAINERS_CONF (podman's
@@ -60,8 +60,7 @@ RunResult RunRuntime(const std::string& runtime, const std::vector<std::string>&
 
 // Names of containers (running or not) carrying np-exec's label
 // dev.nubos.np-exec whose name starts with `prefix`.
-std::vector<std::string> LabelledContainers(const std::string& runtime,
-                                            const std::string& prefix,
+std::vector<std::string> LabelledContainers(const std::string& runtime, const std::string& prefix,
                                             const std::vector<std::string>& env = {});
 
 // Number of all containers the runtime knows (running or not); -1 on error.

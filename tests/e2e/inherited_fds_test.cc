@@ -40,9 +40,9 @@ TEST_P(InheritedFdsTest, OnlyStdioReachesTheSandbox) {
   // execs np-exec; inside, the program lists its descriptors and tries to
   // write through fd 7 to the host.
   const std::string outside_dir = outside_.substr(0, outside_.rfind('/'));
-  const std::string inner =
-      "ls /proc/self/fd; echo pwned >/proc/self/fd/7" + outside_dir + "/planted 2>/dev/null;"
-      " cat /proc/self/fd/8 2>/dev/null; exit 0";
+  const std::string inner = "ls /proc/self/fd; echo pwned >/proc/self/fd/7" + outside_dir +
+                            "/planted 2>/dev/null;"
+                            " cat /proc/self/fd/8 2>/dev/null; exit 0";
   const std::string outer = "exec 7</ 8<" + outside_ + "; exec \"$NP\" -- sh -c '" + inner + "'";
   std::vector<std::string> env = RuntimeEnv({"NP=" + NpExecBin()});
   RunResult r = RunProcess({"/bin/sh", "-c", outer}, Options(env, 120000, project_));

@@ -34,10 +34,14 @@ using ::testing::HasSubstr;
 
 std::string SignalName(int sig) {
   switch (sig) {
-    case SIGTERM: return "TERM";
-    case SIGINT: return "INT";
-    case SIGHUP: return "HUP";
-    case SIGKILL: return "KILL";
+    case SIGTERM:
+      return "TERM";
+    case SIGINT:
+      return "INT";
+    case SIGHUP:
+      return "HUP";
+    case SIGKILL:
+      return "KILL";
   }
   return std::to_string(sig);
 }
@@ -65,8 +69,8 @@ TEST_P(SignalTest, NpExecExits128PlusNAndLeavesNothingBehind) {
   std::vector<std::string> program = {"sleep", seconds};
   if (sig() != SIGKILL) {
     program = {"sh", "-c",
-               absl::StrCat("trap 'echo ", name, " > \"", got, "\"; exit ", 128 + sig(), "' ",
-                            name, "; sleep ", seconds, " & wait")};
+               absl::StrCat("trap 'echo ", name, " > \"", got, "\"; exit ", 128 + sig(), "' ", name,
+                            "; sleep ", seconds, " & wait")};
   }
   std::vector<std::string> argv = {NpExecBin(), "--"};
   argv.insert(argv.end(), program.begin(), program.end());
@@ -91,7 +95,9 @@ TEST_P(SignalTest, NpExecExits128PlusNAndLeavesNothingBehind) {
   // Within 10 s: no container of this np-exec with np-exec's label, and no
   // process of the program.
   bool gone = WaitFor(
-      [&] { return LabelledContainers(runtime(), prefix).empty() && PidsWithCmdline(marker).empty(); },
+      [&] {
+        return LabelledContainers(runtime(), prefix).empty() && PidsWithCmdline(marker).empty();
+      },
       10000);
   EXPECT_TRUE(gone) << "left behind: containers "
                     << ::testing::PrintToString(LabelledContainers(runtime(), prefix))
@@ -105,13 +111,12 @@ TEST_P(SignalTest, NpExecExits128PlusNAndLeavesNothingBehind) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Runtimes, SignalTest,
-    ::testing::Combine(::testing::Values("docker", "podman", "bwrap"),
-                       ::testing::Values(SIGTERM, SIGINT, SIGHUP, SIGKILL)),
-    [](const ::testing::TestParamInfo<std::tuple<std::string, int>>& p) {
-      return std::get<0>(p.param) + SignalName(std::get<1>(p.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Runtimes, SignalTest,
+                         ::testing::Combine(::testing::Values("docker", "podman", "bwrap"),
+                                            ::testing::Values(SIGTERM, SIGINT, SIGHUP, SIGKILL)),
+                         [](const ::testing::TestParamInfo<std::tuple<std::string, int>>& p) {
+                           return std::get<0>(p.param) + SignalName(std::get<1>(p.param));
+                         });
 
 bool IsRoot() { return geteuid() == 0; }
 
@@ -227,10 +232,11 @@ TEST(ReaperTest, AContainerRunRemovesContainersOfDeadOwnersOnly) {
       {tag + "-alive", absl::StrCat(self, ":", started)},
   };
   for (const auto& [name, owner] : containers) {
-    RunResult made = RunRuntime(
-        "docker", {"run", "-d", "--network=none", "--name", name, "--label", "dev.nubos.np-exec=1",
-                   "--label", "dev.nubos.np-exec.owner=" + owner, "np-test:local", "sleep", "600"},
-        RuntimeEnv());
+    RunResult made =
+        RunRuntime("docker",
+                   {"run", "-d", "--network=none", "--name", name, "--label", "dev.nubos.np-exec=1",
+                    "--label", "dev.nubos.np-exec.owner=" + owner, "np-test:local", "sleep", "600"},
+                   RuntimeEnv());
     ASSERT_EQ(made.exit_code, 0) << made.err;
   }
   TempDir dir;
@@ -271,7 +277,8 @@ TEST(DockerFaultTest, DaemonStoppedRefuses69AndNothingRuns) {
   std::filesystem::remove(sentinel);
 
   daemon.Stop();
-  RunResult down = RunProcess({NpExecBin(), "--", "touch", sentinel}, Options(env, 120000, project));
+  RunResult down =
+      RunProcess({NpExecBin(), "--", "touch", sentinel}, Options(env, 120000, project));
   EXPECT_EQ(down.exit_code, 69) << down.err;
   EXPECT_THAT(down.err, HasSubstr("isolation-container-unavailable"));
   EXPECT_FALSE(FileExists(sentinel)) << "the program ran although the daemon was down";

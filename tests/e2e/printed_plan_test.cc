@@ -85,8 +85,8 @@ TEST_P(PrintedPlanTest, WorkdirIsTheProjectsMountPointNeverAWeakerPlan) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Runtimes, PrintedPlanTest,
-                         ::testing::Values("docker", "podman", "bwrap"), RuntimeName);
+INSTANTIATE_TEST_SUITE_P(Runtimes, PrintedPlanTest, ::testing::Values("docker", "podman", "bwrap"),
+                         RuntimeName);
 
 }  // namespace
 }  // namespace np::testing

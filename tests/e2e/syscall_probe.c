@@ -20,12 +20,12 @@ static void expect_eperm(const char *name, long rc, int err) {
   printf("%s %ld %d\n", name, rc, err);
 }
 
-#define PROBE(nr, ...)                        \
-  do {                                        \
-    errno = 0;                                \
-    long rc_ = syscall(nr, __VA_ARGS__);      \
+#define PROBE(nr, ...)                           \
+  do {                                           \
+    errno = 0;                                   \
+    long rc_ = syscall(nr, __VA_ARGS__);         \
     if (rc_ == 0 && (nr) == SYS_clone) _exit(0); \
-    expect_eperm(#nr, rc_, errno);            \
+    expect_eperm(#nr, rc_, errno);               \
   } while (0)
 
 int main(void) {

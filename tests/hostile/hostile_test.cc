@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "core/config_file.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "core/config_file.h"
 #include "launcher/protected_placeholders.h"
 #include "tests/launcher/fakes.h"
 #include "tests/support/docker_csv.h"
@@ -30,8 +30,8 @@
 namespace np::testing {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 // What a case may change before np-exec runs.
 struct Ctx {
@@ -39,10 +39,10 @@ struct Ctx {
   FakeEngine& engine;
   std::vector<std::string> env;
   std::vector<std::string> args = {"--", "sentinel"};
-  std::string cwd;          // Default: the lab's project.
-  std::string exec_path;    // Default: np-exec itself (else a shim path).
-  std::string argv0;        // For shim paths.
-  bool as_nobody = false;   // Run np-exec as uid/gid 65534 (needs root).
+  std::string cwd;         // Default: the lab's project.
+  std::string exec_path;   // Default: np-exec itself (else a shim path).
+  std::string argv0;       // For shim paths.
+  bool as_nobody = false;  // Run np-exec as uid/gid 65534 (needs root).
 };
 
 struct Case {
@@ -89,8 +89,9 @@ std::function<void(Ctx&)> WriteRaw(const std::string& text) {
 
 const std::vector<std::pair<std::string, json>>& WrongValues() {
   static const auto* values = new std::vector<std::pair<std::string, json>>{
-      {"string", "s"},     {"number", 7},          {"float", 1.5},        {"bool", true},
-      {"null", nullptr},   {"array", json::array({"container"})},        {"object", {{"a", 1}}},
+      {"string", "s"},        {"number", 7},     {"float", 1.5},
+      {"bool", true},         {"null", nullptr}, {"array", json::array({"container"})},
+      {"object", {{"a", 1}}},
   };
   return *values;
 }
@@ -104,53 +105,125 @@ void AddWrongTypes(std::vector<Case>& cases) {
     std::string code;
   };
   const std::vector<Key> keys = {
-      {"isolation", [](const json& v) { return json{{"isolation", v}}; }, {"object"},
+      {"isolation",
+       [](const json& v) {
+         return json{{"isolation", v}};
+       },
+       {"object"},
        "isolation-invalid-value"},
       // null is the default tier, as in the reference.
-      {"isolation.tier", [](const json& v) { return json{{"isolation", {{"tier", v}}}}; },
-       {"null"}, "isolation-invalid-tier"},
+      {"isolation.tier",
+       [](const json& v) {
+         return json{{"isolation", {{"tier", v}}}};
+       },
+       {"null"},
+       "isolation-invalid-tier"},
       {"isolation.container",
-       [](const json& v) { return json{{"isolation", {{"tier", "container"}, {"container", v}}}}; },
-       {"object"}, "isolation-invalid-value"},
-      {"isolation.container.runtime", [](const json& v) { return ContainerConfig({{"runtime", v}}); },
-       {}, "isolation-invalid-runtime"},
-      {"isolation.container.image", [](const json& v) { return ContainerConfig({{"image", v}}); },
-       {"string"}, "isolation-no-image"},
-      {"isolation.container.network", [](const json& v) { return ContainerConfig({{"network", v}}); },
-       {}, "isolation-invalid-network"},
-      {"isolation.container.user", [](const json& v) { return ContainerConfig({{"user", v}}); },
-       {"null", "string"}, "isolation-invalid-value"},
-      {"isolation.container.memory", [](const json& v) { return ContainerConfig({{"memory", v}}); },
-       {"null", "number", "float"}, "isolation-invalid-value"},
-      {"isolation.container.cpus", [](const json& v) { return ContainerConfig({{"cpus", v}}); },
-       {"null", "number", "float"}, "isolation-invalid-value"},
-      {"isolation.container.mounts", [](const json& v) { return ContainerConfig({{"mounts", v}}); },
-       {"array"}, "isolation-invalid-value"},
-      {"isolation.container.env", [](const json& v) { return ContainerConfig({{"env", v}}); },
-       {"array"}, "isolation-invalid-value"},
+       [](const json& v) {
+         return json{{"isolation", {{"tier", "container"}, {"container", v}}}};
+       },
+       {"object"},
+       "isolation-invalid-value"},
+      {"isolation.container.runtime",
+       [](const json& v) {
+         return ContainerConfig({{"runtime", v}});
+       },
+       {},
+       "isolation-invalid-runtime"},
+      {"isolation.container.image",
+       [](const json& v) {
+         return ContainerConfig({{"image", v}});
+       },
+       {"string"},
+       "isolation-no-image"},
+      {"isolation.container.network",
+       [](const json& v) {
+         return ContainerConfig({{"network", v}});
+       },
+       {},
+       "isolation-invalid-network"},
+      {"isolation.container.user",
+       [](const json& v) {
+         return ContainerConfig({{"user", v}});
+       },
+       {"null", "string"},
+       "isolation-invalid-value"},
+      {"isolation.container.memory",
+       [](const json& v) {
+         return ContainerConfig({{"memory", v}});
+       },
+       {"null", "number", "float"},
+       "isolation-invalid-value"},
+      {"isolation.container.cpus",
+       [](const json& v) {
+         return ContainerConfig({{"cpus", v}});
+       },
+       {"null", "number", "float"},
+       "isolation-invalid-value"},
+      {"isolation.container.mounts",
+       [](const json& v) {
+         return ContainerConfig({{"mounts", v}});
+       },
+       {"array"},
+       "isolation-invalid-value"},
+      {"isolation.container.env",
+       [](const json& v) {
+         return ContainerConfig({{"env", v}});
+       },
+       {"array"},
+       "isolation-invalid-value"},
       {"isolation.container.env element",
-       [](const json& v) { return ContainerConfig({{"env", json::array({v})}}); }, {"string"},
+       [](const json& v) {
+         return ContainerConfig({{"env", json::array({v})}});
+       },
+       {"string"},
        "isolation-bad-env-name"},
-      {"isolation.container.workdir", [](const json& v) { return ContainerConfig({{"workdir", v}}); },
-       {"null"}, "isolation-invalid-value"},
-      {"isolation.container.pull", [](const json& v) { return ContainerConfig({{"pull", v}}); },
-       {}, "isolation-invalid-value"},
-      {"isolation.container.mounts element", [](const json& v) { return WithMount(v); }, {"object"},
+      {"isolation.container.workdir",
+       [](const json& v) {
+         return ContainerConfig({{"workdir", v}});
+       },
+       {"null"},
+       "isolation-invalid-value"},
+      {"isolation.container.pull",
+       [](const json& v) {
+         return ContainerConfig({{"pull", v}});
+       },
+       {},
+       "isolation-invalid-value"},
+      {"isolation.container.mounts element",
+       [](const json& v) { return WithMount(v); },
+       {"object"},
        "isolation-bad-mount"},
       // A string source is checked against the host (MountSourceRelative below).
       {"mount.source",
-       [](const json& v) { return WithMount({{"source", v}, {"target", "/data"}}); }, {"string"},
+       [](const json& v) {
+         return WithMount({{"source", v}, {"target", "/data"}});
+       },
+       {"string"},
        "isolation-mount-no-source"},
       {"mount.target",
-       [](const json& v) { return WithMount({{"source", "/usr"}, {"target", v}}); }, {},
+       [](const json& v) {
+         return WithMount({{"source", "/usr"}, {"target", v}});
+       },
+       {},
        "isolation-mount-bad-target"},
       {"mount.mode",
-       [](const json& v) { return WithMount({{"source", "/usr"}, {"target", "/data"}, {"mode", v}}); },
-       {}, "isolation-mount-bad-mode"},
-      {"workflow", [](const json& v) { return json{{"workflow", v}}; }, {"object"},
+       [](const json& v) {
+         return WithMount({{"source", "/usr"}, {"target", "/data"}, {"mode", v}});
+       },
+       {},
+       "isolation-mount-bad-mode"},
+      {"workflow",
+       [](const json& v) {
+         return json{{"workflow", v}};
+       },
+       {"object"},
        "isolation-invalid-value"},
       {"workflow.worktree_isolation",
-       [](const json& v) { return json{{"workflow", {{"worktree_isolation", v}}}}; }, {"bool"},
+       [](const json& v) {
+         return json{{"workflow", {{"worktree_isolation", v}}}};
+       },
+       {"bool"},
        "isolation-invalid-value"},
   };
   for (const Key& key : keys) {
@@ -181,7 +254,8 @@ void AddBadValues(std::vector<Case>& cases) {
       {"workdir root", ContainerConfig({{"workdir", "/"}}), "isolation-invalid-value"},
       {"workdir comma", ContainerConfig({{"workdir", "/a,b"}}), "isolation-invalid-value"},
       {"pull always", ContainerConfig({{"pull", "always"}}), "isolation-invalid-value"},
-      {"unknown key under isolation", {{"isolation", {{"tire", "container"}}}},
+      {"unknown key under isolation",
+       {{"isolation", {{"tire", "container"}}}},
        "isolation-unknown-key"},
       {"unknown key under container", ContainerConfig({{"imag", "node"}}), "isolation-unknown-key"},
       {"unknown key in mount",
@@ -207,19 +281,20 @@ void AddBadValues(std::vector<Case>& cases) {
 }
 
 void AddFileCases(std::vector<Case>& cases) {
-  cases.push_back({"DeeplyNested", [](Ctx& ctx) {
+  cases.push_back({"DeeplyNested",
+                   [](Ctx& ctx) {
                      ctx.lab.Config("{\"other\":" + std::string(100000, '[') +
                                     std::string(100000, ']') + "}");
                    },
                    "config-invalid-json"});
-  cases.push_back({"TenMegabytes", [](Ctx& ctx) {
-                     ctx.lab.Config("{\"other\":\"" + std::string(10 << 20, 'x') + "\"}");
-                   },
-                   "config-too-large"});
+  cases.push_back(
+      {"TenMegabytes",
+       [](Ctx& ctx) { ctx.lab.Config("{\"other\":\"" + std::string(10 << 20, 'x') + "\"}"); },
+       "config-too-large"});
   cases.push_back({"InvalidUtf8", WriteRaw("{\"isolation\":{\"tier\":\"dir\xff\xfe\"}}"),
                    "config-invalid-json"});
-  cases.push_back({"InvalidUtf8InIgnoredKey", WriteRaw("{\"other\":\"\xc3\x28\"}"),
-                   "config-invalid-json"});
+  cases.push_back(
+      {"InvalidUtf8InIgnoredKey", WriteRaw("{\"other\":\"\xc3\x28\"}"), "config-invalid-json"});
   cases.push_back({"NotJson", WriteRaw("isolation: container\n"), "config-invalid-json"});
   cases.push_back({"TruncatedJson", WriteRaw("{\"isolation\":{\"tier\":"), "config-invalid-json"});
   cases.push_back({"TopLevelArray", WriteRaw("[{\"isolation\":{}}]"), "config-invalid-shape"});
@@ -241,45 +316,49 @@ void AddFileCases(std::vector<Case>& cases) {
   cases.push_back({"TypoWorkflow", WriteRaw("{\"workfow\":{\"worktree_isolation\":true}}"),
                    "isolation-unknown-key"});
   cases.push_back({"TopLevelString", WriteRaw("\"container\""), "config-invalid-shape"});
-  cases.push_back({"ConfigIsADirectory", [](Ctx& ctx) {
-                     ctx.lab.tmp().MakeDir("proj/.nubos-pilot/config.json");
-                   },
+  cases.push_back({"ConfigIsADirectory",
+                   [](Ctx& ctx) { ctx.lab.tmp().MakeDir("proj/.nubos-pilot/config.json"); },
                    "config-not-a-file"});
-  cases.push_back({"ConfigIsAFifo", [](Ctx& ctx) {
-                     ASSERT_EQ(mkfifo(ctx.lab.tmp().Path("proj/.nubos-pilot/config.json").c_str(),
-                                      0644),
-                               0);
-                   },
-                   "config-not-a-file"});
-  cases.push_back({"ConfigLinksToDevZero", [](Ctx& ctx) {
-                     ASSERT_EQ(symlink("/dev/zero",
-                                       ctx.lab.tmp().Path("proj/.nubos-pilot/config.json").c_str()),
-                               0);
-                   },
-                   "config-not-a-file"});
-  cases.push_back({"ConfigDanglingSymlink", [](Ctx& ctx) {
+  cases.push_back(
+      {"ConfigIsAFifo",
+       [](Ctx& ctx) {
+         ASSERT_EQ(mkfifo(ctx.lab.tmp().Path("proj/.nubos-pilot/config.json").c_str(), 0644), 0);
+       },
+       "config-not-a-file"});
+  cases.push_back(
+      {"ConfigLinksToDevZero",
+       [](Ctx& ctx) {
+         ASSERT_EQ(
+             symlink("/dev/zero", ctx.lab.tmp().Path("proj/.nubos-pilot/config.json").c_str()), 0);
+       },
+       "config-not-a-file"});
+  cases.push_back({"ConfigDanglingSymlink",
+                   [](Ctx& ctx) {
                      ASSERT_EQ(symlink(ctx.lab.tmp().Path("nowhere.json").c_str(),
                                        ctx.lab.tmp().Path("proj/.nubos-pilot/config.json").c_str()),
                                0);
                    },
                    "config-unreadable"});
-  cases.push_back({"ConfigSymlinkLoop", [](Ctx& ctx) {
+  cases.push_back({"ConfigSymlinkLoop",
+                   [](Ctx& ctx) {
                      const std::string config = ctx.lab.tmp().Path("proj/.nubos-pilot/config.json");
                      ASSERT_EQ(symlink(config.c_str(), config.c_str()), 0);
                    },
                    "config-unreadable"});
-  cases.push_back({"ConfigUnreadable", [](Ctx& ctx) {
+  cases.push_back({"ConfigUnreadable",
+                   [](Ctx& ctx) {
                      ctx.lab.Config(R"({"isolation":{"tier":"container"}})");
-                     ASSERT_EQ(chmod(ctx.lab.tmp().Path("proj/.nubos-pilot/config.json").c_str(), 0),
-                               0);
+                     ASSERT_EQ(
+                         chmod(ctx.lab.tmp().Path("proj/.nubos-pilot/config.json").c_str(), 0), 0);
                      ctx.as_nobody = true;
                    },
                    "config-unreadable"});
-  cases.push_back({"OperatorConfigInvalid", [](Ctx& ctx) {
-                     ctx.lab.tmp().Write("scratch/xdg/nubos-pilot/config.json", "{oops");
-                   },
-                   "config-invalid-json"});
-  cases.push_back({"OperatorTierWrongType", [](Ctx& ctx) {
+  cases.push_back(
+      {"OperatorConfigInvalid",
+       [](Ctx& ctx) { ctx.lab.tmp().Write("scratch/xdg/nubos-pilot/config.json", "{oops"); },
+       "config-invalid-json"});
+  cases.push_back({"OperatorTierWrongType",
+                   [](Ctx& ctx) {
                      ctx.lab.tmp().Write("scratch/xdg/nubos-pilot/config.json",
                                          R"({"isolation":{"tier":2}})");
                    },
@@ -302,9 +381,8 @@ void AddMountCases(std::vector<Case>& cases) {
                      return ro(ctx.lab.project() + std::string("/data\0/etc", 10));
                    }),
                    "isolation-mount-bad-source"});
-  cases.push_back({"MountSourceWithDotDot", mount([ro](Ctx& ctx) {
-                     return ro(ctx.lab.project() + "/data/../../../etc");
-                   }),
+  cases.push_back({"MountSourceWithDotDot",
+                   mount([ro](Ctx& ctx) { return ro(ctx.lab.project() + "/data/../../../etc"); }),
                    "isolation-mount-bad-source"});
   cases.push_back({"MountSourceRelative", mount([ro](Ctx&) { return ro("data"); }),
                    "isolation-mount-bad-source"});
@@ -354,17 +432,15 @@ void AddMountCases(std::vector<Case>& cases) {
                    "isolation-mount-forbidden-source"});
   cases.push_back({"MountSourceContainsDockerSocket", mount([ro](Ctx&) { return ro("/var/run"); }),
                    "isolation-mount-forbidden-source"});
-  cases.push_back({"MountSourceTheEngineSocketInUse", mount([ro](Ctx& ctx) {
-                     return ro(ctx.engine.socket_path());
-                   }),
+  cases.push_back({"MountSourceTheEngineSocketInUse",
+                   mount([ro](Ctx& ctx) { return ro(ctx.engine.socket_path()); }),
                    "isolation-mount-forbidden-source"});
-  cases.push_back({"MountWritableOutsideProject", mount([](Ctx& ctx) {
-                     ctx.lab.tmp().MakeDir("outside");
-                     return json{{"source", ctx.lab.tmp().Path("outside")},
-                                 {"target", "/out"},
-                                 {"mode", "rw"}};
-                   }),
-                   "isolation-mount-writable-outside-project"});
+  cases.push_back(
+      {"MountWritableOutsideProject", mount([](Ctx& ctx) {
+         ctx.lab.tmp().MakeDir("outside");
+         return json{{"source", ctx.lab.tmp().Path("outside")}, {"target", "/out"}, {"mode", "rw"}};
+       }),
+       "isolation-mount-writable-outside-project"});
   cases.push_back({"MountWritablePrefixSibling", mount([](Ctx& ctx) {
                      ctx.lab.tmp().MakeDir("proj-secrets");
                      return json{{"source", ctx.lab.tmp().Path("proj-secrets")},
@@ -372,9 +448,8 @@ void AddMountCases(std::vector<Case>& cases) {
                                  {"mode", "rw"}};
                    }),
                    "isolation-mount-writable-outside-project"});
-  cases.push_back({"MountSourceMissing", mount([ro](Ctx& ctx) {
-                     return ro(ctx.lab.project() + "/not-there");
-                   }),
+  cases.push_back({"MountSourceMissing",
+                   mount([ro](Ctx& ctx) { return ro(ctx.lab.project() + "/not-there"); }),
                    "isolation-mount-source-missing"});
   for (const auto& [name, target] : std::vector<std::pair<std::string, std::string>>{
            {"MountTargetRelative", "data"},
@@ -387,15 +462,13 @@ void AddMountCases(std::vector<Case>& cases) {
            {"MountTargetEmpty", ""},
            {"MountTargetIsTmp", "/tmp"},
        }) {
-    cases.push_back({name, mount([ro, t = target](Ctx& ctx) {
-                       return ro(ctx.lab.project() + "/data", t);
-                     }),
-                     "isolation-mount-bad-target"});
+    cases.push_back(
+        {name, mount([ro, t = target](Ctx& ctx) { return ro(ctx.lab.project() + "/data", t); }),
+         "isolation-mount-bad-target"});
   }
   // The reference's code for a colon, which would shift a -v spec's fields.
-  cases.push_back({"MountTargetWithColon", mount([ro](Ctx& ctx) {
-                     return ro(ctx.lab.project() + "/data", "/data:rw");
-                   }),
+  cases.push_back({"MountTargetWithColon",
+                   mount([ro](Ctx& ctx) { return ro(ctx.lab.project() + "/data", "/data:rw"); }),
                    "isolation-mount-colon-in-path"});
 }
 
@@ -409,7 +482,10 @@ void AddEnvAndPathCases(std::vector<Case>& cases) {
            {"EnvFlagEqualsAfterTrim", "A, B=1 "},
            {"EnvFlagHome", "HOME"},
        }) {
-    cases.push_back({name, [l = list](Ctx& ctx) { ctx.args = {"--env", l, "--", "sentinel"}; },
+    cases.push_back({name,
+                     [l = list](Ctx& ctx) {
+                       ctx.args = {"--env", l, "--", "sentinel"};
+                     },
                      "isolation-bad-env-name", 125, /*logged=*/false});
   }
   // A program that exists only in the working directory: PATH entries that
@@ -428,21 +504,20 @@ void AddEnvAndPathCases(std::vector<Case>& cases) {
                    "program-not-found", 127});
   cases.push_back({"PathOnlyEmpty", only_in_cwd([](Ctx&) { return std::string(""); }),
                    "program-not-found", 127});
-  cases.push_back({"PathDotEntry",
-                   only_in_cwd([](Ctx& ctx) { return ".:" + ctx.lab.tools(); }),
+  cases.push_back({"PathDotEntry", only_in_cwd([](Ctx& ctx) { return ".:" + ctx.lab.tools(); }),
                    "program-not-found", 127});
   cases.push_back({"PathRelativeEntry",
                    only_in_cwd([](Ctx& ctx) { return "rel:" + ctx.lab.tools(); }),
                    "program-not-found", 127});
-  cases.push_back({"PathMissingDirectoriesOnly", [](Ctx& ctx) {
-                     SetEnv(ctx.env, "PATH", "/nonexistent-np-exec/a:/nonexistent-np-exec/b");
-                   },
-                   "program-not-found", 127});
+  cases.push_back(
+      {"PathMissingDirectoriesOnly",
+       [](Ctx& ctx) { SetEnv(ctx.env, "PATH", "/nonexistent-np-exec/a:/nonexistent-np-exec/b"); },
+       "program-not-found", 127});
   auto shim_loop = [](Ctx& ctx, const std::string& path_tail) {
     for (const char* dir : {"shims-a", "shims-b"}) {
       ctx.lab.tmp().MakeDir(dir);
-      EXPECT_EQ(symlink(NpExecBin().c_str(), ctx.lab.tmp().Path(std::string(dir) + "/node").c_str()),
-                0);
+      EXPECT_EQ(
+          symlink(NpExecBin().c_str(), ctx.lab.tmp().Path(std::string(dir) + "/node").c_str()), 0);
     }
     ctx.exec_path = ctx.lab.tmp().Path("shims-a/node");
     ctx.argv0 = "node";
@@ -450,16 +525,19 @@ void AddEnvAndPathCases(std::vector<Case>& cases) {
     SetEnv(ctx.env, "PATH",
            ctx.lab.tmp().Path("shims-a") + ":" + ctx.lab.tmp().Path("shims-b") + path_tail);
   };
-  cases.push_back({"PathLoopOfShims", [shim_loop](Ctx& ctx) { shim_loop(ctx, ""); },
-                   "recursive-invocation"});
-  cases.push_back({"PathLoopOfShimsThroughALinkedDir", [shim_loop](Ctx& ctx) {
+  cases.push_back(
+      {"PathLoopOfShims", [shim_loop](Ctx& ctx) { shim_loop(ctx, ""); }, "recursive-invocation"});
+  cases.push_back({"PathLoopOfShimsThroughALinkedDir",
+                   [shim_loop](Ctx& ctx) {
                      shim_loop(ctx, "");
                      const std::string link = ctx.lab.tmp().Path("shims-link");
                      EXPECT_EQ(symlink(ctx.lab.tmp().Path("shims-a").c_str(), link.c_str()), 0);
-                     SetEnv(ctx.env, "PATH", link + ":" + ctx.lab.tmp().Path("shims-b") + ":" + link);
+                     SetEnv(ctx.env, "PATH",
+                            link + ":" + ctx.lab.tmp().Path("shims-b") + ":" + link);
                    },
                    "recursive-invocation"});
-  cases.push_back({"PathLoopOfWrappers", [shim_loop](Ctx& ctx) {
+  cases.push_back({"PathLoopOfWrappers",
+                   [shim_loop](Ctx& ctx) {
                      // A "node" that calls node again, in a child: the depth
                      // marker ends the chain.
                      WriteExecutable(ctx.lab.tmp().Path("wrap/node"),
@@ -468,18 +546,15 @@ void AddEnvAndPathCases(std::vector<Case>& cases) {
                      ctx.args = {"--", "sentinel"};
                    },
                    "recursive-invocation"});
-  cases.push_back({"DepthMarkerAtLimit",
-                   [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "16"); },
+  cases.push_back({"DepthMarkerAtLimit", [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "16"); },
                    "recursive-invocation"});
-  cases.push_back({"DepthMarkerHuge",
-                   [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "1000"); },
+  cases.push_back({"DepthMarkerHuge", [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "1000"); },
                    "recursive-invocation"});
   // A marker that is not a small non-negative number counts as the limit.
   cases.push_back({"DepthMarkerOverflowing",
                    [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "99999999999999999999"); },
                    "recursive-invocation"});
-  cases.push_back({"DepthMarkerNegative",
-                   [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "-5"); },
+  cases.push_back({"DepthMarkerNegative", [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "-5"); },
                    "recursive-invocation"});
   cases.push_back({"DepthMarkerNotANumber",
                    [](Ctx& ctx) { SetEnv(ctx.env, "NP_EXEC_DEPTH", "abc"); },
@@ -500,7 +575,8 @@ void AddProjectPathCases(std::vector<Case>& cases) {
   cases.push_back({"ProjectPathWithCarriageReturnOnDocker",
                    project_at("carriage\rreturn", ContainerConfig(json::object())),
                    "isolation-project-path-unsupported"});
-  cases.push_back({"ProjectPathWithCommaOnPodman", [project_at](Ctx& ctx) {
+  cases.push_back({"ProjectPathWithCommaOnPodman",
+                   [project_at](Ctx& ctx) {
                      project_at("a,b", ContainerConfig({{"runtime", "podman"}}))(ctx);
                      WriteFakeRuntime(ctx.lab.fakes(), "podman");
                      SetEnv(ctx.env, "CONTAINER_HOST", ctx.engine.docker_host());
@@ -621,17 +697,16 @@ void AddPlantedCases(std::vector<Case>& cases) {
                      },
                      "isolation-runtime-untrusted", 69});
   }
-  cases.push_back({"BwrapMountTargetThroughAProjectLink",
-                   [](Ctx& ctx) {
-                     ctx.lab.tmp().MakeDir("outside");
-                     ASSERT_EQ(symlink("../outside", (ctx.lab.project() + "/x").c_str()), 0);
-                     WriteFakeRuntime(ctx.lab.fakes(), "bwrap");
-                     json mount = {{"source", "/usr/share"},
-                                   {"target", ctx.lab.project() + "/x/mnt"}};
-                     ctx.lab.Config(
-                         ContainerConfig({{"runtime", "bwrap"}, {"mounts", {mount}}}).dump());
-                   },
-                   "isolation-mount-target-symlink"});
+  cases.push_back(
+      {"BwrapMountTargetThroughAProjectLink",
+       [](Ctx& ctx) {
+         ctx.lab.tmp().MakeDir("outside");
+         ASSERT_EQ(symlink("../outside", (ctx.lab.project() + "/x").c_str()), 0);
+         WriteFakeRuntime(ctx.lab.fakes(), "bwrap");
+         json mount = {{"source", "/usr/share"}, {"target", ctx.lab.project() + "/x/mnt"}};
+         ctx.lab.Config(ContainerConfig({{"runtime", "bwrap"}, {"mounts", {mount}}}).dump());
+       },
+       "isolation-mount-target-symlink"});
 }
 
 std::vector<Case> AllCases() {
@@ -687,8 +762,7 @@ TEST_P(HostileInputTest, RefusedWithItsCodeAndNothingRuns) {
   // log is told so on a line of its own, ahead of the refusal.
   int lines_expected = 1;
   absl::StatusOr<std::string> root = FindProjectRoot(options.cwd);
-  const std::string log =
-      root.ok() ? *root + "/.nubos-pilot/audit/np-exec.jsonl" : std::string();
+  const std::string log = root.ok() ? *root + "/.nubos-pilot/audit/np-exec.jsonl" : std::string();
   if (!c.logged) {
     EXPECT_TRUE(log.empty() || !FileExists(log)) << ReadFile(log);
   } else if (root.ok() && ctx.as_nobody) {
@@ -713,13 +787,14 @@ TEST_P(HostileInputTest, RefusedWithItsCodeAndNothingRuns) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, HostileInputTest, ::testing::ValuesIn(AllCases()),
-                         [](const ::testing::TestParamInfo<Case>& param) { return param.param.name; });
+                         [](const ::testing::TestParamInfo<Case>& param) {
+                           return param.param.name;
+                         });
 
 TEST(HostileTableTest, HasAtLeastFortyCases) { EXPECT_GE(AllCases().size(), 40u); }
 
 // ---------------------------------------------------------------- awkward
 // project paths that must work
-
 
 class AwkwardProjectPathTest : public ::testing::TestWithParam<std::string> {};
 
@@ -727,8 +802,8 @@ TEST_P(AwkwardProjectPathTest, WorksOnDirect) {
   Lab lab;
   const std::string dir = lab.tmp().MakeDir(GetParam());
   MakeProject(dir);
-  RunResult r = lab.Run({"--", "sh", "-c", "pwd; echo \"$1\"", "sh", "arg, with: all"},
-                        lab.Env(), dir + "/.nubos-pilot");
+  RunResult r = lab.Run({"--", "sh", "-c", "pwd; echo \"$1\"", "sh", "arg, with: all"}, lab.Env(),
+                        dir + "/.nubos-pilot");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, dir + "/.nubos-pilot\narg, with: all\n");
   RunResult status = lab.Run({"status", "--json"}, lab.Env(), dir);

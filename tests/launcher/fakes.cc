@@ -1,7 +1,5 @@
 #include "tests/launcher/fakes.h"
 
-#include "nlohmann/json.hpp"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -15,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "nlohmann/json.hpp"
 #include "tests/support/temp_dir.h"
 
 namespace np::testing {
@@ -59,7 +58,8 @@ bool StartsWith(const std::string& s, const std::string& prefix) {
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 }  // namespace

@@ -15,8 +15,8 @@
 namespace np::testing {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 class NeverDowngradeTest : public ::testing::Test {
  protected:
@@ -86,8 +86,7 @@ TEST_F(NeverDowngradeTest, SocketNeverAnswers) {
   SilentSocket silent(lab_.tmp().Path("silent.sock"));
   std::vector<std::string> env = lab_.Env("unix://" + lab_.tmp().Path("silent.sock"));
   env.push_back("NP_EXEC_ENGINE_TIMEOUT_MS=150");  // Injected: no wait on the real 2 s.
-  ExpectRefused(env, 69,
-                "isolation-container-unavailable", "did not answer in time");
+  ExpectRefused(env, 69, "isolation-container-unavailable", "did not answer in time");
   EXPECT_FALSE(lab_.Invoked());
 }
 

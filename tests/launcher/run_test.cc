@@ -15,10 +15,10 @@
 namespace np::testing {
 namespace {
 
+using nlohmann::json;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using nlohmann::json;
 
 // Starts np-exec with `args` in the lab's project, waits, and returns
 // {pid, exit status, stdout}.
@@ -91,8 +91,8 @@ TEST(DirectRunTest, SignalBecomes128PlusN) {
 
 TEST(DirectRunTest, ArgumentsArriveIntact) {
   Lab lab;
-  RunResult r = lab.Run({"--", "sh", "-c", "printf '[%s]' \"$@\"", "x", "a b", "", "--help", "*"},
-                        lab.Env());
+  RunResult r =
+      lab.Run({"--", "sh", "-c", "printf '[%s]' \"$@\"", "x", "a b", "", "--help", "*"}, lab.Env());
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "[a b][][--help][*]");
 }
@@ -405,7 +405,6 @@ TEST_F(ContainerRunTest, AuditLogRecordsRunExitAndRefusal) {
   EXPECT_EQ(refused["code"], "isolation-image-missing");
 }
 
-
 // podman through its API socket (CONTAINER_HOST), with the same argv contract.
 TEST(PodmanRunTest, RunsExactlyTheArgvCoreBuilt) {
   Lab lab;
@@ -452,20 +451,27 @@ TEST(PodmanRunTest, RunsExactlyTheArgvCoreBuilt) {
 // namespaces exist), prints its parent's pid, then runs the program after --.
 std::string WriteFakeBwrap(const Lab& lab, bool report) {
   const std::string rec = lab.fakes() + "/bwrap";
-  WriteExecutable(rec, "#!/bin/sh\n"
-                       ": > '" + rec + ".argv'\n"
-                       "for a in \"$@\"; do printf '%s\\0' \"$a\" >> '" + rec + ".argv'; done\n"
-                       "/usr/bin/env -0 > '" + rec + ".env'\n"
-                       "fd=''\n"
-                       "while [ $# -gt 0 ]; do\n"
-                       "  case $1 in --info-fd) fd=$2; shift ;; --) shift; break ;; esac\n"
-                       "  shift\n"
-                       "done\n" +
-                       std::string(report ? "eval \"echo '{\\\"child-pid\\\": 2}' >&$fd\"\n"
-                                          : "echo 'bwrap: Creating new namespace failed' >&2\n"
-                                            "exit 1\n") +
-                       "echo \"parent $PPID\"\n"
-                       "\"$@\"\n");
+  WriteExecutable(rec,
+                  "#!/bin/sh\n"
+                  ": > '" +
+                      rec +
+                      ".argv'\n"
+                      "for a in \"$@\"; do printf '%s\\0' \"$a\" >> '" +
+                      rec +
+                      ".argv'; done\n"
+                      "/usr/bin/env -0 > '" +
+                      rec +
+                      ".env'\n"
+                      "fd=''\n"
+                      "while [ $# -gt 0 ]; do\n"
+                      "  case $1 in --info-fd) fd=$2; shift ;; --) shift; break ;; esac\n"
+                      "  shift\n"
+                      "done\n" +
+                      std::string(report ? "eval \"echo '{\\\"child-pid\\\": 2}' >&$fd\"\n"
+                                         : "echo 'bwrap: Creating new namespace failed' >&2\n"
+                                           "exit 1\n") +
+                      "echo \"parent $PPID\"\n"
+                      "\"$@\"\n");
   return rec;
 }
 
@@ -474,7 +480,8 @@ std::string WriteFakeBwrap(const Lab& lab, bool report) {
 // variables reach it through the environment, never the argv.
 TEST(BwrapRunTest, SupervisesBubblewrapWithValuesOnlyInItsEnvironment) {
   Lab lab;
-  lab.Config(R"({"isolation":{"tier":"container","container":{"runtime":"bwrap","env":["API_KEY"]}}})");
+  lab.Config(
+      R"({"isolation":{"tier":"container","container":{"runtime":"bwrap","env":["API_KEY"]}}})");
   const std::string rec = WriteFakeBwrap(lab, /*report=*/true);
   std::vector<std::string> env = lab.Env();
   SetEnv(env, "API_KEY", "bwrap-secret-value");

@@ -38,9 +38,9 @@ TEST(SandboxSignalsTest, InitPidFromTheInfoReport) {
 }
 
 TEST(SandboxSignalsTest, NoInitPidUntilAWholeReportHoldsAPositiveOne) {
-  for (const char* text : {"", "{\n    \"child-pid\": 42", R"({"child-pid": 0})",
-                           R"({"child-pid": -3})", R"({"child-pid": "12"})", R"({"other": 1})",
-                           R"([42])", R"({"child-pid": 99999999999})"}) {
+  for (const char* text :
+       {"", "{\n    \"child-pid\": 42", R"({"child-pid": 0})", R"({"child-pid": -3})",
+        R"({"child-pid": "12"})", R"({"other": 1})", R"([42])", R"({"child-pid": 99999999999})"}) {
     EXPECT_EQ(SandboxInitPid(text), std::nullopt) << text;
   }
 }

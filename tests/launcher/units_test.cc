@@ -143,10 +143,10 @@ TEST(EnvironmentTest, EditEnvironmentSetsReplacesAndUnsets) {
 TEST(EnvironmentTest, SandboxRecipeTakesOnlyWhatItNames) {
   Env env({"PATH=/host", "HOME=/root", "TERM=xterm", "API_KEY=k", "SECRET_TOKEN=s",
            "LD_PRELOAD=/x.so"});
-  const std::vector<std::string> built =
-      BuildEnvironment(SandboxEnvPlan({"API_KEY", "LD_PRELOAD", "UNSET_NAME"}), env.pointers.data());
-  EXPECT_THAT(built, UnorderedElementsAre("PATH=/usr/local/bin:/usr/bin:/bin",
-                                          "HOME=/home/np-exec", "TERM=xterm", "API_KEY=k"));
+  const std::vector<std::string> built = BuildEnvironment(
+      SandboxEnvPlan({"API_KEY", "LD_PRELOAD", "UNSET_NAME"}), env.pointers.data());
+  EXPECT_THAT(built, UnorderedElementsAre("PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/home/np-exec",
+                                          "TERM=xterm", "API_KEY=k"));
 }
 
 TEST(EnvironmentTest, InheritingRecipeKeepsTheCallersMinusUnset) {

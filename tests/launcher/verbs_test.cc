@@ -1,12 +1,12 @@
 // The verbs of the built np-exec: status, describe, probe, wrap, doctor,
 // shims, --help, --version, and their error codes and exit statuses.
-#include <cctype>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -17,9 +17,9 @@
 namespace np::testing {
 namespace {
 
+using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using nlohmann::json;
 
 constexpr char kContainer[] = R"({"isolation":{"tier":"container"}})";
 
@@ -99,7 +99,8 @@ TEST(StatusVerbTest, TextNamesTierAndSource) {
 
 TEST(StatusVerbTest, TextNamesEverySource) {
   Lab lab;
-  EXPECT_THAT(lab.Run({"status"}, lab.Env()).out, HasSubstr("effective tier: direct (from default)"));
+  EXPECT_THAT(lab.Run({"status"}, lab.Env()).out,
+              HasSubstr("effective tier: direct (from default)"));
   std::vector<std::string> env = lab.Env();
   SetEnv(env, "NP_EXEC_TIER", "worktree");
   EXPECT_THAT(lab.Run({"status"}, env).out, HasSubstr("effective tier: worktree (from env)"));
@@ -172,8 +173,9 @@ TEST(DescribeVerbTest, EachTierAsJson) {
     const char* tier;
     bool versions, rights, network;
   };
-  for (const Want& want : {Want{"direct", false, false, false}, Want{"worktree", true, false, false},
-                           Want{"container", true, true, true}}) {
+  for (const Want& want :
+       {Want{"direct", false, false, false}, Want{"worktree", true, false, false},
+        Want{"container", true, true, true}}) {
     RunResult r = lab.Run({"describe", want.tier, "--json"}, lab.Env());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     json out = ParseJson(r.out);
@@ -493,24 +495,21 @@ TEST_P(VerbUsageErrorTest, ExitsOneWithItsCode) {
 
 INSTANTIATE_TEST_SUITE_P(
     Verbs, VerbUsageErrorTest,
-    ::testing::Values(VerbUsageCase{{"status", "--bogus"}, "usage"},
-                      VerbUsageCase{{"status", "extra"}, "usage"},
-                      VerbUsageCase{{"describe", "direct", "container"}, "usage"},
-                      VerbUsageCase{{"describe", "--runtime"}, "usage"},
-                      VerbUsageCase{{"probe", "--nope"}, "usage"},
-                      VerbUsageCase{{"doctor", "--preload"}, "usage"},
-                      VerbUsageCase{{"shims"}, "usage"},
-                      VerbUsageCase{{"shims", "remove", "dir"}, "usage"},
-                      VerbUsageCase{{"wrap", "--env", "A=x", "--", "sentinel"},
-                                    "isolation-bad-env-name"},
-                      // No "--": the reference's no-command, whatever precedes it.
-                      VerbUsageCase{{"wrap", "--workdir"}, "isolation-wrap-no-command"},
-                      VerbUsageCase{{"wrap", "node"}, "isolation-wrap-no-command"},
-                      VerbUsageCase{{"wrap", "--env", "A", "node", "x.cjs"},
-                                    "isolation-wrap-no-command"},
-                      // An option np-exec does not know, before "--", stays usage.
-                      VerbUsageCase{{"wrap", "--bogus", "--", "sentinel"}, "usage"},
-                      VerbUsageCase{{"describe", ""}, "isolation-missing-tier"}),
+    ::testing::Values(
+        VerbUsageCase{{"status", "--bogus"}, "usage"}, VerbUsageCase{{"status", "extra"}, "usage"},
+        VerbUsageCase{{"describe", "direct", "container"}, "usage"},
+        VerbUsageCase{{"describe", "--runtime"}, "usage"},
+        VerbUsageCase{{"probe", "--nope"}, "usage"},
+        VerbUsageCase{{"doctor", "--preload"}, "usage"}, VerbUsageCase{{"shims"}, "usage"},
+        VerbUsageCase{{"shims", "remove", "dir"}, "usage"},
+        VerbUsageCase{{"wrap", "--env", "A=x", "--", "sentinel"}, "isolation-bad-env-name"},
+        // No "--": the reference's no-command, whatever precedes it.
+        VerbUsageCase{{"wrap", "--workdir"}, "isolation-wrap-no-command"},
+        VerbUsageCase{{"wrap", "node"}, "isolation-wrap-no-command"},
+        VerbUsageCase{{"wrap", "--env", "A", "node", "x.cjs"}, "isolation-wrap-no-command"},
+        // An option np-exec does not know, before "--", stays usage.
+        VerbUsageCase{{"wrap", "--bogus", "--", "sentinel"}, "usage"},
+        VerbUsageCase{{"describe", ""}, "isolation-missing-tier"}),
     // Named after the arguments: a stable ctest name, never the case's bytes.
     [](const ::testing::TestParamInfo<VerbUsageCase>& param_info) {
       std::string name = std::to_string(param_info.index);

@@ -94,8 +94,9 @@ TEST(LoadTest, FiveHundredDirectSpawnsSixteenAtATime) {
   const std::string marker = Marker();
   const std::vector<std::string> env = BaseEnv();
   auto outcomes = RunSpawns(500, 16, [&](int i) {
-    return RunProcess({NpExecBin(), "--", "/bin/sh", "-c", kScript, marker, std::to_string(i % 100)},
-                      Options(env, 60000, project));
+    return RunProcess(
+        {NpExecBin(), "--", "/bin/sh", "-c", kScript, marker, std::to_string(i % 100)},
+        Options(env, 60000, project));
   });
   ExpectOutcomes(outcomes);
   EXPECT_TRUE(PidsWithCmdline(marker).empty()) << "processes of the run are still alive";
@@ -169,8 +170,7 @@ TEST_P(ContainerLoadTest, FortyContainerSpawnsFourAtATime) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, ContainerLoadTest,
-                         ::testing::Values("docker", "podman", "bwrap"),
-                         RuntimeName);
+                         ::testing::Values("docker", "podman", "bwrap"), RuntimeName);
 
 }  // namespace
 }  // namespace np::testing

@@ -26,10 +26,10 @@ TEST(InterposeConfigTest, ParsesNames) {
 }
 
 TEST(InterposeConfigTest, RefusesWhatCannotBeAFileName) {
-  for (const char* value : {R"("node")", R"([""])", R"(["a,b"])", R"(["a/b"])", R"([".."])",
-                            R"([1])", R"([null])"}) {
-    absl::StatusOr<ProjectConfig> config = ParseProjectConfig(nlohmann::json::parse(
-        std::string(R"({"isolation": {"interpose": )") + value + "}}"));
+  for (const char* value :
+       {R"("node")", R"([""])", R"(["a,b"])", R"(["a/b"])", R"([".."])", R"([1])", R"([null])"}) {
+    absl::StatusOr<ProjectConfig> config = ParseProjectConfig(
+        nlohmann::json::parse(std::string(R"({"isolation": {"interpose": )") + value + "}}"));
     ASSERT_FALSE(config.ok()) << value;
     EXPECT_EQ(ErrorCode(config.status()), "isolation-invalid-value") << value;
   }

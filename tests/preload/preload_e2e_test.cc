@@ -41,8 +41,8 @@ TEST_P(PreloadOnRuntimeTest, SpawnOfExecPathRunsInsideTheRuntime) {
       "console.log(Object.keys(require('os').networkInterfaces()).join(',') + ' ' + "
       "process.env.HOME)";
   const std::string parent =
-      "const r = require('child_process').spawnSync(process.execPath, ['-e', " +
-      std::string("\"") + child + "\"], {encoding: 'utf8'});" +
+      "const r = require('child_process').spawnSync(process.execPath, ['-e', " + std::string("\"") +
+      child + "\"], {encoding: 'utf8'});" +
       "process.stdout.write('child:' + r.stdout); process.stderr.write(r.stderr || '');"
       "process.exit(r.status === null ? 99 : r.status);";
   std::vector<std::string> env =

@@ -50,7 +50,7 @@ exit 0
 )";
 
 const std::vector<std::string> kExecFunctions = {
-    "execve", "execv",  "execvp",      "execvpe",      "execl",       "execlp",
+    "execve", "execv",       "execvp",       "execvpe",     "execl",      "execlp",
     "execle", "posix_spawn", "posix_spawnp", "fork:execve", "fork:execvp"};
 
 bool HaveRealNode() { return access(kRealNode, X_OK) == 0; }
@@ -227,8 +227,7 @@ TEST_F(PreloadTest, ProgramNpExecStartedIsNotWrappedButItsChildrenAre) {
   EXPECT_EQ(in_place.out, "FAKE-NODE depth=1 args=in-place\n") << in_place.err;
   EXPECT_EQ(AuditRuns(), 1);
   // A child of that program is a new spawn and is wrapped.
-  RunResult child =
-      Run({NpExecBin(), "--", "/bin/sh", "-c", node_ + " child; echo after"}, Env());
+  RunResult child = Run({NpExecBin(), "--", "/bin/sh", "-c", node_ + " child; echo after"}, Env());
   EXPECT_EQ(child.exit_code, 0) << child.err;
   EXPECT_EQ(child.out, "FAKE-NODE depth=2 args=child\nafter\n") << child.err;
   EXPECT_EQ(AuditRuns(), 3);
@@ -335,7 +334,8 @@ class RealNodeTest : public PreloadTest {
       // scripts/test.sh installs Debian's nodejs: under CI a missing node is a
       // broken set-up, never a silent skip.
       const char* ci = getenv("CI");
-      if (ci != nullptr && std::string(ci) == "true") FAIL() << kRealNode << " is required under CI=true";
+      if (ci != nullptr && std::string(ci) == "true")
+        FAIL() << kRealNode << " is required under CI=true";
       GTEST_SKIP() << kRealNode << " is not installed";
     }
     PreloadTest::SetUp();
@@ -357,15 +357,15 @@ TEST_F(RealNodeTest, SpawnOfExecPathIsWrappedOnce) {
 }
 
 TEST_F(RealNodeTest, NodeChainFiveDeepIsWrappedOncePerLevel) {
-  const std::string chain = tmp_.Write(
-      "project/chain.js",
-      "const level = Number(process.argv[2] || 0);\n"
-      "console.log(`level=${level} depth=${process.env.NP_EXEC_DEPTH || 'none'}`);\n"
-      "if (level < 5) {\n"
-      "  const r = require('child_process').spawnSync(process.execPath,\n"
-      "      [__filename, String(level + 1)], {stdio: 'inherit'});\n"
-      "  process.exit(r.status === null ? 1 : r.status);\n"
-      "}\n");
+  const std::string chain =
+      tmp_.Write("project/chain.js",
+                 "const level = Number(process.argv[2] || 0);\n"
+                 "console.log(`level=${level} depth=${process.env.NP_EXEC_DEPTH || 'none'}`);\n"
+                 "if (level < 5) {\n"
+                 "  const r = require('child_process').spawnSync(process.execPath,\n"
+                 "      [__filename, String(level + 1)], {stdio: 'inherit'});\n"
+                 "  process.exit(r.status === null ? 1 : r.status);\n"
+                 "}\n");
   RunResult r = Run({kRealNode, chain}, Env());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out,

@@ -277,9 +277,9 @@ TEST(CliDocs, ConfigurationListsEveryKey) {
 
 TEST(CliDocs, EnvironmentAndFilesAreDocumented) {
   const std::string env = SectionText("ENVIRONMENT");
-  for (const char* name : {"NP_EXEC_TIER", "XDG_CONFIG_HOME", "DOCKER_HOST", "CONTAINER_HOST",
-                           "NP_EXEC_DEPTH", "NP_EXEC_PRELOAD", "NP_EXEC_PRELOAD_NAMES",
-                           "NP_EXEC_PRELOAD_DISABLE", "TERM"}) {
+  for (const char* name :
+       {"NP_EXEC_TIER", "XDG_CONFIG_HOME", "DOCKER_HOST", "CONTAINER_HOST", "NP_EXEC_DEPTH",
+        "NP_EXEC_PRELOAD", "NP_EXEC_PRELOAD_NAMES", "NP_EXEC_PRELOAD_DISABLE", "TERM"}) {
     EXPECT_THAT(env, HasSubstr(name));
   }
   const std::string files = SectionText("FILES");
@@ -293,13 +293,12 @@ TEST(CliDocs, EnvironmentAndFilesAreDocumented) {
 // the bubblewrap runtime (the clause before the first colon or semicolon).
 TEST(CliDocs, SecurityNamesWhatEachTierDoesNotProtectAgainst) {
   const std::string security = Lower(SectionText("SECURITY"));
-  std::vector<std::vector<std::string>> calls = {{"describe", "direct", "--json"},
-                                                 {"describe", "worktree", "--json"},
-                                                 {"describe", "container", "--json"},
-                                                 {"describe", "container", "--json", "--runtime",
-                                                  "bwrap"},
-                                                 {"describe", "container", "--json", "--runtime",
-                                                  "podman"}};
+  std::vector<std::vector<std::string>> calls = {
+      {"describe", "direct", "--json"},
+      {"describe", "worktree", "--json"},
+      {"describe", "container", "--json"},
+      {"describe", "container", "--json", "--runtime", "bwrap"},
+      {"describe", "container", "--json", "--runtime", "podman"}};
   for (const auto& args : calls) {
     RunResult r = NpExec(args);
     nlohmann::json d = nlohmann::json::parse(r.out, nullptr, false);
@@ -321,8 +320,7 @@ TEST(CliDocs, ManPageRendersWithoutWarnings) {
   }
   RunOptions options;
   options.env = BaseEnv({"LANG=C.UTF-8"});
-  RunResult r =
-      RunProcess({"/usr/bin/groff", "-man", "-Tutf8", "-ww", "-z", ManPath()}, options);
+  RunResult r = RunProcess({"/usr/bin/groff", "-man", "-Tutf8", "-ww", "-z", ManPath()}, options);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_THAT(r.err, IsEmpty());
 }

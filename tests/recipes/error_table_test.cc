@@ -19,11 +19,10 @@ namespace {
 // engine reasons (documented with the probe), JSON keys, names and flags.
 const std::set<std::string>& NotCodes() {
   static const auto* names = new std::set<std::string>{
-      "child-pid",        "connection-refused", "daemon-unreachable", "libnp-exec-preload",
-      "no-new-privileges", "np-exec",           "np-exec-doctor",     "np-exec-wrap",
-      "permission-denied", "protocol-error",    "runtime-not-installed", "runtime-untrusted",
-      "sandbox-exec", "egress-entry",
-      "socket-missing",    "timed-out",
+      "child-pid", "connection-refused", "daemon-unreachable", "libnp-exec-preload",
+      "no-new-privileges", "np-exec", "np-exec-doctor", "np-exec-wrap", "permission-denied",
+      "protocol-error", "runtime-not-installed", "runtime-untrusted", "sandbox-exec",
+      "egress-entry", "socket-missing", "timed-out",
       // HTTP header names the egress proxy drops, and address classes.
       "not-needed",  // A trust state, as status reports it.
       "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "link-local",
@@ -50,8 +49,8 @@ void CollectLiterals(const std::string& dir, std::set<std::string>& out) {
       CollectLiterals(path, out);
       continue;
     }
-    if (name.size() < 3 || (name.substr(name.size() - 3) != ".cc" &&
-                            name.substr(name.size() - 2) != ".h")) {
+    if (name.size() < 3 ||
+        (name.substr(name.size() - 3) != ".cc" && name.substr(name.size() - 2) != ".h")) {
       continue;
     }
     const std::string text = ReadFile(path);
@@ -84,7 +83,8 @@ std::set<std::string> TableCodes() {
 
 TEST(ErrorTableTest, EveryCodeInTheSourcesIsInTheReadmeTable) {
   std::set<std::string> literals;
-  for (const char* dir : {"/core", "/launcher", "/shim"}) CollectLiterals(SourceDir() + dir, literals);
+  for (const char* dir : {"/core", "/launcher", "/shim"})
+    CollectLiterals(SourceDir() + dir, literals);
   const std::set<std::string> table = TableCodes();
   for (const std::string& literal : literals) {
     if (NotCodes().count(literal) != 0) continue;
@@ -95,7 +95,8 @@ TEST(ErrorTableTest, EveryCodeInTheSourcesIsInTheReadmeTable) {
 
 TEST(ErrorTableTest, EveryCodeInTheTableIsEmitted) {
   std::set<std::string> literals;
-  for (const char* dir : {"/core", "/launcher", "/shim"}) CollectLiterals(SourceDir() + dir, literals);
+  for (const char* dir : {"/core", "/launcher", "/shim"})
+    CollectLiterals(SourceDir() + dir, literals);
   literals.insert("usage");
   for (const std::string& code : TableCodes()) {
     EXPECT_EQ(literals.count(code), 1u) << code << " is in README's table but nothing emits it";

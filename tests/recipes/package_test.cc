@@ -125,15 +125,16 @@ TEST_F(PackageTest, UnpackedIntoAScratchRootItRuns) {
   // The installed layout is the one np-exec and the interposer look for.
   if (preload_built) {
     TempDir shims;
-    RunResult r = RunTool({usr + "/bin/np-exec", "shims", "install", shims.Path("s"), "--preload",
-                       "--json"});
+    RunResult r =
+        RunTool({usr + "/bin/np-exec", "shims", "install", shims.Path("s"), "--preload", "--json"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_THAT(r.out, HasSubstr(usr + "/lib/np-exec/libnp-exec-preload.so"));
   }
   // The completion loads and registers itself.
   RunResult complete = RunTool({"/bin/bash", "--norc", "-c",
-                            "source '" + usr + "/share/bash-completion/completions/np-exec' && "
-                            "complete -p np-exec"});
+                                "source '" + usr +
+                                    "/share/bash-completion/completions/np-exec' && "
+                                    "complete -p np-exec"});
   EXPECT_EQ(complete.exit_code, 0) << complete.err;
   EXPECT_THAT(complete.out, HasSubstr("_np_exec"));
 }
@@ -147,8 +148,7 @@ TEST(CmakeInstallTest, PutsEverythingUnderThePrefixAndRuns) {
     GTEST_SKIP() << "/usr/bin/cmake is missing";
   }
   TempDir prefix;
-  RunResult r =
-      RunTool({"/usr/bin/cmake", "--install", BinaryDir(), "--prefix", prefix.Path("p")});
+  RunResult r = RunTool({"/usr/bin/cmake", "--install", BinaryDir(), "--prefix", prefix.Path("p")});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string p = prefix.Path("p");
   EXPECT_TRUE(FileExists(p + "/bin/np-exec"));
@@ -163,7 +163,8 @@ TEST(CmakeInstallTest, PutsEverythingUnderThePrefixAndRuns) {
 TEST_F(PackageTest, InstalledForRealWithDpkgAsRootInCi) {
   if (geteuid() != 0 || !CiTrue()) GTEST_SKIP() << "only as root with CI=true";
   // Never disturb an np-exec the machine already has from elsewhere.
-  if (RunTool({"/usr/bin/dpkg", "-s", "np-exec"}).exit_code == 0 || FileExists("/usr/bin/np-exec")) {
+  if (RunTool({"/usr/bin/dpkg", "-s", "np-exec"}).exit_code == 0 ||
+      FileExists("/usr/bin/np-exec")) {
     GTEST_SKIP() << "np-exec is already installed on this machine";
   }
   RunResult install = RunTool({"/usr/bin/dpkg", "-i", deb_});

@@ -81,16 +81,23 @@ std::string FakeClaude(const std::string& path, int exit_code) {
 // (NUL-separated) and its stdin, answers with JSON from "inside", exits 0.
 std::string FakeContainerDocker(const std::string& dir) {
   const std::string base = dir + "/docker";
-  WriteExecutable(base, "#!/bin/sh\n"
-                        "case \"$1\" in\n"
-                        "  run) : > '" + base + ".argv'\n"
-                        "       for a in \"$@\"; do printf '%s\\0' \"$a\" >> '" + base + ".argv'; done\n"
-                        "       cat > '" + base + ".stdin'\n"
-                        "       echo '{\"type\":\"result\",\"result\":\"from-container\"}'\n"
-                        "       exit 0;;\n"
-                        "  version) echo 99.0-fake;;\n"
-                        "esac\n"
-                        "exit 0\n");
+  WriteExecutable(base,
+                  "#!/bin/sh\n"
+                  "case \"$1\" in\n"
+                  "  run) : > '" +
+                      base +
+                      ".argv'\n"
+                      "       for a in \"$@\"; do printf '%s\\0' \"$a\" >> '" +
+                      base +
+                      ".argv'; done\n"
+                      "       cat > '" +
+                      base +
+                      ".stdin'\n"
+                      "       echo '{\"type\":\"result\",\"result\":\"from-container\"}'\n"
+                      "       exit 0;;\n"
+                      "  version) echo 99.0-fake;;\n"
+                      "esac\n"
+                      "exit 0\n");
   return base;
 }
 
@@ -165,8 +172,8 @@ TEST_F(RecipeTest, HeadlessClaudeThroughShimRunsOnTheDirectTier) {
   EXPECT_EQ(response["result"], "stand-in answer");
   EXPECT_EQ(response["args"], "-p --output-format json");
   EXPECT_THAT(payload["stderr"].get<std::string>(), HasSubstr("claude-stderr"));
-  EXPECT_THAT(ReadFile(claude + ".stdin"), AllOf(StartsWith("# np-critic"),
-                                                 EndsWith("---\n\nCheck slice S001.")));
+  EXPECT_THAT(ReadFile(claude + ".stdin"),
+              AllOf(StartsWith("# np-critic"), EndsWith("---\n\nCheck slice S001.")));
 
   std::vector<nlohmann::json> audit = Audit();
   ASSERT_EQ(audit.size(), 1u);

@@ -1,7 +1,5 @@
 #include "tests/support/process.h"
 
-#include <filesystem>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -13,6 +11,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 extern char** environ;
 

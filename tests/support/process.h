@@ -49,8 +49,9 @@ std::string BinaryDir();
 // temporary directory for this process, removed at exit.
 std::string TestStateHome();
 
-// XDG_STATE_HOME=TestStateHome(), and the test's PATH, HOME, LANG, TMPDIR, DOCKER_HOST, CI and sanitizer options,
-// without NP_EXEC_* variables, as a base environment for children. `extra` entries ("K=V") replace or add.
+// XDG_STATE_HOME=TestStateHome(), and the test's PATH, HOME, LANG, TMPDIR, DOCKER_HOST, CI and
+// sanitizer options, without NP_EXEC_* variables, as a base environment for children. `extra`
+// entries ("K=V") replace or add.
 std::vector<std::string> BaseEnv(const std::vector<std::string>& extra = {});
 
 // Replaces or adds "K=V" in env.

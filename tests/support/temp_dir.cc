@@ -1,19 +1,18 @@
 #include "tests/support/temp_dir.h"
 
-#include <cstdio>
-
-#include "tests/support/process.h"
-
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "tests/support/process.h"
 
 namespace np::testing {
 
