@@ -87,6 +87,11 @@ std::function<void(Ctx&)> WriteRaw(const std::string& text) {
   return [text](Ctx& ctx) { ctx.lab.Config(text); };
 }
 
+// As a clone brings it: written without the operator's trust.
+std::function<void(Ctx&)> WriteUntrusted(const std::string& text) {
+  return [text](Ctx& ctx) { ctx.lab.tmp().Write("proj/.nubos-pilot/config.json", text); };
+}
+
 const std::vector<std::pair<std::string, json>>& WrongValues() {
   static const auto* values = new std::vector<std::pair<std::string, json>>{
       {"string", "s"},        {"number", 7},     {"float", 1.5},
@@ -309,6 +314,17 @@ void AddFileCases(std::vector<Case>& cases) {
                    WriteRaw("{\"isolation\":{\"container\":{\"network\":\"none\","
                             "\"network\":\"host\"}}}"),
                    "config-duplicate-key"});
+  // Issue 14: a repository's config that widens the container tier, never
+  // trusted by the operator (written raw, as a clone brings it).
+  for (
+      const char* widening :
+      {R"({"isolation":{"tier":"container","container":{"network":"host"}}})",
+       R"({"isolation":{"tier":"container","container":{"env":["AWS_SECRET_ACCESS_KEY"]}}})",
+       R"({"isolation":{"tier":"container","container":{"mounts":[{"source":"/etc","target":"/e"}]}}})",
+       R"({"isolation":{"tier":"container","container":{"user":"0:0"}}})"}) {
+    cases.push_back({CamelName(std::string("untrusted ") + widening), WriteUntrusted(widening),
+                     "isolation-config-untrusted"});
+  }
   cases.push_back({"WrongCaseIsolation", WriteRaw("{\"Isolation\":{\"tier\":\"container\"}}"),
                    "isolation-unknown-key"});
   cases.push_back({"TypoIsolation", WriteRaw("{\"isolaton\":{\"tier\":\"container\"}}"),

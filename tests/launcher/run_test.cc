@@ -2,6 +2,7 @@
 // statuses, the container tier through a fake runtime, and the audit log.
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -247,6 +248,106 @@ TEST(AuditLogTest, ASymlinkedStateDirectoryIsNotFollowed) {
   ASSERT_EQ(symlink(elsewhere.c_str(), (lab.project() + "/.nubos-pilot").c_str()), 0);
   RunResult r = lab.Run({"--", "true"}, lab.Env());
   EXPECT_FALSE(FileExists(elsewhere + "/audit/np-exec.jsonl"));
+}
+
+// ---------------------------------------------------------------- trust
+
+// Issue 14: a project file that widens the container tier runs only once the
+// operator trusts that exact content; a later edit needs trust again; a
+// project that ran on the container tier cannot silently ask for less.
+class TrustRunTest : public ::testing::Test {
+ protected:
+  TrustRunTest() : engine_(lab_.tmp().Path("engine.sock")) {
+    lab_.FakeDocker();
+    env_ = lab_.Env(engine_.docker_host());
+  }
+  // Writes the config without the operator's trust.
+  void Write(const std::string& text) { lab_.tmp().Write("proj/.nubos-pilot/config.json", text); }
+  RunResult Run() { return lab_.Run({"--", lab_.sentinel_program()}, env_); }
+  RunResult Trust(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"trust"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return lab_.Run(args, env_);
+  }
+
+  Lab lab_;
+  FakeEngine engine_;
+  std::vector<std::string> env_;
+};
+
+TEST_F(TrustRunTest, AWideningConfigRunsOnlyOnceTrustedAndEveryEditNeedsTrustAgain) {
+  Write(R"({"isolation":{"tier":"container","container":{"network":"host"}}})");
+  RunResult refused = Run();
+  EXPECT_EQ(refused.exit_code, 125);
+  EXPECT_EQ(ErrorCodeOf(refused.err), "isolation-config-untrusted") << refused.err;
+  EXPECT_FALSE(lab_.Invoked());
+  EXPECT_THAT(lab_.Run({"status", "--json"}, env_).out, HasSubstr("\"untrusted\""));
+
+  RunResult trusted = Trust();
+  ASSERT_EQ(trusted.exit_code, 0) << trusted.err;
+  EXPECT_THAT(trusted.out, HasSubstr("isolation.container.network"));
+  EXPECT_EQ(Run().exit_code, 0);
+  EXPECT_TRUE(lab_.Invoked());
+  EXPECT_THAT(lab_.Run({"trust", "--show", "--json"}, env_).out, HasSubstr("sha256"));
+
+  // Any edit of np-exec's part: refused again, as "changed".
+  Write(R"({"isolation":{"tier":"container","container":{"network":"bridge"}}})");
+  RunResult changed = Run();
+  EXPECT_EQ(ErrorCodeOf(changed.err), "isolation-config-untrusted") << changed.err;
+  EXPECT_THAT(lab_.Run({"status", "--json"}, env_).out, HasSubstr("\"changed\""));
+  // Keys of nubos-pilot's own change freely.
+  Write(R"({"isolation":{"tier":"container","container":{"network":"host"}},"other":1})");
+  EXPECT_EQ(Run().exit_code, 0);
+
+  ASSERT_EQ(Trust({"--revoke"}).exit_code, 0);
+  EXPECT_EQ(ErrorCodeOf(Run().err), "isolation-config-untrusted");
+}
+
+TEST_F(TrustRunTest, TheRatchetRefusesALoweredOrDeletedConfigUntilTrusted) {
+  Write(R"({"isolation":{"tier":"container"}})");
+  ASSERT_EQ(Run().exit_code, 0);  // Defaults widen nothing: no trust needed.
+  for (const std::string& lowered :
+       {std::string(R"({"isolation":{"tier":"direct"}})"), std::string("{}")}) {
+    Write(lowered);
+    RunResult r = Run();
+    EXPECT_EQ(r.exit_code, 125) << lowered;
+    EXPECT_EQ(ErrorCodeOf(r.err), "isolation-tier-lowered") << lowered << r.err;
+    EXPECT_FALSE(FileExists(lab_.sentinel())) << "nothing may run";
+  }
+  ASSERT_EQ(unlink((lab_.project() + "/.nubos-pilot/config.json").c_str()), 0);
+  EXPECT_EQ(ErrorCodeOf(Run().err), "isolation-tier-lowered");
+  EXPECT_THAT(lab_.Run({"status", "--json"}, env_).out, HasSubstr("\"lowered\""));
+  // The operator accepts the lower tier explicitly.
+  Write(R"({"isolation":{"tier":"direct"}})");
+  ASSERT_EQ(Trust().exit_code, 0);
+  RunResult accepted = Run();
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.err;
+  EXPECT_TRUE(FileExists(lab_.sentinel()));
+}
+
+// Concurrent spawns of one project update its record under the lock:
+// nothing lost, nothing torn.
+TEST_F(TrustRunTest, ConcurrentSpawnsKeepOneWholeRecord) {
+  Write(R"({"isolation":{"tier":"container"}})");
+  std::vector<pid_t> children;
+  for (int i = 0; i < 8; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      RunResult r = Run();
+      _exit(r.exit_code == 0 ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  RunResult show = lab_.Run({"trust", "--show", "--json"}, env_);
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("container"));
+  Write(R"({"isolation":{"tier":"direct"}})");
+  EXPECT_EQ(ErrorCodeOf(Run().err), "isolation-tier-lowered");
 }
 
 // ---------------------------------------------------------------- container
