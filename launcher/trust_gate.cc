@@ -1,5 +1,9 @@
 #include "launcher/trust_gate.h"
 
+#include <sys/stat.h>
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
 #include "launcher/state_store.h"
 
 namespace np {
@@ -30,6 +34,39 @@ absl::StatusOr<TrustGate> EvaluateTrust(const Settings& settings, absl::string_v
   gate.inputs.effective_tier = gate.subject.effective_tier;
   gate.inputs.widening = WideningKeys(gate.subject.raw_config);
   gate.decision = DecideTrust(gate.inputs);
+  if (!gate.decision.status.ok()) return gate;
+  // A project nested inside another (a `.nubos-pilot/` the sandboxed program
+  // may have made below the project it ran in) cannot ask for less than an
+  // enclosing project's ratchet: unless the operator trusted this project's
+  // own content, its tier must reach the strongest any enclosing project ran on.
+  const bool trusted_here = gate.inputs.record.has_value() &&
+                            gate.inputs.record->trusted_sha256 == gate.inputs.sha256 &&
+                            gate.inputs.record->trusted_tier == gate.inputs.file_tier;
+  if (trusted_here) return gate;
+  std::string above = gate.subject.project_real;
+  while (above != "/") {
+    const size_t slash = above.rfind('/');
+    above.resize(slash == 0 ? 1 : slash);
+    struct stat st;
+    const std::string state = above == "/" ? "/.nubos-pilot" : above + "/.nubos-pilot";
+    if (lstat(state.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    absl::StatusOr<std::string> key = ProjectStoreKey(above);
+    if (!key.ok()) return key.status();
+    absl::StatusOr<std::optional<TrustRecord>> enclosing = store->Read(*key);
+    if (!enclosing.ok()) return enclosing.status();
+    if (!enclosing->has_value() || (*enclosing)->strongest <= gate.inputs.effective_tier) continue;
+    gate.decision.state = TrustState::kLowered;
+    gate.decision.status = MakeError(
+        absl::StatusCode::kFailedPrecondition, "isolation-tier-lowered",
+        absl::StrCat("this project lies inside ", above, ", which ran on the ",
+                     TierName((*enclosing)->strongest), " tier; a project below it cannot ask for ",
+                     TierName(gate.inputs.effective_tier),
+                     " unless you review its config and run `np-exec trust` in it"),
+        {{"enclosing_project", above},
+         {"recorded_tier", TierName((*enclosing)->strongest)},
+         {"tier", TierName(gate.inputs.effective_tier)}});
+    return gate;
+  }
   return gate;
 }
 

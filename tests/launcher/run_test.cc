@@ -325,6 +325,23 @@ TEST_F(TrustRunTest, TheRatchetRefusesALoweredOrDeletedConfigUntilTrusted) {
   EXPECT_TRUE(FileExists(lab_.sentinel()));
 }
 
+// The program inside a container project makes `sub/.nubos-pilot/` with a
+// direct config; np-exec started from below sub/ finds that nested project
+// first. It may not run below the enclosing project's ratchet.
+TEST_F(TrustRunTest, ANestedProjectCannotAskForLessThanTheOneAroundIt) {
+  Write(R"({"isolation":{"tier":"container"}})");
+  ASSERT_EQ(Run().exit_code, 0);
+  lab_.tmp().Write("proj/sub/.nubos-pilot/config.json", R"({"isolation":{"tier":"direct"}})");
+  RunResult r = lab_.Run({"--", lab_.sentinel_program()}, env_, lab_.project() + "/sub");
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_EQ(ErrorCodeOf(r.err), "isolation-tier-lowered") << r.err;
+  EXPECT_FALSE(FileExists(lab_.sentinel()));
+  // The operator can accept it, in that project, explicitly.
+  RunResult trusted = lab_.Run({"trust"}, env_, lab_.project() + "/sub");
+  ASSERT_EQ(trusted.exit_code, 0) << trusted.err;
+  EXPECT_EQ(lab_.Run({"--", lab_.sentinel_program()}, env_, lab_.project() + "/sub").exit_code, 0);
+}
+
 // Concurrent spawns of one project update its record under the lock:
 // nothing lost, nothing torn.
 TEST_F(TrustRunTest, ConcurrentSpawnsKeepOneWholeRecord) {
