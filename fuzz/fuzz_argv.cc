@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/bwrap_argv.h"
 #include "core/container_argv.h"
 #include "core/errors.h"
@@ -160,6 +161,13 @@ void Planned(FuzzedDataProvider& fdp, const std::string& project) {
   facts.uid = 1000;
   facts.gid = 1000;
   facts.container_name = "np-exec-fuzz";
+  // The injected lookup: a program is found in /usr/bin unless its name is odd.
+  facts.find = [](absl::string_view name, absl::string_view, bool) -> absl::StatusOr<std::string> {
+    if (name.empty() || name.find('/') != absl::string_view::npos) {
+      return np::MakeError(absl::StatusCode::kNotFound, "program-not-found", "not found");
+    }
+    return absl::StrCat("/usr/bin/", name);
+  };
   facts.owner = "1:2";
   std::vector<std::string> program = Program(fdp);
   std::vector<std::string> extra_env = EnvNames(fdp);

@@ -116,6 +116,8 @@ project() {  # project NAME TIER [RUNTIME]
 {"project":{"name":"bench"},"workflow":{"worktree_isolation":false,"auto_commit":true},
  "isolation":{"tier":"$2"$container}}
 EOF
+  # The operator trusts the bench's own configs (bubblewrap widens the tier).
+  (cd "$dir" && "$np" trust >/dev/null)
   echo "$dir"
 }
 run() {  # run ARGS...: one harness run; a non-zero exit is an error.
@@ -154,7 +156,10 @@ if [ "$have_docker" = 1 ]; then
   cdocker="$(project container-docker container docker)"
   # The same argv np-exec runs, from `wrap` (which plans without running),
   # with a unique name per spawn; np-exec's own run adds only an owner label.
-  mapfile -t dargv < <(cd "$cdocker" && "$np" wrap -- true | jq -r '.bin, .args[]')
+  # A printed plan is np-exec sandbox-exec ... -- RUNTIME ARGS: the bare
+  # runtime is what follows the first "--".
+  mapfile -t dargv < <(cd "$cdocker" && "$np" wrap -- true |
+    jq -r '(.args | index("--")) as $i | .args[$i + 1:][]')
   for i in "${!dargv[@]}"; do
     if [ "${dargv[$i]}" = "--name" ]; then dargv[$((i + 1))]="np-bench-{n}"; fi
   done
@@ -171,7 +176,10 @@ fi
 rt=()
 if command -v bwrap >/dev/null; then
   cbwrap="$(project container-bwrap container bwrap)"
-  mapfile -t bargv < <(cd "$cbwrap" && "$np" wrap -- true | jq -r '.bin, .args[]')
+  # A printed plan is np-exec sandbox-exec ... -- RUNTIME ARGS: the bare
+  # runtime is what follows the first "--".
+  mapfile -t bargv < <(cd "$cbwrap" && "$np" wrap -- true |
+    jq -r '(.args | index("--")) as $i | .args[$i + 1:][]')
   rt+=(--cmd "np-exec -- true (bwrap)" --cwd "$cbwrap" -- "$np" -- true)
   rt+=(--cmd "bwrap (same argv, direct)" --cwd "$cbwrap" -- "${bargv[@]}")
 else
