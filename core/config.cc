@@ -402,6 +402,31 @@ absl::Status CheckAllowHostsMatchNetwork(const json& c, const ContainerConfig& o
   return absl::OkStatus();
 }
 
+// In a rootful engine uid 0 reads root-only files through read-only mounts
+// and leaves setuid-root binaries in the project for the operator to run:
+// only the operator's own file may ask for it, never a project's, trusted or
+// not (issue 15, item 3).
+absl::Status RefuseRootUserFromProject(const json& container, const ContainerConfig& parsed) {
+  if (!container.contains("user") || parsed.user.kind != UserSpec::Kind::kExplicit) {
+    return absl::OkStatus();
+  }
+  const absl::string_view user = parsed.user.value;
+  const absl::string_view name = user.substr(0, user.find(':'));
+  const absl::string_view group = user.find(':') == absl::string_view::npos
+                                      ? absl::string_view()
+                                      : user.substr(user.find(':') + 1);
+  auto is_root = [](absl::string_view id) {
+    return id == "root" || (!id.empty() && id.find_first_not_of('0') == absl::string_view::npos);
+  };
+  if (!is_root(name) && !is_root(group)) return absl::OkStatus();
+  return MakeError(absl::StatusCode::kPermissionDenied, "isolation-user-root-needs-operator",
+                   absl::StrCat("isolation.container.user \"", user,
+                                "\" in a project file asks for root inside the container; only "
+                                "the operator file ($XDG_CONFIG_HOME/nubos-pilot/config.json) may "
+                                "ask for uid or gid 0"),
+                   {{"key", "isolation.container.user"}, {"value", user}});
+}
+
 struct ContainerKey {
   absl::string_view name;
   absl::Status (*parse)(const json& value, ContainerConfig& out);
@@ -547,6 +572,8 @@ absl::StatusOr<ProjectConfig> ParseProjectConfig(const json& root, const Contain
     }
     absl::Status parsed = ParseContainer(*container, config.container);
     if (!parsed.ok()) return parsed;
+    absl::Status root_user = RefuseRootUserFromProject(*container, config.container);
+    if (!root_user.ok()) return root_user;
   }
   return config;
 }

@@ -134,6 +134,30 @@ TEST(SettingsTest, TheOperatorFilesContainerKeysAreTheBaseTheProjectLaysOver) {
   EXPECT_EQ(ErrorCode(refused.status()), "isolation-unknown-key");
 }
 
+// Issue 15, item 3: uid 0 comes only from the operator file.
+TEST(SettingsTest, RootInsideTheContainerOnlyFromTheOperatorFile) {
+  TempDir tmp;
+  for (const char* user : {"0", "0:0", "root", "root:root", "1000:0", "00", "root:1000"}) {
+    const std::string project = tmp.MakeDir(std::string("p-") + user);
+    MakeProject(project,
+                std::string(R"({"isolation": {"container": {"user": ")") + user + R"("}}})",
+                /*trust=*/false);
+    absl::StatusOr<Settings> settings = LoadSettings({project, "", "", false});
+    ASSERT_FALSE(settings.ok()) << user;
+    EXPECT_EQ(ErrorCode(settings.status()), "isolation-user-root-needs-operator") << user;
+  }
+  const std::string project = tmp.MakeDir("ok");
+  MakeProject(project, R"({"isolation": {"container": {"user": "1000:1000"}}})", false);
+  EXPECT_TRUE(LoadSettings({project, "", "", false}).ok());
+  // The operator's own file may.
+  const std::string op = tmp.Write("op.json", R"({"isolation": {"container": {"user": "0:0"}}})");
+  const std::string plain = tmp.MakeDir("plain");
+  MakeProject(plain, "", false);
+  absl::StatusOr<Settings> settings = LoadSettings({plain, op, "", false});
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(settings->config.container.user.value, "0:0");
+}
+
 TEST(SettingsTest, OutsideAProjectWhenAllowed) {
   TempDir tmp;
   const std::string op = tmp.Write("op.json", R"({"isolation": {"tier": "worktree"}})");

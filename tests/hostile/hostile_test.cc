@@ -314,6 +314,10 @@ void AddFileCases(std::vector<Case>& cases) {
                    WriteRaw("{\"isolation\":{\"container\":{\"network\":\"none\","
                             "\"network\":\"host\"}}}"),
                    "config-duplicate-key"});
+  // Issue 15, item 3: root inside only from the operator file, trusted or not.
+  cases.push_back({"ProjectAsksForUidZero",
+                   WriteRaw(R"({"isolation":{"tier":"container","container":{"user":"0:0"}}})"),
+                   "isolation-user-root-needs-operator"});
   // Issue 14: a repository's config that widens the container tier, never
   // trusted by the operator (written raw, as a clone brings it).
   for (
@@ -321,7 +325,7 @@ void AddFileCases(std::vector<Case>& cases) {
       {R"({"isolation":{"tier":"container","container":{"network":"host"}}})",
        R"({"isolation":{"tier":"container","container":{"env":["AWS_SECRET_ACCESS_KEY"]}}})",
        R"({"isolation":{"tier":"container","container":{"mounts":[{"source":"/etc","target":"/e"}]}}})",
-       R"({"isolation":{"tier":"container","container":{"user":"0:0"}}})"}) {
+       R"({"isolation":{"tier":"container","container":{"user":"1000:1000"}}})"}) {
     cases.push_back({CamelName(std::string("untrusted ") + widening), WriteUntrusted(widening),
                      "isolation-config-untrusted"});
   }
