@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/errors.h"
+#include "core/ip_address.h"
 
 namespace np {
 namespace {
@@ -58,20 +59,6 @@ std::string NormaliseName(absl::string_view host) {
   std::string name = absl::AsciiStrToLower(host);
   if (!name.empty() && name.back() == '.') name.pop_back();
   return name;
-}
-
-// Parses the port after ':' strictly: 1..65535, decimal, no sign, no
-// leading zero.
-bool ParsePort(absl::string_view text, uint16_t* port) {
-  if (text.empty() || text.size() > 5 || text[0] == '0') return false;
-  uint32_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + static_cast<uint32_t>(c - '0');
-  }
-  if (value == 0 || value > 65535) return false;
-  *port = static_cast<uint16_t>(value);
-  return true;
 }
 
 absl::StatusOr<AllowEntry> ParseEntry(size_t index, absl::string_view text) {

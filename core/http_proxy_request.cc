@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/errors.h"
+#include "core/ip_address.h"
 
 namespace np {
 namespace {
@@ -44,18 +45,6 @@ bool IsVisible(absl::string_view text) {
     const unsigned char u = static_cast<unsigned char>(c);
     return u > 0x20 && u < 0x7f;
   });
-}
-
-bool ParsePort(absl::string_view text, uint16_t* port) {
-  if (text.empty() || text.size() > 5 || text[0] == '0') return false;
-  uint32_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + static_cast<uint32_t>(c - '0');
-  }
-  if (value == 0 || value > 65535) return false;
-  *port = static_cast<uint16_t>(value);
-  return true;
 }
 
 // Splits an authority "host[:port]" (host a reg-name, a dotted quad or

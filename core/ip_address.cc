@@ -243,4 +243,16 @@ absl::string_view AddressClassName(AddressClass cls) {
   return "reserved";
 }
 
+bool ParsePort(absl::string_view text, uint16_t* port) {
+  if (text.empty() || text.size() > 5 || text[0] == '0') return false;
+  uint32_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + static_cast<uint32_t>(c - '0');
+  }
+  if (value == 0 || value > 65535) return false;
+  *port = static_cast<uint16_t>(value);
+  return true;
+}
+
 }  // namespace np

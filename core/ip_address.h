@@ -70,6 +70,10 @@ AddressClass ClassifyAddress(const IpAddress& address);
 // "public", "loopback", "link-local", ... for messages and audit records.
 absl::string_view AddressClassName(AddressClass cls);
 
+// Parses a port strictly: 1..65535, decimal, no sign, no leading zero (the
+// allowlist's entries and the proxy's request targets alike).
+bool ParsePort(absl::string_view text, uint16_t* port);
+
 }  // namespace np
 
 #endif  // NP_EXEC_CORE_IP_ADDRESS_H_
