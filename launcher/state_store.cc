@@ -45,14 +45,16 @@ absl::Status MakeDirs(const std::string& dir) {
   return Unwritable(dir, errno);
 }
 
-// A file of the store the caller may trust: regular, its own, one link.
+// A file of the store the caller may trust: regular, its own, at most one
+// link. No link at all is a record an updater renamed the next one over after
+// this reader opened it: the previous complete record, not a damaged one.
 absl::Status CheckOwnFile(int fd, uid_t uid, const std::string& path) {
   struct stat st;
   if (fstat(fd, &st) != 0)
     return Invalid(path, absl::StrCat("cannot be examined: ", strerror(errno)));
   if (!S_ISREG(st.st_mode)) return Invalid(path, "is not a regular file");
   if (st.st_uid != uid) return Invalid(path, absl::StrCat("belongs to uid ", st.st_uid));
-  if (st.st_nlink != 1) return Invalid(path, "has more than one link");
+  if (st.st_nlink > 1) return Invalid(path, "has more than one link");
   if ((st.st_mode & 022) != 0) return Invalid(path, "is writable by others");
   return absl::OkStatus();
 }

@@ -2,6 +2,7 @@
 // concurrent updaters that must neither lose nor tear a record.
 #include "launcher/state_store.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -190,6 +191,47 @@ TEST(StateStoreTest, ConcurrentUpdatersLoseNothing) {
   // No temporary file is left behind.
   EXPECT_EQ(::np::testing::RunProcess({"/bin/sh", "-c", "ls " + path + " | grep -c tmp"}, {}).out,
             "0\n");
+}
+
+// A reader that opened the record just before an updater renamed the next one
+// over it holds a file with no name left (st_nlink 0): that is the previous
+// complete record, never an invalid one (seen once in CI as a reader's
+// "state-store-invalid" after its own successful update).
+TEST(StateStoreTest, ReadersRacingARenameSeeARecord) {
+  TempDir dir;
+  const std::string path = dir.Path("s");
+  absl::StatusOr<StateStore> store = StateStore::Open(path, getuid());
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(
+      store
+          ->Update("k",
+                   [](const std::optional<TrustRecord>& c) { return Raised(c, Tier::kWorktree); })
+          .ok());
+  pid_t writer = fork();
+  ASSERT_GE(writer, 0);
+  if (writer == 0) {
+    absl::StatusOr<StateStore> own = StateStore::Open(path, getuid());
+    for (int i = 0; own.ok(); ++i) {
+      (void)own->Update("k", [i](const std::optional<TrustRecord>& c) {
+        TrustRecord next = Raised(c, Tier::kWorktree);
+        next.trusted_at = absl::StrCat(i);
+        return next;
+      });
+    }
+    _exit(2);
+  }
+  int failures = 0;
+  std::string first_failure;
+  for (int i = 0; i < 20000; ++i) {
+    absl::StatusOr<std::optional<TrustRecord>> seen = store->Read("k");
+    if (!seen.ok() || !seen->has_value()) {
+      if (failures++ == 0) first_failure = seen.ok() ? "no record" : seen.status().ToString();
+    }
+  }
+  kill(writer, SIGKILL);
+  int status = 0;
+  waitpid(writer, &status, 0);
+  EXPECT_EQ(failures, 0) << first_failure;
 }
 
 TEST(StateStoreTest, WorktreesShareOneKeyAndSubprojectsDoNot) {
