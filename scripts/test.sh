@@ -7,9 +7,12 @@
 #      (scripts/setup-runtimes.sh: starts dockerd by hand when none answers);
 #   4. runs ctest, every label (unit tests in parallel, the e2e and load labels
 #      one at a time, since they share the engines and scan the process table);
-#   5. runs scripts/sanitize.sh, scripts/fuzz.sh and scripts/bench.sh --short
+#   5. checks the .deb with lintian and its copyright file as DEP-5
+#      (scripts/check-package.sh), when lintian and python3-debian could be
+#      installed;
+#   6. runs scripts/sanitize.sh, scripts/fuzz.sh and scripts/bench.sh --short
 #      when those exist;
-#   6. stops the daemon it started (trap on EXIT) and prints a summary whose
+#   7. stops the daemon it started (trap on EXIT) and prints a summary whose
 #      last line is "N passed, M failed".
 # With CI=true a runtime that cannot be brought up fails the run (and the e2e
 # tests fail rather than skip). Exits non-zero on any failure.
@@ -73,7 +76,8 @@ install_packages() {
   local required=(build-essential cmake clang-format libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev
     googletest libbenchmark-dev libseccomp-dev clang libclang-rt-14-dev docker.io podman catatonit
     busybox-static bubblewrap tini jq groff-base util-linux iproute2)
-  local optional=(hyperfine)
+  # lintian and python3-debian: the package step (scripts/check-package.sh).
+  local optional=(hyperfine lintian python3-debian)
   # The interposer's real-node tests exec /usr/bin/node itself.
   [ -x /usr/bin/node ] || required+=(nodejs)
   local missing=() p
@@ -201,6 +205,12 @@ if step "configure and build (-DNP_WERROR=ON) in $build" build_project; then
   fi
   step "ctest: unit and integration" run_ctest unit -LE 'e2e|load' -j "$jobs"
   step "ctest: e2e and load (real runtimes)" run_ctest e2e-load -L 'e2e|load' -j 1
+  if command -v lintian >/dev/null 2>&1 && /usr/bin/python3 -c 'import debian.copyright' 2>/dev/null; then
+    step "package: lintian and DEP-5 copyright" run_logged "$logdir/package.log" \
+      env NP_JOBS="$jobs" bash "$repo/scripts/check-package.sh" "$build"
+  else
+    summary+=("SKIP  package: lintian and DEP-5 copyright (lintian or python3-debian not installable)")
+  fi
   optional_script sanitize.sh
   optional_script fuzz.sh
   optional_script bench.sh --short

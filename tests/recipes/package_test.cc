@@ -3,11 +3,17 @@
 // unpacked into a scratch root (`dpkg -x`) and, as root with CI=true, also
 // installed for real (`dpkg -i`) and removed again (`dpkg -r`). From each
 // install: `np-exec --version`, `status` in a temporary project and a
-// wrapped spawn (`np-exec -- /bin/echo ok`). Label "package".
+// wrapped spawn (`np-exec -- /bin/echo ok`). The control fields and files
+// Debian expects: Depends computed for the interposer, the maintainer and
+// version of packaging/changelog, the changelog itself, the copyright file and
+// the lintian override (scripts/check-package.sh runs lintian and parses the
+// copyright file as DEP-5). Label "package".
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +27,7 @@ namespace np::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 bool CiTrue() {
@@ -89,6 +96,12 @@ class PackageTest : public ::testing::Test {
     ASSERT_FALSE(deb_.empty());
   }
 
+  // The .deb unpacked (`dpkg -x`) into `root`.
+  void Unpack(const TempDir& root) {
+    RunResult x = RunTool({"/usr/bin/dpkg", "-x", deb_, root.path()});
+    EXPECT_EQ(x.exit_code, 0) << x.err;
+  }
+
   std::string Field(const std::string& name) {
     return Trim(RunTool({"/usr/bin/dpkg-deb", "-f", deb_, name}).out);
   }
@@ -97,21 +110,82 @@ class PackageTest : public ::testing::Test {
   std::string deb_;
 };
 
-TEST_F(PackageTest, ControlFieldsNameTheStaticBinaryWithoutDependencies) {
+// The signer of packaging/changelog's first entry (` -- NAME <ADDRESS>  DATE`).
+std::string ChangelogSigner() {
+  std::stringstream lines(ReadFile(SourceDir() + "/packaging/changelog"));
+  static const std::regex kTrailer("^ -- (.+ <[^>]+>)  .+$");
+  std::string line;
+  std::smatch m;
+  while (std::getline(lines, line)) {
+    if (std::regex_match(line, m, kTrailer)) return m[1].str();
+  }
+  return "";
+}
+
+TEST_F(PackageTest, ControlFieldsAreDebians) {
   EXPECT_EQ(Field("Package"), "np-exec");
   EXPECT_EQ(Field("Architecture"), Trim(RunTool({"/usr/bin/dpkg", "--print-architecture"}).out));
-  EXPECT_EQ(Field("Depends"), "");
+  // np-exec is static; the interposer links libc, so libc6 at the version
+  // dpkg-shlibdeps computes from its symbols.
+  if (FileExists(BinaryDir() + "/bin/libnp-exec-preload.so")) {
+    if (FileExists("/usr/bin/dpkg-shlibdeps")) {
+      EXPECT_THAT(Field("Depends"), ::testing::MatchesRegex(R"(libc6 \(>= [0-9][0-9.]*\))"));
+    } else {
+      EXPECT_EQ(Field("Depends"), "libc6");
+    }
+  } else {
+    EXPECT_EQ(Field("Depends"), "");
+  }
   EXPECT_EQ(Field("Suggests"), "docker.io | podman | bubblewrap");
-  EXPECT_THAT(Field("Maintainer"), HasSubstr("@"));
-  EXPECT_THAT(Field("Description"), HasSubstr("isolation tier"));
+  const std::string signer = ChangelogSigner();
+  ASSERT_THAT(signer, HasSubstr("@"));
+  EXPECT_EQ(Field("Maintainer"), signer);
   EXPECT_EQ(Field("Version"),
             Trim(RunTool({NpExecBin(), "--version"}).out).substr(std::string("np-exec ").size()));
+  // A synopsis under 80 columns that does not repeat the package's name, then
+  // an extended description (lines under 80 columns, each indented by one).
+  const std::string description = Field("Description");
+  std::stringstream lines(description);
+  std::string synopsis, line;
+  std::getline(lines, synopsis);
+  EXPECT_LT(synopsis.size(), 80u) << synopsis;
+  EXPECT_THAT(synopsis, Not(StartsWith("np-exec")));
+  EXPECT_THAT(synopsis, HasSubstr("isolation tier"));
+  int extended = 0;
+  while (std::getline(lines, line)) {
+    ++extended;
+    EXPECT_LT(line.size(), 80u) << line;
+  }
+  EXPECT_GE(extended, 3) << description;
+}
+
+TEST_F(PackageTest, ShipsChangelogCopyrightAndLintianOverride) {
+  TempDir root;
+  Unpack(root);
+  const std::string doc = root.Path("usr/share/doc/np-exec");
+  // A native package's changelog is changelog.gz, compressed at -9.
+  ASSERT_TRUE(FileExists(doc + "/changelog.gz"));
+  EXPECT_FALSE(FileExists(doc + "/changelog.Debian.gz"));
+  RunResult changelog = RunTool({"/bin/gzip", "-dc", doc + "/changelog.gz"});
+  ASSERT_EQ(changelog.exit_code, 0) << changelog.err;
+  EXPECT_EQ(changelog.out, ReadFile(SourceDir() + "/packaging/changelog"));
+  EXPECT_THAT(changelog.out, StartsWith("np-exec (" + Field("Version") + ") "));
+  EXPECT_EQ(ReadFile(doc + "/copyright"), ReadFile(SourceDir() + "/packaging/copyright"));
+  EXPECT_THAT(ReadFile(doc + "/copyright"), HasSubstr("\nLicense: Expat\n Permission is hereby"));
+  EXPECT_THAT(ReadFile(SourceDir() + "/LICENSE"), StartsWith("MIT License\n"));
+  EXPECT_THAT(ReadFile(root.Path("usr/share/lintian/overrides/np-exec")),
+              HasSubstr("np-exec: statically-linked-binary [usr/bin/np-exec]"));
+  // No maintainer scripts: nothing to run at install (no ldconfig for a
+  // private library).
+  TempDir control;
+  ASSERT_EQ(RunTool({"/usr/bin/dpkg-deb", "-e", deb_, control.Path("c")}).exit_code, 0);
+  EXPECT_FALSE(FileExists(control.Path("c/postinst")));
+  EXPECT_FALSE(FileExists(control.Path("c/postrm")));
 }
 
 TEST_F(PackageTest, UnpackedIntoAScratchRootItRuns) {
   TempDir root;
-  RunResult x = RunTool({"/usr/bin/dpkg", "-x", deb_, root.path()});
-  ASSERT_EQ(x.exit_code, 0) << x.err;
+  Unpack(root);
   const std::string usr = root.Path("usr");
   EXPECT_TRUE(FileExists(usr + "/bin/np-exec"));
   EXPECT_TRUE(FileExists(usr + "/share/man/man1/np-exec.1.gz") ||
