@@ -54,13 +54,28 @@ absl::StatusOr<std::string> MapWorkingDirectory(const ContainerConfig& config,
 absl::StatusOr<std::vector<ProtectedMount>> ProtectedMounts(const ContainerConfig& config,
                                                             const ContainerSpawn& spawn) {
   std::vector<ProtectedMount> out;
-  out.reserve(spawn.protected_binds.size());
+  out.reserve(spawn.protected_binds.size() + spawn.git_roots.size());
   const std::string target = ProjectTarget(config, spawn);
-  for (const ProtectedBind& bind : spawn.protected_binds) {
-    absl::Status valid = ValidateProtectedBind(bind);
+  // `root` empty: the project's binds; else those inside that git root.
+  auto add_binds = [&](absl::string_view root) -> absl::Status {
+    for (const ProtectedBind& bind : spawn.protected_binds) {
+      if (bind.root != root) continue;
+      absl::Status valid = ValidateProtectedBind(bind);
+      if (!valid.ok()) return valid;
+      out.push_back({BindHostPath(spawn.project_root, bind),
+                     root.empty() ? JoinPath(target, bind.relative) : BindHostPath("", bind),
+                     bind.writable});
+    }
+    return absl::OkStatus();
+  };
+  absl::Status project = add_binds("");
+  if (!project.ok()) return project;
+  for (const std::string& root : spawn.git_roots) {
+    absl::Status valid = CheckAbsolutePath(root, "isolation-protected-path-unsafe");
     if (!valid.ok()) return valid;
-    out.push_back({JoinPath(spawn.project_root, bind.relative), JoinPath(target, bind.relative),
-                   bind.writable});
+    out.push_back({root, root, /*writable=*/true});
+    absl::Status inside = add_binds(root);
+    if (!inside.ok()) return inside;
   }
   return out;
 }

@@ -55,6 +55,9 @@ struct ContainerSpawn {
   // Bound after the project mount, each onto itself below the project target
   // (see protected_paths.h). Placeholders must exist when the argv runs.
   std::vector<ProtectedBind> protected_binds;
+  // A linked worktree's git directories (git_mounts.h), each mounted writable
+  // at its own path, before the protected binds whose `root` it is.
+  std::vector<std::string> git_roots;
   // network "allowlist" only (core/egress_entry.h): the host paths of the
   // egress proxy's unix-domain endpoint and of np-exec's own binary, both bind-mounted in.
   std::string egress_socket;
@@ -70,7 +73,8 @@ std::string ProjectTarget(const ContainerConfig& config, const ContainerSpawn& s
 absl::StatusOr<std::string> MapWorkingDirectory(const ContainerConfig& config,
                                                 const ContainerSpawn& spawn);
 
-// The protected binds as (host source, target inside, writable), validated.
+// The protected binds as (host source, target inside, writable), validated:
+// the project's, then each git root followed by the binds inside it.
 // Code `isolation-protected-path-unsafe`.
 struct ProtectedMount {
   std::string source;

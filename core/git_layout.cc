@@ -84,6 +84,12 @@ absl::Status ReadRepository(GitLayout& layout) {
   absl::StatusOr<std::string> real = RealDirectory(git_dir, *common, commondir_file);
   if (!real.ok()) return real.status();
   layout.common_dir = *real;
+  absl::StatusOr<std::string> backlink = ReadFirstLine(JoinPath(git_dir, "gitdir"));
+  if (backlink.ok() && !backlink->empty() && backlink->find('\0') == std::string::npos) {
+    const std::string named = backlink->front() == '/' ? *backlink : JoinPath(git_dir, *backlink);
+    char resolved[PATH_MAX];
+    if (realpath(named.c_str(), resolved) != nullptr) layout.backlink = resolved;
+  }
   return absl::OkStatus();
 }
 

@@ -22,6 +22,10 @@ struct GitLayout {
   std::string top;         // Real path of the directory holding `.git`.
   std::string git_dir;     // Real path of the git directory.
   std::string common_dir;  // Real path of the common directory (== git_dir unless a worktree).
+  // A linked worktree's back-link: the real path of what `<git_dir>/gitdir`
+  // names (git writes the worktree's `.git` file there). Empty when the git
+  // directory has no such file or it names nothing that resolves.
+  std::string backlink;
 };
 
 // Reads the layout of the repository `dir` (a real path) belongs to, walking

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "core/bwrap_argv.h"
 #include "core/errors.h"
+#include "core/git_mounts.h"
 #include "core/paths.h"
 
 namespace np {
@@ -191,14 +192,22 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   plan.project_mount = ProjectTarget(container, spawn);
   plan.project_real = policy->project_real;
 
-  absl::StatusOr<std::vector<ValidatedMount>> mounts = ValidateMounts(
-      container.mounts, *policy, {plan.project_mount, "/tmp", std::string(kContainerHome)});
+  // A linked worktree's git directories, so that git works inside.
+  absl::StatusOr<GitMounts> git = PlanGitMounts(policy->project_real, plan.project_mount, *policy,
+                                                facts.home, {"/tmp", std::string(kContainerHome)});
+  if (!git.ok()) return git.status();
+  std::vector<std::string> reserved = {plan.project_mount, "/tmp", std::string(kContainerHome)};
+  reserved.insert(reserved.end(), git->roots.begin(), git->roots.end());
+  absl::StatusOr<std::vector<ValidatedMount>> mounts =
+      ValidateMounts(container.mounts, *policy, reserved);
   if (!mounts.ok()) return mounts.status();
   plan.mounts = *std::move(mounts);
   absl::StatusOr<std::vector<ProtectedBind>> protected_binds =
       ProtectedBindsForSpawn(policy->project_real, container.protect, plan.mounts);
   if (!protected_binds.ok()) return protected_binds.status();
+  protected_binds->insert(protected_binds->end(), git->binds.begin(), git->binds.end());
   spawn.protected_binds = plan.protected_binds = *std::move(protected_binds);
+  spawn.git_roots = plan.git_roots = git->roots;
 
   absl::StatusOr<std::string> workdir = MapWorkingDirectory(container, spawn);
   if (!workdir.ok()) return workdir.status();

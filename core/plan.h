@@ -101,6 +101,7 @@ struct SpawnPlan {
   // Container only: bound read-only (or pinned) in the argv; the launcher
   // creates the placeholders before running it (protected_placeholders.h).
   std::vector<ProtectedBind> protected_binds;
+  std::vector<std::string> git_roots;  // Container only: see git_mounts.h.
   std::string image;           // Image runtimes only.
   bool pull_missing = false;   // Image runtimes: `pull: "missing"`.
   std::string container_name;  // Named runtimes only.

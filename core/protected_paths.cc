@@ -86,8 +86,10 @@ const std::vector<std::string>& GitProtectedEntries() {
   // hooks and config are what git runs and obeys; commondir redirects where
   // git reads both from; modules/ and worktrees/ hold the git directories
   // (with their own config and hooks) of submodules and linked worktrees.
-  static const auto* entries =
-      new std::vector<std::string>{"hooks/", "config", "commondir", "modules/", "worktrees/"};
+  // config.worktree is config too (with extensions.worktreeConfig); info/
+  // holds the attributes and excludes git applies on the host.
+  static const auto* entries = new std::vector<std::string>{
+      "hooks/", "config", "config.worktree", "commondir", "info/", "modules/", "worktrees/"};
   return *entries;
 }
 
@@ -177,14 +179,14 @@ absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
       if (lstat(host_path.c_str(), &st) != 0) {
         if (errno != ENOENT)
           return Unsafe(host_path, absl::StrCat("unreadable: ", strerror(errno)));
-        nodes.push_back({prefix, false, true, !last || entry.directory});
+        nodes.push_back({prefix, false, true, !last || entry.directory, ""});
         break;
       }
       if (S_ISLNK(st.st_mode)) return Unsafe(host_path, "a symbolic link");
       if (IsPlaceholder(st, prefix)) {
         // Another spawn's placeholder (or one a killed np-exec left): keep it
         // as the read-only node; never create anything inside it.
-        nodes.push_back({prefix, false, false, S_ISDIR(st.st_mode)});
+        nodes.push_back({prefix, false, false, S_ISDIR(st.st_mode), ""});
         break;
       }
       if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
@@ -193,7 +195,7 @@ absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
       if (last || !S_ISDIR(st.st_mode)) {
         // A file where the path wants a directory blocks everything below it
         // for as long as the file stays, so the file is what is protected.
-        nodes.push_back({prefix, false, false, S_ISDIR(st.st_mode)});
+        nodes.push_back({prefix, false, false, S_ISDIR(st.st_mode), ""});
         break;
       }
       parents.push_back(prefix);
@@ -223,7 +225,7 @@ absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
   parents.erase(std::unique(parents.begin(), parents.end()), parents.end());
   std::vector<ProtectedBind> binds;
   for (const std::string& parent : parents) {
-    if (!covered(parent, /*strictly=*/false)) binds.push_back({parent, true, false, true});
+    if (!covered(parent, /*strictly=*/false)) binds.push_back({parent, true, false, true, ""});
   }
   std::sort(merged.begin(), merged.end(),
             [](const ProtectedBind& a, const ProtectedBind& b) { return a.relative < b.relative; });
@@ -243,6 +245,10 @@ absl::StatusOr<std::vector<ProtectedBind>> ProtectedBindsForSpawn(
   absl::Status clear = CheckMountsAvoidProtected(mounts, project_real, *binds);
   if (!clear.ok()) return clear;
   return binds;
+}
+
+std::string BindHostPath(absl::string_view project_real, const ProtectedBind& bind) {
+  return JoinPath(bind.root.empty() ? project_real : absl::string_view(bind.root), bind.relative);
 }
 
 absl::string_view PlaceholderContent(absl::string_view relative) {
@@ -278,7 +284,7 @@ absl::Status CheckMountsAvoidProtected(const std::vector<ValidatedMount>& mounts
     if (!mount.writable) continue;
     for (const ProtectedBind& bind : binds) {
       if (bind.writable) continue;
-      const std::string host_path = JoinPath(project_real, bind.relative);
+      const std::string host_path = BindHostPath(project_real, bind);
       if (IsInside(mount.source, host_path) || IsInside(host_path, mount.source)) {
         return MakeError(absl::StatusCode::kPermissionDenied, "isolation-mount-protected-source",
                          absl::StrCat("the writable mount of ", mount.source,

@@ -86,7 +86,14 @@ struct ProtectedBind {
   // file holding PlaceholderContent, see IsPlaceholder) before the spawn.
   bool placeholder = false;
   bool directory = false;  // What the node is (or the placeholder will be).
+  // Empty: `relative` is below the project. Otherwise the real host path of a
+  // directory mounted at its own path (a worktree's git directories, see
+  // git_mounts.h): `relative` is below it, on the host and inside alike.
+  std::string root;
 };
+
+// Where `bind` lies on the host: below `root`, or below `project_real`.
+std::string BindHostPath(absl::string_view project_real, const ProtectedBind& bind);
 
 // The binds for `project_real`: writable parents first, shallow before deep,
 // then the read-only nodes. A missing path is covered at its first missing

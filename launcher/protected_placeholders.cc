@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "core/git_layout.h"
 #include "core/paths.h"
 #include "core/sha256.h"
 
@@ -52,7 +53,13 @@ bool MakePlaceholder(const std::string& path, const ProtectedBind& bind, std::st
 }  // namespace
 
 std::string SpawnLockName(const std::string& project_real) {
-  return absl::StrCat("spawn-", Sha256Hex(project_real));
+  // One lock per repository: the worktrees of one share the placeholders in
+  // its common directory (git_mounts.h), and the main worktree's `.git/...`
+  // placeholders are the same nodes. A project outside git locks alone.
+  absl::StatusOr<GitLayout> git = ReadGitLayout(project_real, /*walk_up=*/false);
+  const std::string& key =
+      git.ok() && git->kind != GitLayout::Kind::kNone ? git->common_dir : project_real;
+  return absl::StrCat("spawn-", Sha256Hex(key));
 }
 
 absl::StatusOr<ProtectedPlaceholders> ProtectedPlaceholders::Create(
@@ -73,7 +80,7 @@ absl::StatusOr<ProtectedPlaceholders> ProtectedPlaceholders::Create(
     if (bind.writable) continue;
     absl::Status valid = ValidateProtectedBind(bind);
     if (!valid.ok()) return valid;
-    const std::string path = JoinPath(project_real, bind.relative);
+    const std::string path = BindHostPath(project_real, bind);
     // Twice at most: concurrent spawns hold the lock shared, so another may
     // create the same placeholder between the lstat and the create; what it
     // created is then judged like any node that was already there.
@@ -128,7 +135,7 @@ int ProtectedPlaceholders::Finish() {
     // Deepest first, so a placeholder inside another goes before it.
     for (auto it = binds_.rbegin(); it != binds_.rend(); ++it) {
       if (it->writable) continue;
-      const std::string path = JoinPath(project_real_, it->relative);
+      const std::string path = BindHostPath(project_real_, *it);
       struct stat st;
       if (lstat(path.c_str(), &st) != 0 || !IsPlaceholder(st, it->relative)) continue;
       // rmdir fails on a directory a host tool filled meanwhile, which stays.

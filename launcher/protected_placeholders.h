@@ -68,7 +68,8 @@ absl::StatusOr<ProtectedPlaceholders> CreatePlaceholdersForSpawn(
     absl::string_view xdg_state_home, absl::string_view home, uid_t uid,
     const std::string& project_real, const std::vector<ProtectedBind>& binds);
 
-// The spawn lock's name in the store for a project.
+// The spawn lock's name in the store for a project: one per repository
+// (its common directory) when the project has a `.git`, else per project.
 std::string SpawnLockName(const std::string& project_real);
 
 }  // namespace np

@@ -13,12 +13,14 @@
 // environment holds anything at all, is as strict as a run.
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "core/git_mounts.h"
 #include "core/plan.h"
 #include "core/protected_paths.h"
 #include "launcher/environment.h"
 #include "launcher/protected_placeholders.h"
 #include "launcher/runtime/bwrap_seccomp.h"
 #include "launcher/runtime/driver.h"
+#include "launcher/spawn_facts.h"
 #include "launcher/supervise.h"
 #include "launcher/trust_gate.h"
 #include "launcher/verbs.h"
@@ -59,6 +61,14 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
   absl::StatusOr<std::vector<ProtectedBind>> binds =
       PlanProtectedBinds(policy->project_real, *list);
   if (!binds.ok()) return binds.status();
+  // The git directories of a worktree as the plan mounted them: their
+  // placeholders too must exist before the runtime binds them.
+  const std::optional<std::string>& workdir = settings->config.container.workdir;
+  absl::StatusOr<GitMounts> git = PlanGitMounts(
+      policy->project_real, workdir.has_value() ? *workdir : policy->project_real, *policy,
+      BaseFacts(host, policy->project_real).home, {"/tmp", std::string(kContainerHome)});
+  if (!git.ok()) return git.status();
+  binds->insert(binds->end(), git->binds.begin(), git->binds.end());
   absl::StatusOr<ProtectedPlaceholders> placeholders =
       CreatePlaceholdersForSpawn(state_home, host.home, host.uid, policy->project_real, *binds);
   if (!placeholders.ok()) return placeholders.status();

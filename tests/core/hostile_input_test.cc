@@ -278,7 +278,7 @@ TEST_F(HostileInputTest, NulByteAndOverlongPathAtEveryEntryPoint) {
     cases.push_back({kind + "ProtectedBindInArgv",
                      [this, b, &podman] {
                        ContainerSpawn s = Spawn(project_, project_);
-                       s.protected_binds = {{b, false, false, false}};
+                       s.protected_binds = {{b, false, false, false, ""}};
                        return StatusOf(BuildContainerArgv(podman, {}, s));
                      },
                      "isolation-protected-path-unsafe"});

@@ -77,13 +77,14 @@ TEST(ProtectedPathsTest, GitDirectoryIsPinnedAndItsExecSurfaceReadOnly) {
   dir.Write(".envrc", "export A=1\n");
   dir.Write(".claude/settings.json", "{}");
   std::vector<std::string> plan = Plan(dir.path());
-  EXPECT_EQ(plan,
-            (std::vector<std::string>{"rw:.git", "rw:.nubos-pilot", "ro:.claude", "ro:.envrc",
-                                      "new-file:.git/commondir", "ro:.git/config", "ro:.git/hooks",
-                                      "new-dir:.git/modules", "new-dir:.git/worktrees",
-                                      "new-file:.gitmodules", "new-dir:.idea", "new-file:.mcp.json",
-                                      "new-dir:.nubos-pilot/audit", "new-dir:.nubos-pilot/bin",
-                                      "ro:.nubos-pilot/config.json", "new-dir:.vscode"}));
+  EXPECT_EQ(
+      plan,
+      (std::vector<std::string>{
+          "rw:.git", "rw:.nubos-pilot", "ro:.claude", "ro:.envrc", "new-file:.git/commondir",
+          "ro:.git/config", "new-file:.git/config.worktree", "ro:.git/hooks", "new-dir:.git/info",
+          "new-dir:.git/modules", "new-dir:.git/worktrees", "new-file:.gitmodules", "new-dir:.idea",
+          "new-file:.mcp.json", "new-dir:.nubos-pilot/audit", "new-dir:.nubos-pilot/bin",
+          "ro:.nubos-pilot/config.json", "new-dir:.vscode"}));
 }
 
 TEST(ProtectedPathsTest, WorktreeGitFileIsProtectedWholeAndItsGitDirWhenInside) {
@@ -270,7 +271,7 @@ TEST(ProtectedPathsTest, HostileBindsNeverReachAnArgv) {
   for (const std::string& bad :
        {std::string(""), std::string("/etc"), std::string("a/../.."), std::string("a\0b", 3),
         std::string("a//b"), std::string("."), std::string("a\nb")}) {
-    spawn.protected_binds = {{bad, false, false, false}};
+    spawn.protected_binds = {{bad, false, false, false, ""}};
     for (Runtime runtime : {Runtime::kDocker, Runtime::kPodman}) {
       config.runtime = runtime;
       EXPECT_EQ(ErrorCode(BuildContainerArgv(config, {}, spawn).status()),
@@ -287,9 +288,9 @@ TEST(ProtectedPathsTest, ArgvBuildersBindEachNodeOntoItselfAfterTheProject) {
   spawn.project_root = "/home/u/proj";
   spawn.cwd = "/home/u/proj";
   spawn.program = {"true"};
-  spawn.protected_binds = {{".git", true, false, true},
-                           {".git/hooks", false, false, true},
-                           {".envrc", false, true, false}};
+  spawn.protected_binds = {{".git", true, false, true, ""},
+                           {".git/hooks", false, false, true, ""},
+                           {".envrc", false, true, false, ""}};
   for (Runtime runtime : {Runtime::kDocker, Runtime::kPodman}) {
     ContainerConfig config;
     config.runtime = runtime;
