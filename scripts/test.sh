@@ -76,6 +76,8 @@ install_packages() {
   local optional=(hyperfine)
   # The interposer's real-node tests exec /usr/bin/node itself.
   [ -x /usr/bin/node ] || required+=(nodejs)
+  # scripts/build-agent-image.sh installs the agent CLIs with the host's npm.
+  command -v npm >/dev/null 2>&1 || required+=(npm)
   local missing=() p
   for p in "${required[@]}"; do installed "$p" || missing+=("$p"); done
   local missing_optional=()
