@@ -34,8 +34,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-log_name=build-agent-image
-# shellcheck source=rootfs-lib.sh
+log_name="build-agent-image"
+# shellcheck source-path=SCRIPTDIR source=rootfs-lib.sh
 . "$here/rootfs-lib.sh"
 
 usage() {
@@ -91,6 +91,8 @@ build_agent() {
   local r=$1 f
   make_rootfs "$r" busybox-static libstdc++6 ca-certificates || return 1
   mkdir -p "$r/etc/ssl/certs"
+  # What update-ca-certificates writes: every certificate, each ending in a newline.
+  # shellcheck disable=SC1003  # sed's "append" with nothing: a newline if the last is missing
   for f in "$r"/usr/share/ca-certificates/mozilla/*.crt; do sed -e '$a\' "$f"; done >"$r/etc/ssl/certs/ca-certificates.crt"
   [ -s "$r/etc/ssl/certs/ca-certificates.crt" ] || { log "no certificates in ca-certificates"; return 1; }
   install_node "$r" || { log "cannot fetch $node_package@$node_version from the npm registry"; return 1; }

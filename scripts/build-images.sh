@@ -17,8 +17,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-log_name=build-images
-# shellcheck source=rootfs-lib.sh
+log_name="build-images"
+# shellcheck source-path=SCRIPTDIR source=rootfs-lib.sh
 . "$here/rootfs-lib.sh"
 
 rootfs_init "$@"
