@@ -166,7 +166,7 @@ fi
 cat "$state/status" >&2
 if [ $failed != 0 ]; then
   if [ "${CI:-}" = true ]; then
-    log "CI=true and a runtime could not be brought up: failing"
+    log "CI=true and a runtime or an image could not be brought up: failing"
     exit 1
   fi
   log "some runtimes are unavailable; their end-to-end tests will skip (CI is not true)"

@@ -3,8 +3,9 @@
 # root, it:
 #   1. installs what is missing with apt (only then, after apt-get update);
 #   2. configures and builds with -DNP_WERROR=ON in $BUILD_DIR (default build/);
-#   3. brings up docker, podman and bubblewrap and builds the test images
-#      (scripts/setup-runtimes.sh: starts dockerd by hand when none answers);
+#   3. brings up docker, podman and bubblewrap and builds the test images and
+#      the agent images (scripts/setup-runtimes.sh: starts dockerd by hand when
+#      none answers; the agent images need the npm registry on a first run);
 #   4. runs ctest, every label (unit tests in parallel, the e2e and load labels
 #      one at a time, since they share the engines and scan the process table);
 #   5. runs scripts/sanitize.sh, scripts/fuzz.sh and scripts/bench.sh --short
