@@ -11,8 +11,9 @@
 #           through CONTAINERS_CONF, so /etc is not edited.
 #   bwrap   installs bubblewrap when missing; checks a no-op sandbox.
 #
-# Then builds the test images (scripts/build-images.sh) and smoke-tests each
-# runtime with a hardened run.
+# Then builds the test images (scripts/build-images.sh) and the agent images
+# (scripts/build-agent-image.sh claude, codex, gemini; NP_AGENT_IMAGES=0 skips
+# those outside CI) and smoke-tests each runtime with a hardened run.
 #
 # State goes to $NP_RUNTIME_DIR (default /tmp/np-exec-runtimes):
 #   dockerd.pid, dockerd.log   only when this script started dockerd
@@ -145,6 +146,19 @@ if [ ${#images[@]} -gt 0 ]; then
     log "building the test images failed"
     failed=1
   fi
+  # The agent images (np-agent-claude, -codex, -gemini), from Debian's
+  # packages and the npm registry; cached, so only a first run downloads.
+  # NP_AGENT_IMAGES=0 skips them, except under CI=true.
+  if [ "${NP_AGENT_IMAGES:-1}" = 0 ] && [ "${CI:-}" != true ]; then
+    log "NP_AGENT_IMAGES=0: the agent images are not built; their tests will skip"
+  else
+    for agent in claude codex gemini; do
+      if ! bash "$here/build-agent-image.sh" "$agent" "${images[@]}"; then
+        log "building np-agent-$agent failed"
+        failed=1
+      fi
+    done
+  fi
 fi
 [ $docker_ok = 1 ] && { smoke docker || failed=1; }
 [ $podman_ok = 1 ] && { smoke podman || failed=1; }
@@ -152,7 +166,7 @@ fi
 cat "$state/status" >&2
 if [ $failed != 0 ]; then
   if [ "${CI:-}" = true ]; then
-    log "CI=true and a runtime could not be brought up: failing"
+    log "CI=true and a runtime or an image could not be brought up: failing"
     exit 1
   fi
   log "some runtimes are unavailable; their end-to-end tests will skip (CI is not true)"

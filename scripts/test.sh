@@ -3,8 +3,9 @@
 # root, it:
 #   1. installs what is missing with apt (only then, after apt-get update);
 #   2. configures and builds with -DNP_WERROR=ON in $BUILD_DIR (default build/);
-#   3. brings up docker, podman and bubblewrap and builds the test images
-#      (scripts/setup-runtimes.sh: starts dockerd by hand when none answers);
+#   3. brings up docker, podman and bubblewrap and builds the test images and
+#      the agent images (scripts/setup-runtimes.sh: starts dockerd by hand when
+#      none answers; the agent images need the npm registry on a first run);
 #   4. runs ctest, every label (unit tests in parallel, the e2e and load labels
 #      one at a time, since they share the engines and scan the process table);
 #   5. checks the .deb with lintian and its copyright file as DEP-5
@@ -80,6 +81,8 @@ install_packages() {
   local optional=(hyperfine lintian python3-debian)
   # The interposer's real-node tests exec /usr/bin/node itself.
   [ -x /usr/bin/node ] || required+=(nodejs)
+  # scripts/build-agent-image.sh installs the agent CLIs with the host's npm.
+  command -v npm >/dev/null 2>&1 || required+=(npm)
   local missing=() p
   for p in "${required[@]}"; do installed "$p" || missing+=("$p"); done
   local missing_optional=()
