@@ -197,6 +197,24 @@ absl::StatusOr<nlohmann::json> ReadConfigFile(absl::string_view path) {
   return ParseConfigText(text, name);
 }
 
+absl::StatusOr<nlohmann::json> ReadProjectConfigFile(absl::string_view project_root) {
+  const std::string state = project_root == "/" ? std::string("/.nubos-pilot")
+                                                : absl::StrCat(project_root, "/.nubos-pilot");
+  for (const std::string& path : {state, ProjectConfigPath(project_root)}) {
+    struct stat st;
+    if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      const std::string name = BaseName(path);
+      return MakeError(absl::StatusCode::kFailedPrecondition, "config-not-a-file",
+                       absl::StrCat("the project's ", name,
+                                    " is a symbolic link; np-exec reads a project's config only "
+                                    "from the project itself. Replace the link with the ",
+                                    name == ".nubos-pilot" ? "directory" : "file"),
+                       {{"file", name}, {"kind", "symbolic link"}});
+    }
+  }
+  return ReadConfigFile(ProjectConfigPath(project_root));
+}
+
 absl::StatusOr<nlohmann::json> ParseConfigText(absl::string_view text, absl::string_view name) {
   while (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   if (IsBlank(text)) return nlohmann::json::object();

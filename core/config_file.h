@@ -38,6 +38,13 @@ std::string ProjectConfigPath(absl::string_view project_root);
 // only the file's base name.
 absl::StatusOr<nlohmann::json> ReadConfigFile(absl::string_view path);
 
+// Reads the project's config (ProjectConfigPath) as ReadConfigFile does, but
+// never through a link: a `.nubos-pilot` or `config.json` that is a symbolic
+// link (a cloned repository's, or one a sandboxed program left) could point
+// the config anywhere, so either is `config-not-a-file`. (The operator file
+// may be a link: it is the operator's own.)
+absl::StatusOr<nlohmann::json> ReadProjectConfigFile(absl::string_view project_root);
+
 // Parses config text (as ReadConfigFile does after reading). `name` is used in
 // error details.
 absl::StatusOr<nlohmann::json> ParseConfigText(absl::string_view text, absl::string_view name);

@@ -26,7 +26,7 @@ absl::StatusOr<Settings> LoadSettings(const SettingsInputs& inputs) {
   absl::StatusOr<std::string> root = FindProjectRoot(inputs.cwd);
   if (root.ok()) {
     settings.project_root = *std::move(root);
-    absl::StatusOr<nlohmann::json> file = ReadConfigFile(ProjectConfigPath(settings.project_root));
+    absl::StatusOr<nlohmann::json> file = ReadProjectConfigFile(settings.project_root);
     if (!file.ok()) return file.status();
     absl::StatusOr<ProjectConfig> config = ParseProjectConfig(*file, operator_container);
     if (!config.ok()) return config.status();

@@ -134,6 +134,8 @@ nlohmann::json ExitRecord(nlohmann::json run_record, int exit_status, long long 
 
 namespace {
 
+int OpenLogIn(int dir, const char* name, int* err);
+
 // Opens <root>/.nubos-pilot/audit/np-exec.jsonl for appending, one
 // component at a time and never through a symlink: a cloned repository (or
 // the program in an earlier sandbox) could otherwise point the log at a file
@@ -164,11 +166,18 @@ int OpenAuditLog(const std::string& project_root, int* err) {
   *err = errno;
   close(state);
   if (dir < 0) return -1;
+  const int fd = OpenLogIn(dir, "np-exec.jsonl", err);
+  close(dir);
+  return fd;
+}
+
+// Opens `name` in the directory `dir` for appending: never a link, never
+// blocking, and only a regular file the caller owns.
+int OpenLogIn(int dir, const char* name, int* err) {
   int fd =
-      openat(dir, "np-exec.jsonl",
+      openat(dir, name,
              O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
   *err = errno;
-  close(dir);
   if (fd < 0) return -1;
   struct stat st;
   if (fstat(fd, &st) != 0) {
@@ -184,13 +193,8 @@ int OpenAuditLog(const std::string& project_root, int* err) {
   return -1;
 }
 
-}  // namespace
-
-absl::Status AppendAudit(const std::string& project_root, nlohmann::json record) {
-  const std::string path = AuditLogPath(project_root);
-  int open_errno = 0;
-  const int fd = OpenAuditLog(project_root == "" ? std::string("/") : project_root, &open_errno);
-  if (fd < 0) return Unwritable(path, open_errno);
+// Appends `record` with its time as one line to `fd` and closes it.
+absl::Status WriteLine(int fd, const std::string& path, nlohmann::json record) {
   nlohmann::json line = {{"time", UtcNow()}};
   line.update(record);
   const std::string text = absl::StrCat(DumpJson(line), "\n");
@@ -201,6 +205,35 @@ absl::Status AppendAudit(const std::string& project_root, nlohmann::json record)
   close(fd);
   if (n != static_cast<ssize_t>(text.size())) return Unwritable(path, n < 0 ? err : EIO);
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status AppendAudit(const std::string& project_root, nlohmann::json record) {
+  const std::string path = AuditLogPath(project_root);
+  int open_errno = 0;
+  const int fd = OpenAuditLog(project_root == "" ? std::string("/") : project_root, &open_errno);
+  if (fd < 0) return Unwritable(path, open_errno);
+  return WriteLine(fd, path, std::move(record));
+}
+
+absl::Status AppendOperatorAudit(const std::string& state_dir, const std::string& project_root,
+                                 nlohmann::json record) {
+  const std::string path = absl::StrCat(state_dir, "/", kOperatorAuditName);
+  // The store directory is the caller's own (0700, StateStore::Open made it).
+  const int dir = open(state_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0) return Unwritable(path, errno);
+  struct stat st;
+  if (fstat(dir, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+    close(dir);
+    return Unwritable(path, EPERM);
+  }
+  int open_errno = 0;
+  const int fd = OpenLogIn(dir, kOperatorAuditName, &open_errno);
+  close(dir);
+  if (fd < 0) return Unwritable(path, open_errno);
+  record["project"] = project_root;
+  return WriteLine(fd, path, std::move(record));
 }
 
 }  // namespace np

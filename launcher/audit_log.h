@@ -52,6 +52,14 @@ nlohmann::json ExitRecord(nlohmann::json run_record, int exit_status, long long 
 // the error instead of writing it; the caller reports it.
 absl::Status AppendAudit(const std::string& project_root, nlohmann::json record);
 
+// Where a refusal goes when the project's own log cannot be written (a
+// `.nubos-pilot` or `audit` that is a link, a FIFO, someone else's file):
+// `<state store>/refusals.jsonl`, outside every project and sandbox, opened
+// the same way. The record gains "project".
+inline constexpr char kOperatorAuditName[] = "refusals.jsonl";
+absl::Status AppendOperatorAudit(const std::string& state_dir, const std::string& project_root,
+                                 nlohmann::json record);
+
 }  // namespace np
 
 #endif  // NP_EXEC_LAUNCHER_AUDIT_LOG_H_

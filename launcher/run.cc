@@ -28,8 +28,8 @@ absl::Status Recursion(absl::string_view why) {
 // project); a failure is a warning and the spawn goes on.
 class SpawnLog {
  public:
-  SpawnLog(const Reporter& reporter, std::string project_root)
-      : reporter_(reporter), project_root_(std::move(project_root)) {}
+  SpawnLog(const Reporter& reporter, const HostFacts& host, std::string project_root)
+      : reporter_(reporter), host_(host), project_root_(std::move(project_root)) {}
 
   void Append(nlohmann::json record) const {
     if (project_root_.empty()) return;
@@ -38,13 +38,27 @@ class SpawnLog {
   }
 
   // Records a refusal and hands the error back, for `return log.Refuse(...)`.
+  // A refusal the project's log cannot take (a linked `.nubos-pilot`, a FIFO)
+  // goes to the operator's state store instead, so it is never lost.
   absl::Status Refuse(nlohmann::json base, absl::Status error) const {
-    Append(RefusalRecord(std::move(base), error));
+    if (project_root_.empty()) return error;
+    nlohmann::json record = RefusalRecord(std::move(base), error);
+    absl::Status logged = AppendAudit(project_root_, record);
+    if (logged.ok()) return error;
+    reporter_.Warn(logged);
+    absl::StatusOr<std::string> dir =
+        StateStoreDir(GetEnv(host_.envp, "XDG_STATE_HOME"), host_.home);
+    absl::StatusOr<StateStore> store =
+        dir.ok() ? StateStore::Open(*dir, host_.uid) : absl::StatusOr<StateStore>(dir.status());
+    // One warning either way (the project's log failed); the operator's copy
+    // is best effort.
+    if (store.ok()) (void)AppendOperatorAudit(store->dir(), project_root_, record);
     return error;
   }
 
  private:
   const Reporter& reporter_;
+  const HostFacts& host_;
   std::string project_root_;
 };
 
@@ -55,7 +69,7 @@ absl::Status RefuseUnsettled(absl::Status error, const HostFacts& host, const Re
   absl::StatusOr<std::string> root =
       host.cwd.empty() ? absl::StatusOr<std::string>(absl::NotFoundError("no cwd"))
                        : FindProjectRoot(host.cwd);
-  SpawnLog log(reporter, root.ok() ? *root : std::string());
+  SpawnLog log(reporter, host, root.ok() ? *root : std::string());
   return log.Refuse(SpawnRecord(host, program), std::move(error));
 }
 
@@ -167,7 +181,7 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   // 2. Settings and the effective tier.
   absl::StatusOr<Settings> settings = LoadHostSettings(host);
   if (!settings.ok()) return RefuseUnsettled(settings.status(), host, reporter, cl.program);
-  const SpawnLog log(reporter, settings->project_root);
+  const SpawnLog log(reporter, host, settings->project_root);
   const nlohmann::json tier_record = TierRecord(host, *settings, cl.program);
   const bool container = settings->resolved.tier == Tier::kContainer;
 

@@ -86,7 +86,7 @@ absl::StatusOr<TrustSubject> LoadTrustSubject(const Settings& settings) {
   const std::string path = ProjectConfigPath(subject.project_real);
   struct stat st;
   subject.config_exists = lstat(path.c_str(), &st) == 0;
-  absl::StatusOr<nlohmann::json> raw = ReadConfigFile(path);
+  absl::StatusOr<nlohmann::json> raw = ReadProjectConfigFile(subject.project_real);
   if (!raw.ok()) return raw.status();
   subject.raw_config = *std::move(raw);
   // Parsed again so what is trusted is exactly what the hash covers; a config

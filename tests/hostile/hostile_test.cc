@@ -358,13 +358,13 @@ void AddFileCases(std::vector<Case>& cases) {
                                        ctx.lab.tmp().Path("proj/.nubos-pilot/config.json").c_str()),
                                0);
                    },
-                   "config-unreadable"});
+                   "config-not-a-file"});
   cases.push_back({"ConfigSymlinkLoop",
                    [](Ctx& ctx) {
                      const std::string config = ctx.lab.tmp().Path("proj/.nubos-pilot/config.json");
                      ASSERT_EQ(symlink(config.c_str(), config.c_str()), 0);
                    },
-                   "config-unreadable"});
+                   "config-not-a-file"});
   cases.push_back({"ConfigUnreadable",
                    [](Ctx& ctx) {
                      ctx.lab.Config(R"({"isolation":{"tier":"container"}})");

@@ -237,17 +237,44 @@ TEST(AuditLogTest, ALogOwnedBySomeoneElseIsNotAppendedTo) {
 }
 
 // Issue 15, item 9: a .nubos-pilot that is a symlink out of the project is
-// not followed by the log.
+// followed neither for the config nor for the log: the spawn is refused
+// (config-not-a-file), nothing runs, and the refusal, which the project's log
+// cannot take, is in the operator's state store.
 TEST(AuditLogTest, ASymlinkedStateDirectoryIsNotFollowed) {
   Lab lab;
   const std::string elsewhere = lab.tmp().MakeDir("elsewhere");
   lab.tmp().MakeDir("elsewhere/audit");
-  const std::string config = ReadFile(lab.project() + "/.nubos-pilot/config.json");
-  lab.tmp().Write("elsewhere/config.json", config);
+  lab.tmp().Write("elsewhere/config.json", R"({"isolation":{"tier":"direct"}})");
   ASSERT_EQ(system(("rm -rf '" + lab.project() + "/.nubos-pilot'").c_str()), 0);
   ASSERT_EQ(symlink(elsewhere.c_str(), (lab.project() + "/.nubos-pilot").c_str()), 0);
-  RunResult r = lab.Run({"--", "true"}, lab.Env());
+  const std::string state = lab.tmp().MakeDir("state");
+  std::vector<std::string> env = lab.Env();
+  env.push_back("XDG_STATE_HOME=" + state);
+  const std::string ran = lab.tmp().Path("ran");
+  RunResult r = lab.Run({"--", "/usr/bin/touch", ran}, env);
+  EXPECT_EQ(ErrorCodeOf(r.err), "config-not-a-file") << r.err;
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(FileExists(ran));
   EXPECT_FALSE(FileExists(elsewhere + "/audit/np-exec.jsonl"));
+  const std::string kept = ReadFile(state + "/np-exec/refusals.jsonl");
+  nlohmann::json line = nlohmann::json::parse(kept.substr(0, kept.find('\n')), nullptr, false);
+  ASSERT_TRUE(line.is_object()) << kept;
+  EXPECT_EQ(line["decision"], "refused");
+  EXPECT_EQ(line["code"], "config-not-a-file");
+  EXPECT_EQ(line["project"], lab.project());
+}
+
+// The same for a config.json that is a link, even to a file inside the
+// project.
+TEST(AuditLogTest, ASymlinkedConfigIsRefused) {
+  Lab lab;
+  lab.tmp().Write("proj/other.json", R"({"isolation":{"tier":"direct"}})");
+  const std::string config = lab.project() + "/.nubos-pilot/config.json";
+  unlink(config.c_str());  // The lab may have written one.
+  ASSERT_EQ(symlink("../other.json", config.c_str()), 0);
+  RunResult r = lab.Run({"--", "true"}, lab.Env());
+  EXPECT_EQ(ErrorCodeOf(r.err), "config-not-a-file") << r.err;
+  EXPECT_NE(r.exit_code, 0);
 }
 
 // ---------------------------------------------------------------- trust
