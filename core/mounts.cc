@@ -193,6 +193,46 @@ absl::StatusOr<ValidatedMount> ValidateMount(const MountSpec& mount, const Mount
   return ValidatedMount{*std::move(source), target, mount.writable};
 }
 
+absl::Status CheckMountSourceStable(const ValidatedMount& mount, uint32_t uid, uint32_t gid) {
+  auto unstable = [&mount](absl::string_view why) {
+    return MakeError(absl::StatusCode::kPermissionDenied, "isolation-mount-source-unstable",
+                     absl::StrCat("mount source ", mount.source, " ", why,
+                                  ", so it could be swapped for a link between np-exec's check "
+                                  "and the runtime's mount. Mount a directory outside every "
+                                  "project that only you and root can rename"),
+                     {{"source", mount.source}});
+  };
+  std::string child = mount.source;
+  for (std::string dir = mount.source;;) {
+    struct stat st;
+    const std::string state = dir == "/" ? "/.nubos-pilot" : absl::StrCat(dir, "/.nubos-pilot");
+    if (lstat(state.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      return unstable(absl::StrCat("lies inside the project ", dir,
+                                   ", whose sandboxed programs can rename what is in it"));
+    }
+    if (dir != mount.source) {
+      struct stat entry;
+      if (lstat(dir.c_str(), &st) != 0 || lstat(child.c_str(), &entry) != 0) {
+        return unstable(absl::StrCat("has a component (", dir, ") np-exec cannot examine"));
+      }
+      // The caller's own group (a user private group) and root's are not
+      // "someone else"; any other group may hold other users.
+      const bool others = (st.st_mode & S_IWOTH) != 0 ||
+                          ((st.st_mode & S_IWGRP) != 0 && st.st_gid != gid && st.st_gid != 0);
+      const bool owners_only =
+          (st.st_mode & S_ISVTX) != 0 && (entry.st_uid == uid || entry.st_uid == 0);
+      if ((st.st_uid != uid && st.st_uid != 0) || (others && !owners_only)) {
+        return unstable(absl::StrCat("lies below ", dir, ", which another user can write in"));
+      }
+    }
+    if (dir == "/") break;
+    child = dir;
+    const size_t slash = dir.rfind('/');
+    dir.resize(slash == 0 ? 1 : slash);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateProjectMount(const MountPolicy& policy, absl::string_view home_real) {
   if (!home_real.empty()) {
     absl::Status absolute = CheckAbsolutePath(home_real, "invalid-path");

@@ -66,6 +66,17 @@ absl::StatusOr<std::vector<ValidatedMount>> ValidateMounts(
     const std::vector<MountSpec>& mounts, const MountPolicy& policy,
     const std::vector<std::string>& reserved_targets);
 
+// Refuses (`isolation-mount-source-unstable`) an extra mount whose source
+// could be replaced between np-exec's check and the runtime's own resolution
+// of the path, which would mount whatever a link put there (the host's `/`):
+// a source inside a project (a folder with `.nubos-pilot/` at or above it),
+// where a sandboxed program of that project can rename it and put a link in
+// its place; or below a directory someone else may write in (world-writable,
+// or group-writable by a group other than `gid`), unless that directory is
+// sticky and the entry on the way belongs to `uid` or root. Reads the
+// filesystem (lstat).
+absl::Status CheckMountSourceStable(const ValidatedMount& mount, uint32_t uid, uint32_t gid);
+
 }  // namespace np
 
 #endif  // NP_EXEC_CORE_MOUNTS_H_

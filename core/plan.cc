@@ -205,6 +205,10 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   absl::StatusOr<std::vector<ProtectedBind>> protected_binds =
       ProtectedBindsForSpawn(policy->project_real, container.protect, plan.mounts);
   if (!protected_binds.ok()) return protected_binds.status();
+  for (const ValidatedMount& mount : plan.mounts) {
+    absl::Status stable = CheckMountSourceStable(mount, facts.uid, facts.gid);
+    if (!stable.ok()) return stable;
+  }
   protected_binds->insert(protected_binds->end(), git->binds.begin(), git->binds.end());
   spawn.protected_binds = plan.protected_binds = *std::move(protected_binds);
   spawn.git_roots = plan.git_roots = git->roots;

@@ -92,8 +92,11 @@ const std::vector<Row>& Rows() {
        "isolation-mount-forbidden-source", "isolation-mount-forbidden-source", ""},
       {"MountProc", Mount(R"({"source":"/proc","target":"/p"})"), kWrap,
        "isolation-mount-forbidden-source", "isolation-mount-forbidden-source", ""},
-      {"MountModeDefaultsToRo", Mount(R"({"source":"@P/data","target":"/data"})"), kWrap, kAccepts,
-       kAccepts, "", "read-only"},
+      {"MountModeDefaultsToRo", Mount(R"({"source":"@T/outside","target":"/data"})"), kWrap,
+       kAccepts, kAccepts, "", "read-only"},
+      // ---------------------------------------------- mount inside the project: refused
+      {"MountInsideTheProject", Mount(R"({"source":"@P/data","target":"/data"})"), kWrap, kAccepts,
+       "isolation-mount-source-unstable", "A mount source inside a project", "read-only"},
       // ---------------------------------------------- other values: kept
       {"NetworkUnknown", Container(R"({"network":"nat"})"), kWrap, "isolation-invalid-network",
        "isolation-invalid-network", ""},

@@ -372,5 +372,41 @@ TEST_F(MountsTest, MakeMountPolicyRefusesBadProjectPaths) {
   }
 }
 
+// A source is mounted by path, which the runtime resolves again: one that a
+// sandboxed program or another user could swap for a link meanwhile is refused.
+TEST_F(MountsTest, ASourceSomeoneCouldSwapIsUnstable) {
+  const uid_t uid = getuid();
+  const gid_t gid = getgid();
+  auto stable = [&](const std::string& source) {
+    return CheckMountSourceStable(ValidatedMount{source, "/x", false}, uid, gid);
+  };
+  // Outside every project, in directories only the caller (and root) write.
+  EXPECT_TRUE(stable(outside_).ok()) << stable(outside_);
+  // Inside a project: this one, or another.
+  tmp_.MakeDir("project/.nubos-pilot");
+  EXPECT_EQ(ErrorCode(stable(project_ + "/data")), "isolation-mount-source-unstable");
+  EXPECT_EQ(ErrorCode(stable(project_)), "isolation-mount-source-unstable");
+  tmp_.MakeDir("outside/.nubos-pilot");
+  EXPECT_EQ(ErrorCode(stable(outside_)), "isolation-mount-source-unstable");
+  // Below a directory others may write in, not sticky.
+  const std::string open_dir = tmp_.MakeDir("open");
+  tmp_.MakeDir("open/data");
+  ASSERT_EQ(chmod(open_dir.c_str(), 0777), 0);
+  EXPECT_EQ(ErrorCode(stable(open_dir + "/data")), "isolation-mount-source-unstable");
+  // Sticky (as /tmp): others cannot rename the caller's entry.
+  ASSERT_EQ(chmod(open_dir.c_str(), 01777), 0);
+  EXPECT_TRUE(stable(open_dir + "/data").ok());
+  // Group-writable by the caller's own group is the caller's; by another
+  // group it is not.
+  ASSERT_EQ(chmod(open_dir.c_str(), 0775), 0);
+  EXPECT_TRUE(stable(open_dir + "/data").ok());
+  if (geteuid() == 0) {
+    ASSERT_EQ(chown(open_dir.c_str(), uid, 4242), 0);
+    EXPECT_EQ(ErrorCode(stable(open_dir + "/data")), "isolation-mount-source-unstable");
+    EXPECT_TRUE(
+        CheckMountSourceStable(ValidatedMount{open_dir + "/data", "/x", false}, uid, 4242).ok());
+  }
+}
+
 }  // namespace
 }  // namespace np
