@@ -24,6 +24,7 @@
 namespace np::testing {
 namespace {
 
+using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -324,6 +325,51 @@ TEST_P(RefusedMountTest, WritableOutsideProjectRefusedBeforeAnyContainer) {
   const std::string outside = dir_.MakeDir("outside");
   ExpectRefused({{"source", outside}, {"target", "/out"}, {"mode", "rw"}},
                 "isolation-mount-writable-outside-project");
+}
+
+TEST_P(RefusedMountTest, SourceInsideAProjectRefusedBeforeAnyContainer) {
+  dir_.MakeDir("project/data");
+  ExpectRefused({{"source", project_ + "/data"}, {"target", "/d"}, {"mode", "ro"}},
+                "isolation-mount-source-unstable");
+}
+
+// Issue 15, item 2: a program in one project's sandbox swaps a folder of its
+// project with a link to `/` in a tight loop, while another project's config
+// mounts that folder read-only. np-exec checked the source and the runtime
+// resolved the path again, so some spawns got the host's `/`. Now the source
+// is refused, every time, before any runtime starts.
+TEST_P(ContainerTierTest, AMountSourceSwappedForALinkNeverReachesTheRuntime) {
+  Configure({});
+  dir_.MakeDir("project/data");
+  dir_.Write("project/data/file.txt", "data\n");
+  const std::string victim = dir_.MakeDir("victim");
+  MakeProject(
+      victim,
+      ContainerConfig(
+          runtime(), "np-test:local",
+          {{"mounts", {{{"source", project_ + "/data"}, {"target", "/d"}, {"mode", "ro"}}}}}));
+  const std::string stop = project_ + "/stop";
+  const pid_t swapper = StartProcess(
+      {NpExecBin(), "--", "sh", "-c",
+       "while [ ! -e stop ]; do mv data data.x && ln -s / data && rm data && mv data.x data; "
+       "done"},
+      Options(RuntimeEnv(), 120000, project_), dir_.Path("swapper.out"), dir_.Path("swapper.err"));
+  ASSERT_GT(swapper, 0);
+  int root_seen = 0;
+  for (int i = 0; i < 8; ++i) {
+    RunResult r = Np({"--", "ls", "/d"}, "", {}, victim);
+    EXPECT_EQ(r.exit_code, 125) << r.out << r.err;
+    // Caught mid-swap, the source is missing or the link is `/` (forbidden);
+    // otherwise it lies in a project. Refused, whichever.
+    EXPECT_THAT(r.err, AnyOf(HasSubstr("isolation-mount-source-unstable"),
+                             HasSubstr("isolation-mount-source-missing"),
+                             HasSubstr("isolation-mount-forbidden-source")));
+    if (r.out.find("etc") != std::string::npos) ++root_seen;
+  }
+  dir_.Write("project/stop", "");
+  EXPECT_EQ(WaitProcess(swapper, 60000), 0) << ReadFile(dir_.Path("swapper.err"));
+  EXPECT_EQ(root_seen, 0);
+  EXPECT_EQ(ReadFile(project_ + "/data/file.txt"), "data\n");
 }
 
 TEST_P(ContainerTierTest, MemoryAndCpuLimitsAreInForce) {
