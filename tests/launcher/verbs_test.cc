@@ -395,11 +395,13 @@ TEST(WrapVerbTest, ContainerWithoutRuntimeIsUnavailable) {
 
 TEST(VerbsTest, UnknownVerbListsTheVerbs) {
   Lab lab;
-  RunResult r = lab.Run({"statsu"}, lab.Env());
+  std::vector<std::string> env = lab.Env();
+  SetEnv(env, "NP_EXEC_ERROR_FORMAT", "json");
+  RunResult r = lab.Run({"statsu"}, env);
   EXPECT_EQ(r.exit_code, 1);
   json envelope = LastEnvelope(r.err);
   EXPECT_EQ(envelope["code"], "isolation-unknown-verb");
-  for (const char* verb : {"status", "describe", "probe", "wrap", "doctor", "shims"}) {
+  for (const char* verb : {"status", "describe", "probe", "wrap", "doctor", "shims", "which"}) {
     EXPECT_THAT(envelope["details"]["verbs"], ::testing::Contains(verb));
   }
 }
@@ -419,15 +421,62 @@ TEST(VerbsTest, Version) {
   EXPECT_THAT(r.out, ::testing::MatchesRegex("np-exec [0-9]+\\.[0-9]+\\.[0-9]+\n"));
 }
 
-TEST(VerbsTest, ErrorIsAJsonEnvelopeWhenStderrIsNotATerminal) {
+// Errors are in the format asked for, whatever stderr is (here a pipe):
+// plain text by default, the reference's envelope with
+// NP_EXEC_ERROR_FORMAT=json or for a verb run with --json.
+TEST(VerbsTest, ErrorIsOnePlainLineByDefault) {
   Lab lab;
-  RunResult r = lab.Run({"describe"}, lab.Env());
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"describe"},
+                                               {"--", "no-such-program-np"},
+                                               {"status", "--bogus"}}) {
+    RunResult r = lab.Run(args, lab.Env());
+    EXPECT_THAT(r.err, ::testing::StartsWith("np-exec: error: ")) << r.err;
+    EXPECT_NE(TextErrorCodeOf(r.err), "") << r.err;
+    EXPECT_TRUE(LastEnvelope(r.err).is_null()) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+  }
+  EXPECT_EQ(TextErrorCodeOf(lab.Run({"describe"}, lab.Env()).err), "isolation-missing-tier");
+  // Any value but "json" is the default.
+  std::vector<std::string> env = lab.Env();
+  SetEnv(env, "NP_EXEC_ERROR_FORMAT", "text");
+  EXPECT_EQ(TextErrorCodeOf(lab.Run({"describe"}, env).err), "isolation-missing-tier");
+}
+
+void ExpectEnvelope(const RunResult& r, const std::string& code) {
   json envelope = LastEnvelope(r.err);
   ASSERT_TRUE(envelope.is_object()) << r.err;
-  EXPECT_TRUE(envelope.contains("code"));
+  // The reference's shape exactly: code, message, details and nothing else.
+  EXPECT_EQ(envelope.size(), 3u) << envelope.dump();
+  EXPECT_EQ(envelope["code"], code);
   EXPECT_TRUE(envelope["message"].is_string());
   EXPECT_TRUE(envelope.contains("details"));
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line";
+  EXPECT_EQ(TextErrorCodeOf(r.err), "");
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+}
+
+TEST(VerbsTest, ErrorIsTheEnvelopeWithErrorFormatJson) {
+  Lab lab;
+  std::vector<std::string> env = lab.Env();
+  SetEnv(env, "NP_EXEC_ERROR_FORMAT", "json");
+  ExpectEnvelope(lab.Run({"describe"}, env), "isolation-missing-tier");
+  // The run path too, which has no --json of its own.
+  RunResult run = lab.Run({"--", "no-such-program-np"}, env);
+  EXPECT_EQ(run.exit_code, 127);
+  ExpectEnvelope(run, "program-not-found");
+}
+
+TEST(VerbsTest, ErrorIsTheEnvelopeForAVerbRunWithJson) {
+  Lab lab;
+  ExpectEnvelope(lab.Run({"describe", "--json"}, lab.Env()), "isolation-missing-tier");
+  // Also when the verb's own options do not parse.
+  ExpectEnvelope(lab.Run({"status", "--json", "--bogus"}, lab.Env()), "usage");
+  lab.Config(R"({"isolation":{"tier":"container"}})");
+  RunResult status = lab.Run({"status", "--json"}, lab.Env());
+  EXPECT_EQ(status.exit_code, 1);
+  ExpectEnvelope(status, "isolation-container-unavailable");
+  // A program's own --json is the program's: the run path's error stays text.
+  RunResult run = lab.Run({"--", "no-such-program-np", "--json"}, lab.Env());
+  EXPECT_EQ(TextErrorCodeOf(run.err), "program-not-found") << run.err;
 }
 
 // With stderr on a terminal the error is one human line, not JSON.
