@@ -266,6 +266,59 @@ absl::Status ParseShims(const std::vector<std::string>& positional, CommandLine*
   return Usage(kUsage);
 }
 
+// status, probe, doctor.
+absl::Status NoOperands(const std::vector<std::string>& positional, CommandLine* cl) {
+  if (positional.empty()) return absl::OkStatus();
+  return Usage(absl::StrCat(cl->help_topic, " takes no arguments; got ", positional.front()));
+}
+
+absl::Status DescribeOperands(const std::vector<std::string>& positional, CommandLine* cl) {
+  // `describe ""` names no tier, as in the reference (an empty argument is
+  // no argument there), rather than an unknown one.
+  if (positional.empty() || positional.front().empty()) {
+    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-missing-tier",
+                     "describe needs a tier: np-exec describe <direct|worktree|container>");
+  }
+  if (positional.size() > 1) return Usage("describe takes one tier");
+  cl->tier = positional.front();
+  return absl::OkStatus();
+}
+
+absl::Status TrustOperands(const std::vector<std::string>& positional, CommandLine* cl) {
+  if (!positional.empty()) return Usage("trust takes [--show | --revoke] [--json]");
+  if (cl->trust_show && cl->trust_revoke) return Usage("trust takes --show or --revoke, not both");
+  return absl::OkStatus();
+}
+
+absl::Status WhichOperands(const std::vector<std::string>& positional, CommandLine* cl) {
+  if (positional.size() != 1) return Usage("which takes one NAME: np-exec which NAME [--json]");
+  cl->which_name = positional.front();
+  return absl::OkStatus();
+}
+
+// How each verb reads the rest of its command line: a verb that takes a
+// program parses all of it itself; the others take the shared options
+// (ParseVerbOptions), then check their operands.
+struct VerbRow {
+  absl::string_view name;
+  Verb verb;
+  absl::Status (*operands)(const std::vector<std::string>& positional, CommandLine* cl);
+  absl::Status (*program)(absl::Span<char* const> args, CommandLine* cl);
+};
+
+constexpr VerbRow kVerbRows[] = {
+    {"status", Verb::kStatus, NoOperands, nullptr},
+    {"probe", Verb::kProbe, NoOperands, nullptr},
+    {"doctor", Verb::kDoctor, NoOperands, nullptr},
+    {"describe", Verb::kDescribe, DescribeOperands, nullptr},
+    {"trust", Verb::kTrust, TrustOperands, nullptr},
+    {"shims", Verb::kShims, ParseShims, nullptr},
+    {"which", Verb::kWhich, WhichOperands, nullptr},
+    {"wrap", Verb::kWrap, nullptr, ParseWrap},
+    {kSandboxExecVerb, Verb::kSandboxExec, nullptr, ParseSandboxExec},
+    {kEgressEntryVerb, Verb::kEgressEntry, nullptr, ParseEgressEntry},
+};
+
 }  // namespace
 
 const std::vector<std::string>& VerbNames() {
@@ -325,73 +378,15 @@ absl::StatusOr<CommandLine> ParseCommandLine(absl::Span<char* const> argv) {
     cl.help_topic = rest.empty() ? "" : std::string(rest[0]);
     return cl;
   }
-  if (first == "status" || first == "probe" || first == "doctor") {
-    cl.verb = first == "status" ? Verb::kStatus : first == "probe" ? Verb::kProbe : Verb::kDoctor;
-    absl::Status parsed = ParseVerbOptions(rest, &cl, &positional);
-    if (!parsed.ok()) return parsed;
-    if (!positional.empty() && cl.verb != Verb::kHelp) {
-      return Usage(absl::StrCat(first, " takes no arguments; got ", positional.front()));
+  for (const VerbRow& row : kVerbRows) {
+    if (first != row.name) continue;
+    cl.verb = row.verb;
+    absl::Status parsed =
+        row.program != nullptr ? row.program(rest, &cl) : ParseVerbOptions(rest, &cl, &positional);
+    if (parsed.ok() && row.operands != nullptr && cl.verb != Verb::kHelp) {
+      parsed = row.operands(positional, &cl);
     }
-    return cl;
-  }
-  if (first == "describe") {
-    cl.verb = Verb::kDescribe;
-    absl::Status parsed = ParseVerbOptions(rest, &cl, &positional);
     if (!parsed.ok()) return parsed;
-    if (cl.verb == Verb::kHelp) return cl;
-    // `describe ""` names no tier, as in the reference (an empty argument is
-    // no argument there), rather than an unknown one.
-    if (positional.empty() || positional.front().empty()) {
-      return MakeError(absl::StatusCode::kInvalidArgument, "isolation-missing-tier",
-                       "describe needs a tier: np-exec describe <direct|worktree|container>");
-    }
-    if (positional.size() > 1) return Usage("describe takes one tier");
-    cl.tier = positional.front();
-    return cl;
-  }
-  if (first == "wrap") {
-    cl.verb = Verb::kWrap;
-    absl::Status parsed = ParseWrap(rest, &cl);
-    if (!parsed.ok()) return parsed;
-    return cl;
-  }
-  if (first == "trust") {
-    cl.verb = Verb::kTrust;
-    absl::Status parsed = ParseVerbOptions(rest, &cl, &positional);
-    if (!parsed.ok()) return parsed;
-    if (cl.verb == Verb::kHelp) return cl;
-    if (!positional.empty()) return Usage("trust takes [--show | --revoke] [--json]");
-    if (cl.trust_show && cl.trust_revoke) return Usage("trust takes --show or --revoke, not both");
-    return cl;
-  }
-  if (first == kSandboxExecVerb) {
-    cl.verb = Verb::kSandboxExec;
-    absl::Status parsed = ParseSandboxExec(rest, &cl);
-    if (!parsed.ok()) return parsed;
-    return cl;
-  }
-  if (first == kEgressEntryVerb) {
-    cl.verb = Verb::kEgressEntry;
-    absl::Status parsed = ParseEgressEntry(rest, &cl);
-    if (!parsed.ok()) return parsed;
-    return cl;
-  }
-  if (first == "shims") {
-    cl.verb = Verb::kShims;
-    absl::Status parsed = ParseVerbOptions(rest, &cl, &positional);
-    if (!parsed.ok()) return parsed;
-    if (cl.verb == Verb::kHelp) return cl;
-    parsed = ParseShims(positional, &cl);
-    if (!parsed.ok()) return parsed;
-    return cl;
-  }
-  if (first == "which") {
-    cl.verb = Verb::kWhich;
-    absl::Status parsed = ParseVerbOptions(rest, &cl, &positional);
-    if (!parsed.ok()) return parsed;
-    if (cl.verb == Verb::kHelp) return cl;
-    if (positional.size() != 1) return Usage("which takes one NAME: np-exec which NAME [--json]");
-    cl.which_name = positional.front();
     return cl;
   }
   cl.help_topic.clear();

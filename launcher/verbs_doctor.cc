@@ -276,7 +276,14 @@ std::string ReportText(const Report& r) {
   }
   for (const std::string& w : r.warnings) absl::StrAppend(&text, "warning: ", w, "\n");
   for (const std::string& p : r.problems) absl::StrAppend(&text, "problem: ", p, "\n");
-  absl::StrAppend(&text, r.problems.empty() ? "ok\n" : "the configured tier cannot be delivered\n");
+  if (!r.problems.empty()) {
+    absl::StrAppend(&text, "the configured tier cannot be delivered\n");
+  } else if (!r.warnings.empty()) {
+    absl::StrAppend(&text, "ok: the configured tier can be delivered; ", r.warnings.size(),
+                    " warning(s) above\n");
+  } else {
+    absl::StrAppend(&text, "ok\n");
+  }
   return text;
 }
 

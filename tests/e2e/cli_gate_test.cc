@@ -145,7 +145,7 @@ TEST_P(ShimVerbsTest, ListWhichAndASpawnThroughTheShimOnTheContainerTier) {
   EXPECT_EQ(entries[0]["program"], nullptr);
   EXPECT_EQ(entries[0]["error"], "shim-no-program");
   EXPECT_EQ(entries[1]["name"], "sh");
-  EXPECT_THAT(entries[1]["program"].get<std::string>(), testing::EndsWith("/sh"));
+  EXPECT_THAT(entries[1]["program"].get<std::string>(), ::testing::EndsWith("/sh"));
 
   RunResult text = Np({"shims", "list"}, {path_});
   EXPECT_THAT(text.out, HasSubstr("np-e2e-nothing-behind -> nothing real behind it"));

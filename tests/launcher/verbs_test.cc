@@ -470,13 +470,13 @@ TEST(VerbsTest, ErrorIsTheEnvelopeForAVerbRunWithJson) {
   ExpectEnvelope(lab.Run({"describe", "--json"}, lab.Env()), "isolation-missing-tier");
   // Also when the verb's own options do not parse.
   ExpectEnvelope(lab.Run({"status", "--json", "--bogus"}, lab.Env()), "usage");
+  // A program's own --json is the program's: the run path's error stays text.
+  RunResult run = lab.Run({"--", "no-such-program-np", "--json"}, lab.Env());
+  EXPECT_EQ(TextErrorCodeOf(run.err), "program-not-found") << run.err;
   lab.Config(R"({"isolation":{"tier":"container"}})");
   RunResult status = lab.Run({"status", "--json"}, lab.Env());
   EXPECT_EQ(status.exit_code, 1);
   ExpectEnvelope(status, "isolation-container-unavailable");
-  // A program's own --json is the program's: the run path's error stays text.
-  RunResult run = lab.Run({"--", "no-such-program-np", "--json"}, lab.Env());
-  EXPECT_EQ(TextErrorCodeOf(run.err), "program-not-found") << run.err;
 }
 
 // With stderr on a terminal the error is one human line, not JSON.
