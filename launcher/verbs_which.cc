@@ -40,6 +40,9 @@ absl::StatusOr<Outcome> VerbWhich(const CommandLine& cl, const HostFacts& host) 
   const absl::StatusOr<std::string> program =
       FindRealProgram(name, host.path, host.cwd, host.self, StatFile);
   const Tier tier = settings->resolved.tier;
+  // On docker and podman the name is looked up inside the image, not here.
+  const bool inside_image =
+      tier == Tier::kContainer && TraitsOf(settings->config.container.runtime).uses_image;
 
   nlohmann::json out = {
       {"name", name},
@@ -57,6 +60,8 @@ absl::StatusOr<Outcome> VerbWhich(const CommandLine& cl, const HostFacts& host) 
       {"runtime", tier == Tier::kContainer
                       ? nlohmann::json(RuntimeName(settings->config.container.runtime))
                       : nlohmann::json(nullptr)},
+      {"image",
+       inside_image ? nlohmann::json(settings->config.container.image) : nlohmann::json(nullptr)},
   };
   if (cl.json) {
     WriteJson(out);
@@ -80,11 +85,8 @@ absl::StatusOr<Outcome> VerbWhich(const CommandLine& cl, const HostFacts& host) 
     WriteAll(1, text);
   }
   // The report is on stdout either way. When a spawn here needs the host's
-  // program (every tier but a container with an image, which looks the name
-  // up inside) and there is none, the error line says why and the exit
-  // status is 1.
-  const bool inside_image =
-      tier == Tier::kContainer && TraitsOf(settings->config.container.runtime).uses_image;
+  // program (every tier but a container with an image) and there is none,
+  // the error line says why and the exit status is 1.
   if (!program.ok() && !inside_image) return program.status();
   return Outcome{0};
 }

@@ -161,6 +161,8 @@ TEST_P(ShimVerbsTest, ListWhichAndASpawnThroughTheShimOnTheContainerTier) {
   EXPECT_EQ(w["tier"], "container");
   EXPECT_EQ(w["effective_from"], "config");
   EXPECT_EQ(w["runtime"], runtime());
+  EXPECT_EQ(w["image"],
+            runtime() == "bwrap" ? nlohmann::json(nullptr) : nlohmann::json("np-test:local"));
   RunResult which_text = Np({"which", "sh"}, {path_});
   EXPECT_THAT(which_text.out, HasSubstr("np-exec shim " + shims_ + "/sh"));
   EXPECT_THAT(which_text.out, HasSubstr("tier container (from config)"));

@@ -735,6 +735,7 @@ TEST(WhichVerbTest, NamesTheShimTheProgramAndTheTier) {
   EXPECT_EQ(out["tier"], "worktree");
   EXPECT_EQ(out["effective_from"], "config");
   EXPECT_EQ(out["runtime"], nullptr);
+  EXPECT_EQ(out["image"], nullptr);
   // A name PATH finds as a real program first: not a shim.
   RunResult real = lab.Run({"which", "cat"}, env);
   EXPECT_EQ(real.exit_code, 0) << real.err;
