@@ -28,6 +28,8 @@ absl::StatusOr<Outcome> Dispatch(const CommandLine& cl, const HostFacts& host,
       return VerbDoctor(cl, host);
     case Verb::kShims:
       return VerbShims(cl, host);
+    case Verb::kWhich:
+      return VerbWhich(cl, host);
     case Verb::kHelp:
       return VerbHelp(cl, host);
     case Verb::kVersion:
@@ -50,20 +52,27 @@ CommandKind KindOf(Verb verb) {
              : CommandKind::kVerb;
 }
 
+// JSON when the environment asks for it or the verb was run with --json
+// (even one whose command line did not parse); plain text otherwise.
+ErrorFormat FormatFor(const HostFacts& host, bool verb_json) {
+  return host.json_errors || verb_json ? ErrorFormat::kJson : ErrorFormat::kText;
+}
+
 }  // namespace
 
 // The one place an error becomes output and an exit status.
 int Main(int argc, char** argv, char** envp) {
   const HostFacts host = ReadHostFacts(envp);
-  const Reporter reporter(host.stderr_tty);
   const absl::Span<char* const> args = absl::MakeConstSpan(argv, static_cast<size_t>(argc));
   absl::StatusOr<CommandLine> cl = ParseCommandLine(args);
   if (!cl.ok()) {
+    const Reporter reporter(FormatFor(host, AsksForJson(args)));
     reporter.Error(cl.status());
     // A verb's own option errors exit 1 like the verb (design.md 5); the run
     // path's usage errors are 125: nothing ran.
     return ExitStatusFor(cl.status(), InvokesVerb(args) ? CommandKind::kVerb : CommandKind::kRun);
   }
+  const Reporter reporter(FormatFor(host, cl->json));
   absl::StatusOr<Outcome> outcome = Dispatch(*cl, host, reporter);
   if (!outcome.ok()) {
     reporter.Error(outcome.status());

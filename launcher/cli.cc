@@ -1,5 +1,8 @@
 #include "launcher/cli.h"
 
+#include <functional>
+#include <utility>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -77,6 +80,72 @@ absl::Status ParseVerbOptions(absl::Span<char* const> args, CommandLine* cl,
   return absl::OkStatus();
 }
 
+// One option of a verb that takes a program: its name, whether a value
+// follows it, and what taking it does.
+struct ProgramOption {
+  absl::string_view name;
+  bool takes_value;
+  std::function<absl::Status(std::string value)> take;
+};
+
+// How a verb that takes a program reads its arguments.
+struct ProgramSyntax {
+  std::vector<ProgramOption> options;
+  // The run path: the first argument that is not an option starts the
+  // program. Elsewhere only "--" ends the options.
+  bool program_without_separator = false;
+  // The error for an argument that is no option of the verb.
+  std::function<absl::Status(absl::string_view arg)> unknown;
+};
+
+// Parses [OPTIONS...] [--] PROGRAM ARGS... into cl->program, the program's
+// own arguments untouched; returns whether "--" came before the program.
+// The one loop the run path, wrap, sandbox-exec and egress-entry share.
+absl::StatusOr<bool> ParseOptionsThenProgram(absl::Span<char* const> args,
+                                             const ProgramSyntax& syntax, CommandLine* cl) {
+  bool separator = false;
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const absl::string_view arg = args[i];
+    if (arg == "--") {
+      separator = true;
+      ++i;
+      break;
+    }
+    const ProgramOption* matched = nullptr;
+    std::string value;
+    absl::Status error;
+    for (const ProgramOption& option : syntax.options) {
+      if (option.takes_value ? TakeOption(args, &i, option.name, &value, &error)
+                             : arg == option.name) {
+        matched = &option;
+        break;
+      }
+    }
+    if (matched != nullptr) {
+      if (!error.ok()) return error;
+      absl::Status taken = matched->take(std::move(value));
+      if (!taken.ok()) return taken;
+      continue;
+    }
+    if (syntax.program_without_separator && !absl::StartsWith(arg, "-")) break;
+    return syntax.unknown(arg);
+  }
+  for (; i < args.size(); ++i) cl->program.emplace_back(args[i]);
+  return separator;
+}
+
+ProgramOption EnvOption(CommandLine* cl) {
+  return {"--env", true, [cl](std::string value) { return AddEnv(value, cl); }};
+}
+
+ProgramOption StringOption(absl::string_view name, std::string* field) {
+  return {name, true, [field](std::string value) {
+            *field = std::move(value);
+            return absl::OkStatus();
+          }};
+}
+
 // wrap's command follows "--". Without one, wrap has no command to plan, which
 // is the reference's `isolation-wrap-no-command` (`np-exec wrap node`), not
 // a usage error.
@@ -98,109 +167,69 @@ absl::Status ParseWrap(absl::Span<char* const> args, CommandLine* cl) {
     }
   }
   if (!has_separator) return WrapNoCommand();
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    absl::string_view arg = args[i];
-    absl::Status error;
-    std::string value;
-    if (arg == "--") {
-      ++i;
-      break;
-    }
-    if (TakeOption(args, &i, "--workdir", &cl->workdir, &error)) {
-      if (!error.ok()) return error;
-    } else if (TakeOption(args, &i, "--env", &value, &error)) {
-      if (!error.ok()) return error;
-      absl::Status added = AddEnv(value, cl);
-      if (!added.ok()) return added;
-    } else if (arg == "--json") {
-      cl->json = true;  // wrap always prints JSON; accepted for symmetry.
-    } else {
-      return Usage(absl::StrCat("wrap takes [--workdir PATH] [--env NAMES] -- PROGRAM; got ", arg));
-    }
-  }
-  for (; i < args.size(); ++i) cl->program.emplace_back(args[i]);
+  ProgramSyntax syntax;
+  syntax.options = {StringOption("--workdir", &cl->workdir),
+                    EnvOption(cl),
+                    // wrap always prints JSON; --json is accepted for symmetry.
+                    {"--json", false, [cl](std::string) {
+                       cl->json = true;
+                       return absl::OkStatus();
+                     }}};
+  syntax.unknown = [](absl::string_view arg) {
+    return Usage(absl::StrCat("wrap takes [--workdir PATH] [--env NAMES] -- PROGRAM; got ", arg));
+  };
+  absl::StatusOr<bool> parsed = ParseOptionsThenProgram(args, syntax, cl);
+  if (!parsed.ok()) return parsed.status();
   if (cl->program.empty() || cl->program.front().empty()) return WrapNoCommand();
   return absl::OkStatus();
 }
 
 // sandbox-exec --runtime R --project P [--env NAMES] -- BIN ARGS...
 absl::Status ParseSandboxExec(absl::Span<char* const> args, CommandLine* cl) {
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    absl::Status error;
-    std::string value;
-    if (absl::string_view(args[i]) == "--") {
-      ++i;
-      break;
-    }
-    if (TakeOption(args, &i, "--runtime", &cl->runtime, &error) ||
-        TakeOption(args, &i, "--project", &cl->sandbox_project, &error)) {
-      if (!error.ok()) return error;
-      continue;
-    }
-    if (!TakeOption(args, &i, "--env", &value, &error)) {
-      return Usage("sandbox-exec takes --runtime R --project P [--env NAMES] -- BIN ARGS...");
-    }
-    if (!error.ok()) return error;
-    absl::Status added = AddEnv(value, cl);
-    if (!added.ok()) return added;
-  }
-  for (; i < args.size(); ++i) cl->program.emplace_back(args[i]);
-  return absl::OkStatus();
+  ProgramSyntax syntax;
+  syntax.options = {StringOption("--runtime", &cl->runtime),
+                    StringOption("--project", &cl->sandbox_project), EnvOption(cl)};
+  syntax.unknown = [](absl::string_view) {
+    return Usage("sandbox-exec takes --runtime R --project P [--env NAMES] -- BIN ARGS...");
+  };
+  return ParseOptionsThenProgram(args, syntax, cl).status();
 }
+
+constexpr absl::string_view kEgressEntryUsage =
+    "egress-entry takes --port P --socket S -- PROGRAM ARGS...";
 
 // egress-entry --port P --socket S -- PROGRAM ARGS...
 absl::Status ParseEgressEntry(absl::Span<char* const> args, CommandLine* cl) {
-  constexpr absl::string_view kUsage = "egress-entry takes --port P --socket S -- PROGRAM ARGS...";
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    absl::Status error;
-    std::string value;
-    if (absl::string_view(args[i]) == "--") {
-      ++i;
-      break;
-    }
-    if (TakeOption(args, &i, "--socket", &cl->egress_socket, &error)) {
-      if (!error.ok()) return error;
-    } else if (TakeOption(args, &i, "--port", &value, &error)) {
-      if (!error.ok()) return error;
-      int port = 0;
-      if (!absl::SimpleAtoi(value, &port) || port < 1 || port > 65535) return Usage(kUsage);
-      cl->egress_port = port;
-    } else {
-      return Usage(kUsage);
-    }
-  }
-  for (; i < args.size(); ++i) cl->program.emplace_back(args[i]);
+  ProgramSyntax syntax;
+  syntax.options = {StringOption("--socket", &cl->egress_socket),
+                    {"--port", true, [cl](std::string value) {
+                       int port = 0;
+                       if (!absl::SimpleAtoi(value, &port) || port < 1 || port > 65535) {
+                         return Usage(kEgressEntryUsage);
+                       }
+                       cl->egress_port = port;
+                       return absl::OkStatus();
+                     }}};
+  syntax.unknown = [](absl::string_view) { return Usage(kEgressEntryUsage); };
+  absl::StatusOr<bool> parsed = ParseOptionsThenProgram(args, syntax, cl);
+  if (!parsed.ok()) return parsed.status();
   if (cl->egress_port < 0 || cl->egress_socket.empty() || cl->program.empty() ||
       cl->program.front().empty()) {
-    return Usage(kUsage);
+    return Usage(kEgressEntryUsage);
   }
   return absl::OkStatus();
 }
 
 absl::Status ParseRun(absl::Span<char* const> args, CommandLine* cl) {
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    absl::string_view arg = args[i];
-    absl::Status error;
-    std::string value;
-    if (arg == "--") {
-      cl->explicit_program = true;
-      ++i;
-      break;
-    }
-    if (TakeOption(args, &i, "--env", &value, &error)) {
-      if (!error.ok()) return error;
-      absl::Status added = AddEnv(value, cl);
-      if (!added.ok()) return added;
-      continue;
-    }
-    if (absl::StartsWith(arg, "-")) return Usage(absl::StrCat("unknown option ", arg));
-    break;
-  }
-  for (; i < args.size(); ++i) cl->program.emplace_back(args[i]);
+  ProgramSyntax syntax;
+  syntax.options = {EnvOption(cl)};
+  syntax.program_without_separator = true;
+  syntax.unknown = [](absl::string_view arg) {
+    return Usage(absl::StrCat("unknown option ", arg));
+  };
+  absl::StatusOr<bool> separator = ParseOptionsThenProgram(args, syntax, cl);
+  if (!separator.ok()) return separator.status();
+  cl->explicit_program = *separator;
   if (cl->program.empty()) return Usage("no program given");
   if (!cl->explicit_program && IsNodeScript(cl->program.front())) {
     cl->script_mode = true;
@@ -209,11 +238,92 @@ absl::Status ParseRun(absl::Span<char* const> args, CommandLine* cl) {
   return absl::OkStatus();
 }
 
+// shims install DIR [NAME...] [--preload] | list [DIR] | remove DIR NAME...
+absl::Status ParseShims(const std::vector<std::string>& positional, CommandLine* cl) {
+  constexpr absl::string_view kUsage =
+      "shims takes: install DIR [NAME...] [--preload] | list [DIR] | remove DIR NAME...";
+  if (positional.empty()) return Usage(kUsage);
+  cl->shims_action = positional.front();
+  const size_t operands = positional.size() - 1;
+  if (cl->preload && cl->shims_action != "install") {
+    return Usage(absl::StrCat("--preload is for shims install; ", kUsage));
+  }
+  if (cl->shims_action == "install" && operands >= 1) {
+    cl->shims_dir = positional[1];
+    cl->shim_names.assign(positional.begin() + 2, positional.end());
+    if (cl->shim_names.empty()) cl->shim_names.push_back("node");
+    return absl::OkStatus();
+  }
+  if (cl->shims_action == "list" && operands <= 1) {
+    if (operands == 1) cl->shims_dir = positional[1];
+    return absl::OkStatus();
+  }
+  if (cl->shims_action == "remove" && operands >= 2) {
+    cl->shims_dir = positional[1];
+    cl->shim_names.assign(positional.begin() + 2, positional.end());
+    return absl::OkStatus();
+  }
+  return Usage(kUsage);
+}
+
+// status, probe, doctor.
+absl::Status NoOperands(const std::vector<std::string>& positional, CommandLine* cl) {
+  if (positional.empty()) return absl::OkStatus();
+  return Usage(absl::StrCat(cl->help_topic, " takes no arguments; got ", positional.front()));
+}
+
+absl::Status DescribeOperands(const std::vector<std::string>& positional, CommandLine* cl) {
+  // `describe ""` names no tier, as in the reference (an empty argument is
+  // no argument there), rather than an unknown one.
+  if (positional.empty() || positional.front().empty()) {
+    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-missing-tier",
+                     "describe needs a tier: np-exec describe <direct|worktree|container>");
+  }
+  if (positional.size() > 1) return Usage("describe takes one tier");
+  cl->tier = positional.front();
+  return absl::OkStatus();
+}
+
+absl::Status TrustOperands(const std::vector<std::string>& positional, CommandLine* cl) {
+  if (!positional.empty()) return Usage("trust takes [--show | --revoke] [--json]");
+  if (cl->trust_show && cl->trust_revoke) return Usage("trust takes --show or --revoke, not both");
+  return absl::OkStatus();
+}
+
+absl::Status WhichOperands(const std::vector<std::string>& positional, CommandLine* cl) {
+  if (positional.size() != 1) return Usage("which takes one NAME: np-exec which NAME [--json]");
+  cl->which_name = positional.front();
+  return absl::OkStatus();
+}
+
+// How each verb reads the rest of its command line: a verb that takes a
+// program parses all of it itself; the others take the shared options
+// (ParseVerbOptions), then check their operands.
+struct VerbRow {
+  absl::string_view name;
+  Verb verb;
+  absl::Status (*operands)(const std::vector<std::string>& positional, CommandLine* cl);
+  absl::Status (*program)(absl::Span<char* const> args, CommandLine* cl);
+};
+
+constexpr VerbRow kVerbRows[] = {
+    {"status", Verb::kStatus, NoOperands, nullptr},
+    {"probe", Verb::kProbe, NoOperands, nullptr},
+    {"doctor", Verb::kDoctor, NoOperands, nullptr},
+    {"describe", Verb::kDescribe, DescribeOperands, nullptr},
+    {"trust", Verb::kTrust, TrustOperands, nullptr},
+    {"shims", Verb::kShims, ParseShims, nullptr},
+    {"which", Verb::kWhich, WhichOperands, nullptr},
+    {"wrap", Verb::kWrap, nullptr, ParseWrap},
+    {kSandboxExecVerb, Verb::kSandboxExec, nullptr, ParseSandboxExec},
+    {kEgressEntryVerb, Verb::kEgressEntry, nullptr, ParseEgressEntry},
+};
+
 }  // namespace
 
 const std::vector<std::string>& VerbNames() {
-  static const auto* names = new std::vector<std::string>{"status", "describe", "probe", "wrap",
-                                                          "doctor", "shims",    "trust", "help"};
+  static const auto* names = new std::vector<std::string>{
+      "status", "describe", "probe", "wrap", "doctor", "shims", "which", "trust", "help"};
   return *names;
 }
 
@@ -222,6 +332,15 @@ bool InvokesVerb(absl::Span<char* const> argv) {
   const absl::string_view first = argv[1];
   for (const std::string& verb : VerbNames()) {
     if (first == verb) return true;
+  }
+  return false;
+}
+
+bool AsksForJson(absl::Span<char* const> argv) {
+  if (!InvokesVerb(argv)) return false;
+  for (absl::string_view arg : argv.subspan(2)) {
+    if (arg == "--") return false;
+    if (arg == "--json") return true;
   }
   return false;
 }
@@ -259,68 +378,15 @@ absl::StatusOr<CommandLine> ParseCommandLine(absl::Span<char* const> argv) {
     cl.help_topic = rest.empty() ? "" : std::string(rest[0]);
     return cl;
   }
-  if (first == "status" || first == "probe" || first == "doctor") {
-    cl.verb = first == "status" ? Verb::kStatus : first == "probe" ? Verb::kProbe : Verb::kDoctor;
-    absl::Status parsed = ParseVerbOptions(rest, &cl, &positional);
-    if (!parsed.ok()) return parsed;
-    if (!positional.empty() && cl.verb != Verb::kHelp) {
-      return Usage(absl::StrCat(first, " takes no arguments; got ", positional.front()));
+  for (const VerbRow& row : kVerbRows) {
+    if (first != row.name) continue;
+    cl.verb = row.verb;
+    absl::Status parsed =
+        row.program != nullptr ? row.program(rest, &cl) : ParseVerbOptions(rest, &cl, &positional);
+    if (parsed.ok() && row.operands != nullptr && cl.verb != Verb::kHelp) {
+      parsed = row.operands(positional, &cl);
     }
-    return cl;
-  }
-  if (first == "describe") {
-    cl.verb = Verb::kDescribe;
-    absl::Status parsed = ParseVerbOptions(rest, &cl, &positional);
     if (!parsed.ok()) return parsed;
-    if (cl.verb == Verb::kHelp) return cl;
-    // `describe ""` names no tier, as in the reference (an empty argument is
-    // no argument there), rather than an unknown one.
-    if (positional.empty() || positional.front().empty()) {
-      return MakeError(absl::StatusCode::kInvalidArgument, "isolation-missing-tier",
-                       "describe needs a tier: np-exec describe <direct|worktree|container>");
-    }
-    if (positional.size() > 1) return Usage("describe takes one tier");
-    cl.tier = positional.front();
-    return cl;
-  }
-  if (first == "wrap") {
-    cl.verb = Verb::kWrap;
-    absl::Status parsed = ParseWrap(rest, &cl);
-    if (!parsed.ok()) return parsed;
-    return cl;
-  }
-  if (first == "trust") {
-    cl.verb = Verb::kTrust;
-    absl::Status parsed = ParseVerbOptions(rest, &cl, &positional);
-    if (!parsed.ok()) return parsed;
-    if (cl.verb == Verb::kHelp) return cl;
-    if (!positional.empty()) return Usage("trust takes [--show | --revoke] [--json]");
-    if (cl.trust_show && cl.trust_revoke) return Usage("trust takes --show or --revoke, not both");
-    return cl;
-  }
-  if (first == kSandboxExecVerb) {
-    cl.verb = Verb::kSandboxExec;
-    absl::Status parsed = ParseSandboxExec(rest, &cl);
-    if (!parsed.ok()) return parsed;
-    return cl;
-  }
-  if (first == kEgressEntryVerb) {
-    cl.verb = Verb::kEgressEntry;
-    absl::Status parsed = ParseEgressEntry(rest, &cl);
-    if (!parsed.ok()) return parsed;
-    return cl;
-  }
-  if (first == "shims") {
-    cl.verb = Verb::kShims;
-    absl::Status parsed = ParseVerbOptions(rest, &cl, &positional);
-    if (!parsed.ok()) return parsed;
-    if (cl.verb == Verb::kHelp) return cl;
-    if (positional.size() < 2 || positional.front() != "install") {
-      return Usage("shims takes: install DIR [NAME...] [--preload]");
-    }
-    cl.shims_dir = positional[1];
-    cl.shim_names.assign(positional.begin() + 2, positional.end());
-    if (cl.shim_names.empty()) cl.shim_names.push_back("node");
     return cl;
   }
   cl.help_topic.clear();

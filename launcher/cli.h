@@ -27,6 +27,7 @@ enum class Verb {
   kHelp,
   kVersion,
   kTrust,
+  kWhich,
   kSandboxExec,  // Internal: what a printed bubblewrap plan runs.
   kEgressEntry,  // Internal: the sandbox's entry point on network "allowlist".
 };
@@ -46,8 +47,10 @@ struct CommandLine {
   std::string runtime;            // probe/describe --runtime
   std::string workdir;            // wrap --workdir
   std::string sandbox_project;    // sandbox-exec --project
-  std::string shims_dir;          // shims install DIR
+  std::string shims_action;       // shims install | list | remove
+  std::string shims_dir;          // shims install DIR, list [DIR], remove DIR
   std::vector<std::string> shim_names;
+  std::string which_name;              // which NAME
   int egress_port = -1;                // egress-entry --port
   std::string egress_socket;           // egress-entry --socket
   std::vector<std::string> env_names;  // --env, validated
@@ -66,6 +69,11 @@ absl::StatusOr<CommandLine> ParseCommandLine(absl::Span<char* const> argv);
 // True when argv asks for a verb (np-exec VERB ...), whether or not the rest
 // parses: a verb's own usage errors exit 1 like the verb, the run path's 125.
 bool InvokesVerb(absl::Span<char* const> argv);
+
+// True when argv asks for a verb and names --json among the verb's own
+// arguments (before any "--"), whether or not the rest parses: the format of
+// the error when it does not.
+bool AsksForJson(absl::Span<char* const> argv);
 
 // True for a path ending in .js, .cjs or .mjs.
 bool IsNodeScript(absl::string_view arg);

@@ -26,6 +26,9 @@ Usage:
   np-exec wrap [--workdir PATH] [--env NAME[,NAME...]] -- PROGRAM [ARGS...]
   np-exec doctor [--json] [--deep]
   np-exec shims install DIR [NAME...] [--preload]
+  np-exec shims list [DIR] [--json]
+  np-exec shims remove DIR NAME... [--json]
+  np-exec which NAME [--json]
   np-exec trust [--show | --revoke] [--json]
   np-exec --help | --version | VERB --help
 
@@ -40,6 +43,10 @@ be delivered, np-exec refuses (exit 69) and the program does not run.
 Exit status (run path): the program's own (128+n for signal n); 125 np-exec
 failed before running anything; 126 found but not executable; 127 not found;
 69 refused because the configured tier is unavailable. Verbs exit 0 or 1.
+
+Errors are one line on stderr, np-exec: error: MESSAGE (CODE); the JSON
+envelope {"code", "message", "details"} instead with NP_EXEC_ERROR_FORMAT=json
+or for a verb run with --json.
 )";
 
 constexpr absl::string_view kStatus =
@@ -47,8 +54,9 @@ constexpr absl::string_view kStatus =
 
 The effective tier, which source decided it (default, config, operator, env,
 worktree_isolation), what the tier does not protect against, the configured
-runtime and whether it is usable. Exits 1 when the container tier is
-configured and its runtime is not usable.
+runtime and whether it is usable, and the image. Exits 1 when the container
+tier is configured and cannot be delivered: its runtime is not usable, or its
+image is missing and pull is "never" (isolation-image-missing), as doctor.
 )";
 
 constexpr absl::string_view kDescribe =
@@ -86,18 +94,37 @@ constexpr absl::string_view kDoctor =
 
 The one place to look: the effective tier and its source, what it does not
 protect against, the runtime and its version, whether the image is present and
-pinned, shims on PATH, the LD_PRELOAD interposer, the audit log and its last
-refusal. --deep also runs a no-op container. Exits 1 when the configured tier
+pinned, shims on PATH (and each one with nothing real behind it), the
+LD_PRELOAD interposer, the audit log and its last refusal. --deep also runs a
+no-op container and says how it ended. Exits 1 when the configured tier
 cannot be delivered.
 )";
 
 constexpr absl::string_view kShims =
     R"(Usage: np-exec shims install DIR [NAME...] [--preload]
+       np-exec shims list [DIR] [--json]
+       np-exec shims remove DIR NAME... [--json]
 
-Creates DIR and symlinks NAME (default: node) in it to np-exec, then prints the
-line that puts DIR first on PATH. With --preload, also prints the line that
-loads the LD_PRELOAD interposer, which wraps hosts that exec node by absolute
-path.
+install creates DIR and symlinks NAME (default: node) in it to np-exec, then
+prints the line that puts DIR first on PATH. With --preload, also prints the
+line that loads the LD_PRELOAD interposer, which wraps hosts that exec node by
+absolute path.
+list shows each shim in DIR (without DIR: in every PATH entry holding one)
+and the real program it reaches on PATH, or that nothing real is behind it
+(shim-no-program: a spawn of it exits 127).
+remove deletes the named shims from DIR. Only np-exec's shims (links to
+np-exec) are removed; anything else is refused (shim-not-a-shim) and nothing
+is touched.
+)";
+
+constexpr absl::string_view kWhich =
+    R"(Usage: np-exec which NAME [--json]
+
+What a spawn of NAME runs here: the np-exec shim PATH finds first and its
+PATH entry (or what PATH finds instead), the real program behind it and its
+PATH entry, and the tier (with its source) a spawn would run on in the current
+directory. Exits 1 when a spawn would find no program (shim-no-program,
+program-not-found).
 )";
 
 constexpr absl::string_view kTrust =
@@ -122,6 +149,7 @@ absl::string_view HelpText(absl::string_view topic) {
   if (topic == "wrap") return kWrap;
   if (topic == "doctor") return kDoctor;
   if (topic == "shims") return kShims;
+  if (topic == "which") return kWhich;
   if (topic == "trust") return kTrust;
   return {};
 }

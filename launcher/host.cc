@@ -55,7 +55,7 @@ HostFacts ReadHostFacts(char** envp) {
   host.gid = getgid();
   host.stdin_tty = isatty(0) == 1;
   host.stdout_tty = isatty(1) == 1;
-  host.stderr_tty = isatty(2) == 1;
+  host.json_errors = GetEnv(envp, kErrorFormatVar) == "json";
   char buffer[PATH_MAX];
   if (getcwd(buffer, sizeof(buffer)) != nullptr) {
     char real[PATH_MAX];

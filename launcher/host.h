@@ -40,7 +40,9 @@ struct HostFacts {
   gid_t gid = 0;
   bool stdin_tty = false;
   bool stdout_tty = false;
-  bool stderr_tty = false;
+  // NP_EXEC_ERROR_FORMAT=json: errors and warnings as the JSON envelope
+  // (otherwise plain text, unless a verb's --json asks; output.h).
+  bool json_errors = false;
   FileId self;            // Device and inode of /proc/self/exe.
   std::string self_path;  // Its path, for shims.
 };
@@ -48,6 +50,7 @@ struct HostFacts {
 // Environment variable names np-exec itself reads or sets.
 // (The markers np-exec sets, kDepthVar and the like, are in core/plan.h.)
 inline constexpr absl::string_view kTierVar = "NP_EXEC_TIER";
+inline constexpr absl::string_view kErrorFormatVar = "NP_EXEC_ERROR_FORMAT";
 // Past this many nested np-exec invocations, a chain of wrappers is assumed to
 // be re-entering itself and is refused.
 inline constexpr int kMaxDepth = 16;

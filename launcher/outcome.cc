@@ -11,8 +11,9 @@ namespace np {
 namespace {
 
 // The run path's exit statuses other than 125 (design.md 5).
-constexpr std::array<std::pair<absl::string_view, int>, 6> kRunExitStatus = {{
+constexpr std::array<std::pair<absl::string_view, int>, 7> kRunExitStatus = {{
     {"program-not-found", 127},
+    {"shim-no-program", 127},
     {"program-not-executable", 126},
     {"isolation-container-unavailable", 69},
     {"isolation-runtime-untrusted", 69},
@@ -32,8 +33,8 @@ int ExitStatusFor(const absl::Status& error, CommandKind kind) {
   return 125;
 }
 
-void Reporter::Warn(const absl::Status& warning) const { WriteError(warning, stderr_is_terminal_); }
+void Reporter::Warn(const absl::Status& warning) const { WriteError(warning, format_); }
 
-void Reporter::Error(const absl::Status& error) const { WriteError(error, stderr_is_terminal_); }
+void Reporter::Error(const absl::Status& error) const { WriteError(error, format_); }
 
 }  // namespace np

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "launcher/output.h"
 
 namespace np {
 
@@ -22,7 +23,8 @@ struct Outcome {
 // or a verb (which exits 0 or 1, design.md 5).
 enum class CommandKind { kRun, kVerb };
 
-// The exit status of an error: for the run path 127 program-not-found, 126
+// The exit status of an error: for the run path 127 program-not-found (and
+// shim-no-program, a shim with nothing real behind it), 126
 // program-not-executable, 69 when the configured tier is unavailable, 1 for
 // a mistyped verb, else 125 (np-exec failed before running anything); for a
 // verb always 1.
@@ -31,12 +33,12 @@ int ExitStatusFor(const absl::Status& error, CommandKind kind);
 // Where warnings go: one line on stderr in the format errors use.
 class Reporter {
  public:
-  explicit Reporter(bool stderr_is_terminal) : stderr_is_terminal_(stderr_is_terminal) {}
+  explicit Reporter(ErrorFormat format) : format_(format) {}
   void Warn(const absl::Status& warning) const;
   void Error(const absl::Status& error) const;
 
  private:
-  bool stderr_is_terminal_;
+  ErrorFormat format_;
 };
 
 }  // namespace np

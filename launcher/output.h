@@ -14,9 +14,18 @@ namespace np {
 // Writes all of `text` to `fd`, retrying short writes.
 bool WriteAll(int fd, absl::string_view text);
 
-// One error line on stderr: a JSON envelope {"code","message","details"} when
-// stderr is not a terminal, "np-exec: error: <message> (<code>)" when it is.
-void WriteError(const absl::Status& status, bool stderr_is_terminal);
+// How errors and warnings are written: plain text unless JSON is asked for
+// (NP_EXEC_ERROR_FORMAT=json, or a verb's --json), whatever stderr is.
+enum class ErrorFormat { kText, kJson };
+
+// One error line, newline included: "np-exec: error: <message> (<code>)",
+// with control characters in the message escaped (\n, \xNN) so a hostile
+// path cannot start a line of its own; or the reference's JSON envelope
+// {"code","message","details"}.
+std::string FormatError(const absl::Status& status, ErrorFormat format);
+
+// Writes FormatError(status, format) on stderr.
+void WriteError(const absl::Status& status, ErrorFormat format);
 
 // Pretty JSON on stdout, with a trailing newline.
 void WriteJson(const nlohmann::json& value);

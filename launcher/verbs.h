@@ -1,4 +1,4 @@
-// The verbs: status, describe, probe, wrap, doctor, shims, help, version, and
+// The verbs: status, describe, probe, wrap, doctor, shims, which, help, version, and
 // the internal sandbox-exec a printed bubblewrap plan runs. Each writes its
 // own result on stdout and returns its Outcome (exit status 0 or 1) or the
 // error app.cc reports (outcome.h).
@@ -19,6 +19,7 @@ absl::StatusOr<Outcome> VerbProbe(const CommandLine& cl, const HostFacts& host);
 absl::StatusOr<Outcome> VerbWrap(const CommandLine& cl, const HostFacts& host);
 absl::StatusOr<Outcome> VerbDoctor(const CommandLine& cl, const HostFacts& host);
 absl::StatusOr<Outcome> VerbShims(const CommandLine& cl, const HostFacts& host);
+absl::StatusOr<Outcome> VerbWhich(const CommandLine& cl, const HostFacts& host);
 absl::StatusOr<Outcome> VerbHelp(const CommandLine& cl, const HostFacts& host);
 absl::StatusOr<Outcome> VerbVersion();
 // trust is in verbs_trust.h.

@@ -1,5 +1,4 @@
 // doctor: the one place an operator looks.
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -7,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/advisory.h"
 #include "core/errors.h"
@@ -16,9 +16,11 @@
 #include "launcher/audit_log.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
+#include "launcher/image_check.h"
 #include "launcher/output.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/reaper.h"
+#include "launcher/shim_dir.h"
 #include "launcher/spawn_facts.h"
 #include "launcher/subprocess.h"
 #include "launcher/trust_gate.h"
@@ -26,30 +28,6 @@
 
 namespace np {
 namespace {
-
-// Entries of PATH directories that are np-exec itself (by device and inode).
-nlohmann::json ShimsOnPath(const HostFacts& host) {
-  nlohmann::json found = nlohmann::json::array();
-  for (absl::string_view dir : absl::StrSplit(host.path, ':', absl::SkipEmpty())) {
-    const std::string d(dir);
-    DIR* handle = opendir(d.c_str());
-    if (handle == nullptr) continue;
-    nlohmann::json names = nlohmann::json::array();
-    while (dirent* entry = readdir(handle)) {
-      if (entry->d_type != DT_LNK && entry->d_type != DT_REG && entry->d_type != DT_UNKNOWN) {
-        continue;
-      }
-      absl::string_view name = entry->d_name;
-      if (name == "np-exec" || name == "." || name == "..") continue;
-      struct stat st;
-      if (fstatat(dirfd(handle), entry->d_name, &st, 0) != 0) continue;
-      if (st.st_dev == host.self.dev && st.st_ino == host.self.ino) names.push_back(name);
-    }
-    closedir(handle);
-    if (!names.empty()) found.push_back({{"dir", d}, {"names", names}});
-  }
-  return found;
-}
 
 // The last refusal in the audit log (its last 64 KiB), or null.
 nlohmann::json LastRefusal(const std::string& path) {
@@ -115,23 +93,25 @@ void CheckRuntime(const Subject& s, Report& r) {
 
 void CheckImage(const Subject& s, Report& r) {
   const ContainerConfig& config = s.settings.config.container;
+  const ImageCheck image = CheckConfiguredImage(s.settings, s.driver, s.endpoint, s.probe, s.host);
   r.out["image"] = nullptr;
-  if (!TraitsOf(config.runtime).uses_image) return;
+  if (!image.uses_image) return;
   const ImagePinning pinning = ClassifyImage(config.image);
-  std::optional<bool> present;
-  if (s.probe.available) present = s.driver.ImagePresent(config.image, s.endpoint, s.host);
-  r.out["image"] = {
-      {"reference", config.image},
-      {"pinning", ImagePinningName(pinning)},
-      {"present", present.has_value() ? nlohmann::json(*present) : nlohmann::json(nullptr)}};
+  r.out["image"] = {{"reference", config.image},
+                    {"pinning", ImagePinningName(pinning)},
+                    {"present", image.present.has_value() ? nlohmann::json(*image.present)
+                                                          : nlohmann::json(nullptr)}};
   if (pinning == ImagePinning::kMoving) {
     r.warnings.push_back(absl::StrCat("image \"", config.image,
                                       "\" is a moving tag: the sandbox changes with no change "
                                       "to this repository; pin it by digest (name@sha256:...)"));
   }
-  if (s.settings.resolved.tier == Tier::kContainer && present == false) {
-    r.problems.push_back(absl::StrCat("image \"", config.image, "\" is not present locally; ",
-                                      RuntimeName(config.runtime), " pull it or build it"));
+  if (!image.status.ok()) {
+    r.problems.emplace_back(image.status.message());
+  } else if (s.settings.resolved.tier == Tier::kContainer && image.present == false) {
+    r.warnings.push_back(absl::StrCat("image \"", config.image,
+                                      "\" is not present locally; the first spawn pulls it "
+                                      "(pull \"missing\")"));
   }
 }
 
@@ -188,7 +168,26 @@ void CheckProtectionAndTrust(const Subject& s, Report& r) {
   if (!trust->decision.status.ok()) r.problems.emplace_back(trust->decision.status.message());
 }
 
-void CheckShims(const Subject& s, Report& r) { r.out["shims_on_path"] = ShimsOnPath(s.host); }
+// The shims on PATH, and each one with nothing real behind it: a spawn of it
+// on direct or worktree (or bubblewrap) finds no program and exits 127.
+void CheckShims(const Subject& s, Report& r) {
+  r.out["shims_on_path"] = nlohmann::json::array();
+  r.out["shims_without_program"] = nlohmann::json::array();
+  for (const std::string& dir : ShimDirsOnPath(s.host)) {
+    absl::StatusOr<std::vector<Shim>> shims = ListShims(dir, s.host);
+    if (!shims.ok()) continue;
+    nlohmann::json names = nlohmann::json::array();
+    for (const Shim& shim : *shims) {
+      names.push_back(shim.name);
+      if (shim.program.ok()) continue;
+      r.out["shims_without_program"].push_back(
+          {{"dir", dir}, {"name", shim.name}, {"error", ErrorCode(shim.program.status())}});
+      r.warnings.push_back(absl::StrCat("shim ", shim.path, ": ", shim.program.status().message(),
+                                        "; a spawn of it outside a container exits 127"));
+    }
+    r.out["shims_on_path"].push_back({{"dir", dir}, {"names", names}});
+  }
+}
 
 void CheckInterposer(const Subject& s, Report& r) {
   const absl::string_view preload = GetEnv(s.host.envp, "LD_PRELOAD");
@@ -236,7 +235,12 @@ std::string ReportText(const Report& r) {
                     ")\n");
   }
   const nlohmann::json& shims = o["shims_on_path"];
-  absl::StrAppend(&text, "shims on PATH: ", shims.empty() ? "none" : shims.dump(), "\n");
+  if (shims.empty()) absl::StrAppend(&text, "shims on PATH: none\n");
+  for (const auto& dir : shims) {
+    std::vector<std::string> names = dir["names"].get<std::vector<std::string>>();
+    absl::StrAppend(&text, "shims on PATH in ", dir["dir"].get<std::string>(), ": ",
+                    absl::StrJoin(names, ", "), "\n");
+  }
   const nlohmann::json& interposer = o["interposer"];
   absl::StrAppend(
       &text, "interposer: ", interposer["active"].get<bool>() ? "active" : "not loaded",
@@ -259,9 +263,27 @@ std::string ReportText(const Report& r) {
     first = false;
   }
   absl::StrAppend(&text, "\ntrust: ", o["trust"].value("state", "unknown"), "\n");
+  const nlohmann::json& deep = o["deep"];
+  if (!deep.is_null()) {
+    absl::StrAppend(&text, "deep check: ",
+                    !deep.value("ran", false)
+                        ? absl::StrCat("no container was started (", deep.value("error", "?"), ")")
+                    : deep.value("exit_code", -1) == 0
+                        ? std::string("a no-op container planned as a real run ran and exited 0")
+                        : absl::StrCat("a no-op container planned as a real run exited ",
+                                       deep.value("exit_code", -1)),
+                    "\n");
+  }
   for (const std::string& w : r.warnings) absl::StrAppend(&text, "warning: ", w, "\n");
   for (const std::string& p : r.problems) absl::StrAppend(&text, "problem: ", p, "\n");
-  absl::StrAppend(&text, r.problems.empty() ? "ok\n" : "the configured tier cannot be delivered\n");
+  if (!r.problems.empty()) {
+    absl::StrAppend(&text, "the configured tier cannot be delivered\n");
+  } else if (!r.warnings.empty()) {
+    absl::StrAppend(&text, "ok: the configured tier can be delivered; ", r.warnings.size(),
+                    " warning(s) above\n");
+  } else {
+    absl::StrAppend(&text, "ok\n");
+  }
   return text;
 }
 

@@ -8,6 +8,7 @@
 #include "core/protected_paths.h"
 #include "core/settings.h"
 #include "core/tier.h"
+#include "launcher/image_check.h"
 #include "launcher/output.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/trust_gate.h"
@@ -91,11 +92,17 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
   absl::StatusOr<Settings> settings = LoadHostSettings(host);
   if (!settings.ok()) return settings.status();
   const ContainerConfig& container = settings->config.container;
-  const ProbeResult probe = ProbeRuntime(container.runtime, host, ProbeDepth::kFull);
+  const RuntimeDriver& driver = DriverFor(container.runtime);
+  const Endpoint endpoint = driver.Resolve(host);
+  ProbeResult probe = driver.Probe(host, endpoint, ProbeDepth::kFull);
+  if (probe.bin == endpoint.bin) probe.bin_trusted_because = endpoint.bin_trusted_because;
   const TierDescription description = DescribeConfiguredTier(settings->resolved.tier, container);
   const std::optional<std::string> advisory =
       Advisory(settings->resolved.tier, settings->has_milestones);
   absl::Status gate = AssertTierAvailable(settings->resolved, container.runtime, &probe);
+  // Everything else a spawn needs of the runtime: the image, on the
+  // container tier (doctor checks the same).
+  const ImageCheck image = CheckConfiguredImage(*settings, driver, endpoint, probe, host);
 
   nlohmann::json out = {
       {"tier", TierName(settings->resolved.tier)},
@@ -104,6 +111,11 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
       {"runtime", ProbeToJson(probe)},
       {"advisory", advisory.has_value() ? nlohmann::json(*advisory) : nlohmann::json(nullptr)},
       {"container", ContainerConfigToJson(container)},
+      {"image", image.uses_image ? nlohmann::json({{"reference", container.image},
+                                                   {"present", image.present.has_value()
+                                                                   ? nlohmann::json(*image.present)
+                                                                   : nlohmann::json(nullptr)}})
+                                 : nlohmann::json(nullptr)},
       {"project_root", settings->project_root.empty() ? nlohmann::json(nullptr)
                                                       : nlohmann::json(settings->project_root)},
   };
@@ -119,6 +131,13 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
     std::string text = absl::StrCat("effective tier: ", TierName(settings->resolved.tier),
                                     " (from ", TierSourceName(settings->resolved.from), ")\n",
                                     DescriptionText(description), "runtime: ", ProbeText(probe));
+    if (image.uses_image) {
+      absl::StrAppend(&text, "image: ", container.image, " (",
+                      !image.present.has_value() ? "presence unknown"
+                      : *image.present           ? "present"
+                                                 : "missing",
+                      ")\n");
+    }
     if (advisory.has_value()) absl::StrAppend(&text, "advisory: ", *advisory, "\n");
     absl::StrAppend(&text, "trust: ", out["trust"].value("state", "unknown"), "\n");
     WriteAll(1, text);
@@ -127,6 +146,7 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
   // cannot be delivered (or a spawn here would be refused), and the exit
   // status is 1.
   if (!gate.ok()) return gate;
+  if (!image.status.ok()) return image.status;
   if (!trust.ok()) return trust.status();
   if (!trust->decision.status.ok()) return trust->decision.status;
   return Outcome{0};

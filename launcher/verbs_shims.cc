@@ -1,4 +1,5 @@
-// shims install: a directory of symlinks to np-exec, for a PATH-prepend.
+// shims install: a directory of symlinks to np-exec, for a PATH-prepend;
+// shims list: what each shim reaches; shims remove: np-exec's shims only.
 #include <errno.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -6,9 +7,11 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/errors.h"
 #include "core/paths.h"
 #include "launcher/output.h"
+#include "launcher/shim_dir.h"
 #include "launcher/verbs.h"
 
 namespace np {
@@ -29,11 +32,8 @@ absl::Status MakeDirs(const std::string& dir) {
 }
 
 absl::Status InstallOne(const std::string& dir, const std::string& name, const HostFacts& host) {
-  if (name.empty() || name.find('/') != std::string::npos || name == "np-exec" || name == "." ||
-      name == "..") {
-    return MakeError(absl::StatusCode::kInvalidArgument, "shim-bad-name",
-                     absl::StrCat("\"", name, "\" cannot be a shim name"), {{"name", name}});
-  }
+  absl::Status valid = ValidateShimName(name);
+  if (!valid.ok()) return valid;
   const std::string link = JoinPath(dir, name);
   struct stat st;
   if (lstat(link.c_str(), &st) == 0) {
@@ -55,16 +55,109 @@ absl::Status InstallOne(const std::string& dir, const std::string& name, const H
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<Outcome> VerbShims(const CommandLine& cl, const HostFacts& host) {
-  std::string dir = cl.shims_dir;
+// DIR as given, made absolute against the working directory.
+absl::StatusOr<std::string> ShimDir(const CommandLine& cl, const HostFacts& host) {
+  const std::string& dir = cl.shims_dir;
   if (dir.empty() || dir.find('\0') != std::string::npos) {
     return MakeError(absl::StatusCode::kInvalidArgument, "usage",
-                     "shims install needs a directory");
+                     absl::StrCat("shims ", cl.shims_action, " needs a directory"));
   }
-  if (dir.front() != '/') dir = JoinPath(host.cwd, dir);
-  dir = NormalizePath(dir);
+  return NormalizePath(dir.front() == '/' ? dir : JoinPath(host.cwd, dir));
+}
+
+nlohmann::json ShimJson(const Shim& shim) {
+  return {{"name", shim.name},
+          {"path", shim.path},
+          {"program", shim.program.ok() ? nlohmann::json(*shim.program) : nlohmann::json(nullptr)},
+          {"error", shim.program.ok() ? nlohmann::json(nullptr)
+                                      : nlohmann::json(ErrorCode(shim.program.status()))}};
+}
+
+std::string ShimLine(const Shim& shim) {
+  if (shim.program.ok()) return absl::StrCat("  ", shim.name, " -> ", *shim.program, "\n");
+  const std::string code = ErrorCode(shim.program.status());
+  return absl::StrCat("  ", shim.name, " -> ",
+                      code == "shim-no-program" ? "nothing real behind it on PATH"
+                                                : std::string(shim.program.status().message()),
+                      " (", code, ")\n");
+}
+
+absl::StatusOr<Outcome> ListShimDirs(const CommandLine& cl, const HostFacts& host) {
+  std::vector<std::string> dirs;
+  if (!cl.shims_dir.empty()) {
+    absl::StatusOr<std::string> dir = ShimDir(cl, host);
+    if (!dir.ok()) return dir.status();
+    dirs.push_back(*dir);
+  } else {
+    dirs = ShimDirsOnPath(host);
+  }
+  nlohmann::json out = {{"dirs", nlohmann::json::array()}};
+  std::string text;
+  for (const std::string& dir : dirs) {
+    absl::StatusOr<std::vector<Shim>> shims = ListShims(dir, host);
+    if (!shims.ok()) return shims.status();
+    nlohmann::json entries = nlohmann::json::array();
+    absl::StrAppend(&text, dir, shims->empty() ? ": no np-exec shims\n" : ":\n");
+    for (const Shim& shim : *shims) {
+      entries.push_back(ShimJson(shim));
+      absl::StrAppend(&text, ShimLine(shim));
+    }
+    out["dirs"].push_back({{"dir", dir}, {"shims", entries}});
+  }
+  if (dirs.empty()) text = "no directory on PATH holds an np-exec shim\n";
+  if (cl.json) {
+    WriteJson(out);
+  } else {
+    WriteAll(1, text);
+  }
+  return Outcome{0};
+}
+
+// Every name is checked before anything is removed: either all of them are
+// np-exec's shims and go, or nothing is touched.
+absl::StatusOr<Outcome> RemoveShims(const CommandLine& cl, const HostFacts& host) {
+  absl::StatusOr<std::string> dir = ShimDir(cl, host);
+  if (!dir.ok()) return dir.status();
+  for (const std::string& name : cl.shim_names) {
+    absl::Status valid = ValidateShimName(name);
+    if (!valid.ok()) return valid;
+    const std::string path = JoinPath(*dir, name);
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0) {
+      return MakeError(absl::StatusCode::kNotFound, "shim-not-found",
+                       absl::StrCat(path, " does not exist; np-exec shims list ", *dir,
+                                    " shows the shims there"),
+                       {{"path", path}});
+    }
+    if (!IsShim(path, host.self)) {
+      return MakeError(absl::StatusCode::kFailedPrecondition, "shim-not-a-shim",
+                       absl::StrCat(path,
+                                    " is not an np-exec shim (a link to np-exec); np-exec "
+                                    "removes only its own shims and left it alone"),
+                       {{"path", path}});
+    }
+  }
+  for (const std::string& name : cl.shim_names) {
+    const std::string path = JoinPath(*dir, name);
+    if (unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return MakeError(absl::StatusCode::kFailedPrecondition, "shim-dir-unwritable",
+                       absl::StrCat("cannot remove ", path, ": ", strerror(errno)),
+                       {{"path", path}});
+    }
+  }
+  if (cl.json) {
+    WriteJson({{"dir", *dir}, {"removed", cl.shim_names}});
+  } else {
+    WriteAll(1, absl::StrCat("removed ", cl.shim_names.size(), " shim(s) from ", *dir, ": ",
+                             absl::StrJoin(cl.shim_names, ", "), "\n"));
+  }
+  return Outcome{0};
+}
+
+absl::StatusOr<Outcome> InstallShims(const CommandLine& cl, const HostFacts& host) {
+  absl::StatusOr<std::string> absolute = ShimDir(cl, host);
+  if (!absolute.ok()) return absolute.status();
+  const std::string& dir = *absolute;
   absl::Status made = MakeDirs(dir);
   if (!made.ok()) return made;
   for (const std::string& name : cl.shim_names) {
@@ -97,6 +190,14 @@ absl::StatusOr<Outcome> VerbShims(const CommandLine& cl, const HostFacts& host) 
     WriteAll(1, text);
   }
   return Outcome{0};
+}
+
+}  // namespace
+
+absl::StatusOr<Outcome> VerbShims(const CommandLine& cl, const HostFacts& host) {
+  if (cl.shims_action == "list") return ListShimDirs(cl, host);
+  if (cl.shims_action == "remove") return RemoveShims(cl, host);
+  return InstallShims(cl, host);
 }
 
 }  // namespace np

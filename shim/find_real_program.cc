@@ -24,13 +24,23 @@ absl::Status NotExecutable(absl::string_view name, absl::string_view path) {
       {{"program", name}, {"path", path}});
 }
 
+// Only np-exec answers to the name on PATH: a shim with nothing real behind
+// it. Nothing is found to run, so it is a 127 (exec's ENOENT), not a loop.
+absl::Status NothingBehindShim(absl::string_view name) {
+  return MakeError(
+      absl::StatusCode::kNotFound, "shim-no-program",
+      absl::StrCat("\"", name,
+                   "\" has nothing real behind it: every match on PATH is np-exec "
+                   "(a shim, a link to it or another copy). Install the real ",
+                   name, " on PATH, or remove the shim (np-exec shims remove DIR ", name, ")"),
+      {{"program", name}});
+}
+
 absl::Status Recursive(absl::string_view name) {
   return MakeError(absl::StatusCode::kFailedPrecondition, "recursive-invocation",
                    absl::StrCat("\"", name,
-                                "\" leads back to np-exec: every match on PATH is np-exec "
-                                "(this one, a link to it or another copy), so there is no real "
-                                "program of that name to run. Recursive invocation of np-exec "
-                                "refused"),
+                                "\" is this np-exec itself, so there is no real program to "
+                                "run. Recursive invocation of np-exec refused"),
                    {{"program", name}});
 }
 
@@ -86,7 +96,7 @@ absl::StatusOr<std::string> FindRealProgram(absl::string_view name, absl::string
     if (not_executable.empty() && facts.regular) not_executable = candidate;
   }
   if (!not_executable.empty()) return NotExecutable(name, not_executable);
-  if (saw_self) return Recursive(name);
+  if (saw_self) return NothingBehindShim(name);
   return NotFound(name, "on PATH");
 }
 

@@ -6,8 +6,8 @@
 // directory or a hard link of np-exec under another name cannot fool it; any
 // other np-exec (a copy, a second installation, another version, each with
 // its own inode) is known by content, the ELF note it carries
-// (shim/elf_note.h). Every np-exec on PATH is skipped; only a PATH whose every
-// match is np-exec is `recursive-invocation`.
+// (shim/elf_note.h). Every np-exec on PATH is skipped; a PATH whose every
+// match is np-exec has nothing real behind the shim (`shim-no-program`).
 // Empty and relative PATH entries are skipped: resolving a program against the
 // working directory would let a cloned repository plant its own `node`.
 // The filesystem is reached only through the injected FileProbe, so this is
@@ -52,8 +52,9 @@ FileFacts StatFile(const std::string& path);
 // there (another np-exec named by its path is a program like any other).
 // Codes: `program-not-found` (NotFound), `program-not-executable`
 // (PermissionDenied, when only non-executable matches exist),
-// `recursive-invocation` (every match of the name is np-exec),
-// `invalid-program` (empty, NUL, too long).
+// `shim-no-program` (NotFound: every match of the name on PATH is np-exec),
+// `recursive-invocation` (a path naming `self`), `invalid-program` (empty,
+// NUL, too long).
 absl::StatusOr<std::string> FindRealProgram(absl::string_view name, absl::string_view path_list,
                                             absl::string_view cwd, const FileId& self,
                                             const FileProbe& probe);

@@ -11,6 +11,7 @@
 #include "core/errors.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
+#include "launcher/image_check.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/engine_api.h"
 #include "launcher/runtime/reaper.h"
@@ -37,17 +38,6 @@ std::string DockerServerVersion(absl::string_view headers) {
     return std::string(value.substr(0, value.find(' ')));
   }
   return "";
-}
-
-absl::Status ImageMissing(absl::string_view image, absl::string_view runtime) {
-  return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-image-missing",
-                   absl::StrCat("image \"", image,
-                                "\" is not present locally and np-exec "
-                                "does not pull unless asked. Get it with `",
-                                runtime, " pull ", image,
-                                "` (or build or import it), or set "
-                                "isolation.container.pull to \"missing\""),
-                   {{"image", image}});
 }
 
 // Docker and podman differ in where their socket is and what their client's
@@ -146,7 +136,7 @@ class EngineDriver : public RuntimeDriver {
     // Without a socket the client's own failure tells (Run's note).
     if (!endpoint.socket.has_value() || plan.pull_missing) return absl::OkStatus();
     if (ImageOnSocket(endpoint, plan.image) == false) {
-      return ImageMissing(plan.image, RuntimeName(flavor_.runtime));
+      return ImageMissingError(plan.image, RuntimeName(flavor_.runtime));
     }
     return absl::OkStatus();
   }
@@ -195,7 +185,7 @@ class EngineDriver : public RuntimeDriver {
       // Without an API socket the image was not checked beforehand; 125 is
       // the runtime's own failure, and a missing image is the usual one.
       if (ImagePresent(plan.image, endpoint, host) == false) {
-        outcome.note = ImageMissing(plan.image, RuntimeName(flavor_.runtime));
+        outcome.note = ImageMissingError(plan.image, RuntimeName(flavor_.runtime));
       }
     }
     return outcome;

@@ -227,7 +227,7 @@ class ReferenceCompatTest : public ::testing::TestWithParam<Row> {
  protected:
   // The world of one row: a project with proj/data and an outside/ folder, a
   // fake docker and a fake engine answering for it.
-  RunResult Run(const Row& row) {
+  RunResult Run(const Row& row, const std::vector<std::string>& extra_env = {}) {
     lab_.tmp().MakeDir("proj/data");
     lab_.tmp().MakeDir("outside");
     if (!row.config.empty()) {
@@ -235,7 +235,11 @@ class ReferenceCompatTest : public ::testing::TestWithParam<Row> {
           absl::StrReplaceAll(row.config, {{"@P", lab_.project()}, {"@T", lab_.tmp().path()}}));
     }
     lab_.FakeDocker();
-    return lab_.Run(row.args, lab_.Env(engine_.docker_host()));
+    std::vector<std::string> env = lab_.Env(engine_.docker_host());
+    for (const std::string& entry : extra_env) {
+      SetEnv(env, entry.substr(0, entry.find('=')), entry.substr(entry.find('=') + 1));
+    }
+    return lab_.Run(row.args, env);
   }
 
   Lab lab_;
@@ -255,6 +259,21 @@ TEST_P(ReferenceCompatTest, NpExecDoesWhatItsColumnSays) {
     EXPECT_EQ(r.out, "") << "no plan is printed for a refused input";
   }
   EXPECT_FALSE(lab_.Invoked("docker")) << "wrap and describe run nothing";
+}
+
+// Asked for JSON (as a workflow that parses errors does), a refusal is the
+// reference's envelope exactly: one line, {code, message, details}, no more.
+TEST_P(ReferenceCompatTest, ARefusalInJsonIsTheReferencesEnvelope) {
+  const Row& row = GetParam();
+  if (row.np_exec == kAccepts) return;
+  RunResult r = Run(row, {"NP_EXEC_ERROR_FORMAT=json"});
+  ASSERT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  const json envelope = LastEnvelope(r.err);
+  ASSERT_TRUE(envelope.is_object()) << r.err;
+  EXPECT_EQ(envelope.size(), 3u) << r.err;
+  EXPECT_EQ(envelope["code"], row.np_exec);
+  EXPECT_TRUE(envelope["message"].is_string());
+  EXPECT_TRUE(envelope.contains("details"));
 }
 
 // Where np-exec keeps the reference's decision, the rows are all kept and

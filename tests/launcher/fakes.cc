@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -221,17 +222,34 @@ std::vector<std::string> ReadNulSeparated(const std::string& path) {
   return parts;
 }
 
-nlohmann::json LastEnvelope(const std::string& err) {
+namespace {
+
+std::string LastLine(const std::string& err) {
   std::istringstream lines(err);
   std::string line, last;
   while (std::getline(lines, line)) {
     if (!line.empty()) last = line;
   }
-  nlohmann::json parsed = nlohmann::json::parse(last, nullptr, false);
+  return last;
+}
+
+}  // namespace
+
+nlohmann::json LastEnvelope(const std::string& err) {
+  nlohmann::json parsed = nlohmann::json::parse(LastLine(err), nullptr, false);
   return parsed.is_discarded() ? nlohmann::json(nullptr) : parsed;
 }
 
+std::string TextErrorCodeOf(const std::string& err) {
+  static const std::regex kLine(R"(^np-exec: error: .* \(([a-z0-9-]+)\)$)");
+  std::smatch match;
+  const std::string last = LastLine(err);
+  return std::regex_match(last, match, kLine) ? match[1].str() : "";
+}
+
 std::string ErrorCodeOf(const std::string& err) {
+  const std::string text = TextErrorCodeOf(err);
+  if (!text.empty()) return text;
   nlohmann::json envelope = LastEnvelope(err);
   if (!envelope.is_object() || !envelope.contains("code") || !envelope["code"].is_string()) {
     return "";

@@ -100,11 +100,18 @@ std::string MakeToolsDir(const std::string& dir, const std::vector<std::string>&
 // Splits a NUL-separated file (a fake's .argv or .env).
 std::vector<std::string> ReadNulSeparated(const std::string& path);
 
-// The JSON error envelope on the last non-empty line of np-exec's stderr;
-// null when that line is not JSON.
+// The JSON error envelope on the last non-empty line of np-exec's stderr
+// (NP_EXEC_ERROR_FORMAT=json, or a verb's --json); null when that line is not
+// JSON.
 nlohmann::json LastEnvelope(const std::string& err);
 
-// The "code" of LastEnvelope(err), or "" when there is none.
+// The code of the plain error line "np-exec: error: <message> (<code>)" on
+// the last non-empty line of stderr (the default format), or "".
+std::string TextErrorCodeOf(const std::string& err);
+
+// The code of the error on the last non-empty line of stderr, in either
+// format (TextErrorCodeOf, else the envelope's "code"), or "" when there is
+// none.
 std::string ErrorCodeOf(const std::string& err);
 
 // Parses stdout as JSON (null when it is not).

@@ -137,16 +137,17 @@ TEST_F(ShimTest, TwoInstallationsEachWithItsShimDirFindTheRealNode) {
 }
 
 // A PATH whose every match is np-exec (the shim, a copy, a link to the copy)
-// has no real node: refused quickly, never looped.
-TEST_F(ShimTest, OnlyNpExecAndItsCopiesOnPathIsRecursiveInvocation) {
+// has no real node: nothing real is behind the shim, 127 as exec's "not
+// found", refused quickly, never looped.
+TEST_F(ShimTest, OnlyNpExecAndItsCopiesOnPathIsAShimWithNoProgram) {
   const std::string dir = lab_.tmp().MakeDir("copy");
   std::filesystem::copy_file(NpExecBin(), dir + "/node");
   const std::string links = lab_.tmp().MakeDir("links");
   ASSERT_EQ(symlink((dir + "/node").c_str(), (links + "/node").c_str()), 0);
   RunResult r = RunNode(shims_, shims_ + ":" + dir + ":" + links + ":" + lab_.tools());
   EXPECT_FALSE(r.timed_out);
-  EXPECT_EQ(r.exit_code, 125);
-  EXPECT_EQ(ErrorCodeOf(r.err), "recursive-invocation");
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_EQ(ErrorCodeOf(r.err), "shim-no-program");
   EXPECT_TRUE(r.out.empty());
 }
 
@@ -191,13 +192,13 @@ TEST_F(ShimTest, AnUnreadableCopyIsStillRefusedNotLooped) {
   EXPECT_TRUE(r.out.empty()) << "the real node must not run behind an unrecognised copy";
 }
 
-TEST_F(ShimTest, OnlyShimsOnPathIsRecursiveInvocation) {
+TEST_F(ShimTest, OnlyShimsOnPathIsAShimWithNoProgram) {
   const std::string second = lab_.tmp().Path("shims2");
   InstallShim(second);
   RunResult r = RunNode(shims_, shims_ + ":" + second + ":" + lab_.tools());
   EXPECT_FALSE(r.timed_out);
-  EXPECT_EQ(r.exit_code, 125);
-  EXPECT_EQ(ErrorCodeOf(r.err), "recursive-invocation");
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_EQ(ErrorCodeOf(r.err), "shim-no-program");
   EXPECT_TRUE(r.out.empty());
 }
 

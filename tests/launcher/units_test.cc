@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "launcher/cli.h"
 #include "launcher/environment.h"
 #include "launcher/outcome.h"
+#include "launcher/output.h"
 #include "launcher/runtime/engine_api.h"
 #include "launcher/supervise.h"
 #include "tests/launcher/fakes.h"
@@ -100,6 +102,22 @@ TEST(ParseCommandLineTest, ErrorsAreCoded) {
            {{"np-exec", "wrap", "--workdir"}, "isolation-wrap-no-command"},
            {{"np-exec", "wrap", "--"}, "isolation-wrap-no-command"},
            {{"np-exec", "sandbox-exec", "--bogus"}, "usage"},
+           {{"np-exec", "sandbox-exec", "--env"}, "usage"},
+           {{"np-exec", "egress-entry", "--port", "0", "--socket", "/s", "--", "x"}, "usage"},
+           {{"np-exec", "egress-entry", "--socket", "/s", "--", "x"}, "usage"},
+           {{"np-exec", "wrap", "--bogus", "--", "x"}, "usage"},
+           {{"np-exec", "wrap", "--env", "1X", "--", "x"}, "isolation-bad-env-name"},
+           {{"np-exec", "--env"}, "usage"},
+           {{"np-exec", "--env", "A"}, "usage"},
+           {{"np-exec", "shims"}, "usage"},
+           {{"np-exec", "shims", "install"}, "usage"},
+           {{"np-exec", "shims", "list", "/a", "/b"}, "usage"},
+           {{"np-exec", "shims", "remove", "/a"}, "usage"},
+           {{"np-exec", "shims", "list", "--preload"}, "usage"},
+           {{"np-exec", "shims", "prune", "/a"}, "usage"},
+           {{"np-exec", "which"}, "usage"},
+           {{"np-exec", "which", "a", "b"}, "usage"},
+           {{"np-exec", "which", "--deep", "a"}, "usage"},
        }) {
     absl::StatusOr<CommandLine> cl = Parse(c.args);
     ASSERT_FALSE(cl.ok()) << ::testing::PrintToString(c.args);
@@ -107,11 +125,126 @@ TEST(ParseCommandLineTest, ErrorsAreCoded) {
   }
 }
 
+// The loop the run path, wrap, sandbox-exec and egress-entry share: options
+// up to "--" (or, on the run path, the first word), the program's own
+// arguments untouched after it, both option spellings.
+TEST(ParseCommandLineTest, ProgramVerbsShareOneOptionSyntax) {
+  absl::StatusOr<CommandLine> cl =
+      Parse({"np-exec", "--env=A", "--env", "B", "node", "--env", "C", "--"});
+  ASSERT_TRUE(cl.ok()) << cl.status();
+  EXPECT_FALSE(cl->explicit_program);
+  EXPECT_THAT(cl->env_names, ElementsAre("A", "B"));
+  EXPECT_THAT(cl->program, ElementsAre("node", "--env", "C", "--"));
+
+  cl = Parse({"np-exec", "wrap", "--json", "--workdir=/w", "--", "node", "--json"});
+  ASSERT_TRUE(cl.ok()) << cl.status();
+  EXPECT_TRUE(cl->json);
+  EXPECT_EQ(cl->workdir, "/w");
+  EXPECT_THAT(cl->program, ElementsAre("node", "--json"));
+
+  cl = Parse({"np-exec", "sandbox-exec", "--runtime", "bwrap", "--project=/p", "--env", "A,B", "--",
+              "/usr/bin/bwrap", "--env", "X"});
+  ASSERT_TRUE(cl.ok()) << cl.status();
+  EXPECT_EQ(cl->runtime, "bwrap");
+  EXPECT_EQ(cl->sandbox_project, "/p");
+  EXPECT_THAT(cl->env_names, ElementsAre("A", "B"));
+  EXPECT_THAT(cl->program, ElementsAre("/usr/bin/bwrap", "--env", "X"));
+
+  cl = Parse({"np-exec", "egress-entry", "--port=3128", "--socket", "/s", "--", "node", "-p"});
+  ASSERT_TRUE(cl.ok()) << cl.status();
+  EXPECT_EQ(cl->verb, Verb::kEgressEntry);
+  EXPECT_EQ(cl->egress_port, 3128);
+  EXPECT_EQ(cl->egress_socket, "/s");
+  EXPECT_THAT(cl->program, ElementsAre("node", "-p"));
+}
+
+TEST(ParseCommandLineTest, ShimsAndWhich) {
+  absl::StatusOr<CommandLine> cl = Parse({"np-exec", "shims", "install", "/d", "--preload"});
+  ASSERT_TRUE(cl.ok()) << cl.status();
+  EXPECT_EQ(cl->shims_action, "install");
+  EXPECT_EQ(cl->shims_dir, "/d");
+  EXPECT_THAT(cl->shim_names, ElementsAre("node"));
+  EXPECT_TRUE(cl->preload);
+
+  cl = Parse({"np-exec", "shims", "list"});
+  ASSERT_TRUE(cl.ok()) << cl.status();
+  EXPECT_EQ(cl->shims_action, "list");
+  EXPECT_EQ(cl->shims_dir, "");
+
+  cl = Parse({"np-exec", "shims", "list", "/d", "--json"});
+  ASSERT_TRUE(cl.ok()) << cl.status();
+  EXPECT_EQ(cl->shims_dir, "/d");
+  EXPECT_TRUE(cl->json);
+
+  cl = Parse({"np-exec", "shims", "remove", "/d", "claude", "gemini"});
+  ASSERT_TRUE(cl.ok()) << cl.status();
+  EXPECT_EQ(cl->shims_action, "remove");
+  EXPECT_THAT(cl->shim_names, ElementsAre("claude", "gemini"));
+
+  cl = Parse({"np-exec", "which", "claude", "--json"});
+  ASSERT_TRUE(cl.ok()) << cl.status();
+  EXPECT_EQ(cl->verb, Verb::kWhich);
+  EXPECT_EQ(cl->which_name, "claude");
+  EXPECT_TRUE(cl->json);
+}
+
+// --json asks for JSON errors only among a verb's own arguments.
+TEST(ParseCommandLineTest, AsksForJsonOnlyForAVerbsOwnArguments) {
+  auto asks = [](std::vector<std::string> args) {
+    std::vector<char*> pointers;
+    for (std::string& arg : args) pointers.push_back(arg.data());
+    return AsksForJson(absl::MakeConstSpan(pointers));
+  };
+  EXPECT_TRUE(asks({"np-exec", "status", "--json", "--bogus"}));
+  EXPECT_TRUE(asks({"np-exec", "wrap", "--json", "--bogus", "--", "x"}));
+  EXPECT_FALSE(asks({"np-exec", "wrap", "--bogus", "--", "x", "--json"}));
+  EXPECT_FALSE(asks({"np-exec", "status", "--bogus"}));
+  EXPECT_FALSE(asks({"np-exec", "--", "tool", "--json"}));
+  EXPECT_FALSE(asks({"np-exec", "tool", "--json"}));
+  EXPECT_FALSE(asks({"/shims/claude", "status", "--json"}));
+}
+
+TEST(FormatErrorTest, TextByDefaultTheEnvelopeWhenAsked) {
+  const absl::Status error = MakeError(absl::StatusCode::kNotFound, "program-not-found",
+                                       "program \"x\" not found", {{"program", "x"}});
+  EXPECT_EQ(FormatError(error, ErrorFormat::kText),
+            "np-exec: error: program \"x\" not found (program-not-found)\n");
+  const std::string json = FormatError(error, ErrorFormat::kJson);
+  ASSERT_EQ(json.back(), '\n');
+  EXPECT_EQ(std::count(json.begin(), json.end(), '\n'), 1);
+  const nlohmann::json envelope = nlohmann::json::parse(json);
+  // The reference's envelope, exactly: these three keys and no others.
+  EXPECT_EQ(envelope, nlohmann::json({{"code", "program-not-found"},
+                                      {"message", "program \"x\" not found"},
+                                      {"details", {{"program", "x"}}}}));
+  // An error without details carries null, as the reference's does.
+  EXPECT_EQ(
+      nlohmann::json::parse(FormatError(MakeError(absl::StatusCode::kInvalidArgument, "usage", "u"),
+                                        ErrorFormat::kJson))["details"],
+      nullptr);
+}
+
+// A hostile path in a message cannot start a line of its own, or send a
+// terminal escape, in the text form.
+TEST(FormatErrorTest, TextEscapesControlCharacters) {
+  const absl::Status error = MakeError(absl::StatusCode::kNotFound, "program-not-found",
+                                       "no /tmp/a\nnp-exec: error: forged (ok)\r\x1b[2J\t\x7f end");
+  const std::string text = FormatError(error, ErrorFormat::kText);
+  EXPECT_EQ(text,
+            "np-exec: error: no /tmp/a\\nnp-exec: error: forged (ok)\\x0d\\x1b[2J\\x09\\x7f end "
+            "(program-not-found)\n");
+  // UTF-8 passes as it is.
+  EXPECT_EQ(
+      FormatError(MakeError(absl::StatusCode::kNotFound, "c", "caf\xC3\xA9"), ErrorFormat::kText),
+      "np-exec: error: caf\xC3\xA9 (c)\n");
+}
+
 TEST(ExitStatusTest, OneTableForTheRunPathVerbsExitOne) {
   auto error = [](const char* code) {
     return MakeError(absl::StatusCode::kFailedPrecondition, code, "x");
   };
   EXPECT_EQ(ExitStatusFor(error("program-not-found"), CommandKind::kRun), 127);
+  EXPECT_EQ(ExitStatusFor(error("shim-no-program"), CommandKind::kRun), 127);
   EXPECT_EQ(ExitStatusFor(error("program-not-executable"), CommandKind::kRun), 126);
   EXPECT_EQ(ExitStatusFor(error("isolation-container-unavailable"), CommandKind::kRun), 69);
   EXPECT_EQ(ExitStatusFor(error("isolation-probe-required"), CommandKind::kRun), 69);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,33 @@ TEST(StatusVerbTest, TextNamesEverySource) {
   lab.Config(R"({"workflow":{"worktree_isolation":true}})");
   EXPECT_THAT(lab.Run({"status"}, lab.Env()).out,
               HasSubstr("effective tier: worktree (from worktree_isolation)"));
+}
+
+// Everything a spawn needs: a missing image with pull "never" fails every
+// spawn, so it fails status too (issue 17 item 5), through the engine socket
+// and through the client alike; other tiers never ask for the image.
+TEST(StatusVerbTest, AMissingImageExitsOne) {
+  Lab lab;
+  lab.Config(kContainer);
+  lab.FakeDocker();
+  FakeEngine engine(lab.tmp().Path("engine.sock"));
+  engine.set_image_present(false);
+  RunResult r = lab.Run({"status"}, lab.Env(engine.docker_host()));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(TextErrorCodeOf(r.err), "isolation-image-missing") << r.err;
+  EXPECT_THAT(r.out, HasSubstr("(missing)"));
+  RunResult json_run = lab.Run({"status", "--json"}, lab.Env(engine.docker_host()));
+  EXPECT_EQ(json_run.exit_code, 1);
+  EXPECT_EQ(ParseJson(json_run.out)["image"]["present"], false);
+  EXPECT_EQ(LastEnvelope(json_run.err)["code"], "isolation-image-missing");
+  engine.set_image_present(true);
+  RunResult present = lab.Run({"status", "--json"}, lab.Env(engine.docker_host()));
+  EXPECT_EQ(present.exit_code, 0) << present.err;
+  EXPECT_EQ(ParseJson(present.out)["image"]["present"], true);
+
+  engine.set_image_present(false);
+  lab.Config(R"({"isolation":{"tier":"direct"}})");
+  EXPECT_EQ(lab.Run({"status"}, lab.Env(engine.docker_host())).exit_code, 0);
 }
 
 TEST(StatusVerbTest, ContainerWithoutRuntimeExitsOne) {
@@ -395,11 +423,13 @@ TEST(WrapVerbTest, ContainerWithoutRuntimeIsUnavailable) {
 
 TEST(VerbsTest, UnknownVerbListsTheVerbs) {
   Lab lab;
-  RunResult r = lab.Run({"statsu"}, lab.Env());
+  std::vector<std::string> env = lab.Env();
+  SetEnv(env, "NP_EXEC_ERROR_FORMAT", "json");
+  RunResult r = lab.Run({"statsu"}, env);
   EXPECT_EQ(r.exit_code, 1);
   json envelope = LastEnvelope(r.err);
   EXPECT_EQ(envelope["code"], "isolation-unknown-verb");
-  for (const char* verb : {"status", "describe", "probe", "wrap", "doctor", "shims"}) {
+  for (const char* verb : {"status", "describe", "probe", "wrap", "doctor", "shims", "which"}) {
     EXPECT_THAT(envelope["details"]["verbs"], ::testing::Contains(verb));
   }
 }
@@ -419,15 +449,62 @@ TEST(VerbsTest, Version) {
   EXPECT_THAT(r.out, ::testing::MatchesRegex("np-exec [0-9]+\\.[0-9]+\\.[0-9]+\n"));
 }
 
-TEST(VerbsTest, ErrorIsAJsonEnvelopeWhenStderrIsNotATerminal) {
+// Errors are in the format asked for, whatever stderr is (here a pipe):
+// plain text by default, the reference's envelope with
+// NP_EXEC_ERROR_FORMAT=json or for a verb run with --json.
+TEST(VerbsTest, ErrorIsOnePlainLineByDefault) {
   Lab lab;
-  RunResult r = lab.Run({"describe"}, lab.Env());
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"describe"},
+                                               {"--", "no-such-program-np"},
+                                               {"status", "--bogus"}}) {
+    RunResult r = lab.Run(args, lab.Env());
+    EXPECT_THAT(r.err, ::testing::StartsWith("np-exec: error: ")) << r.err;
+    EXPECT_NE(TextErrorCodeOf(r.err), "") << r.err;
+    EXPECT_TRUE(LastEnvelope(r.err).is_null()) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+  }
+  EXPECT_EQ(TextErrorCodeOf(lab.Run({"describe"}, lab.Env()).err), "isolation-missing-tier");
+  // Any value but "json" is the default.
+  std::vector<std::string> env = lab.Env();
+  SetEnv(env, "NP_EXEC_ERROR_FORMAT", "text");
+  EXPECT_EQ(TextErrorCodeOf(lab.Run({"describe"}, env).err), "isolation-missing-tier");
+}
+
+void ExpectEnvelope(const RunResult& r, const std::string& code) {
   json envelope = LastEnvelope(r.err);
   ASSERT_TRUE(envelope.is_object()) << r.err;
-  EXPECT_TRUE(envelope.contains("code"));
+  // The reference's shape exactly: code, message, details and nothing else.
+  EXPECT_EQ(envelope.size(), 3u) << envelope.dump();
+  EXPECT_EQ(envelope["code"], code);
   EXPECT_TRUE(envelope["message"].is_string());
   EXPECT_TRUE(envelope.contains("details"));
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line";
+  EXPECT_EQ(TextErrorCodeOf(r.err), "");
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+}
+
+TEST(VerbsTest, ErrorIsTheEnvelopeWithErrorFormatJson) {
+  Lab lab;
+  std::vector<std::string> env = lab.Env();
+  SetEnv(env, "NP_EXEC_ERROR_FORMAT", "json");
+  ExpectEnvelope(lab.Run({"describe"}, env), "isolation-missing-tier");
+  // The run path too, which has no --json of its own.
+  RunResult run = lab.Run({"--", "no-such-program-np"}, env);
+  EXPECT_EQ(run.exit_code, 127);
+  ExpectEnvelope(run, "program-not-found");
+}
+
+TEST(VerbsTest, ErrorIsTheEnvelopeForAVerbRunWithJson) {
+  Lab lab;
+  ExpectEnvelope(lab.Run({"describe", "--json"}, lab.Env()), "isolation-missing-tier");
+  // Also when the verb's own options do not parse.
+  ExpectEnvelope(lab.Run({"status", "--json", "--bogus"}, lab.Env()), "usage");
+  // A program's own --json is the program's: the run path's error stays text.
+  RunResult run = lab.Run({"--", "no-such-program-np", "--json"}, lab.Env());
+  EXPECT_EQ(TextErrorCodeOf(run.err), "program-not-found") << run.err;
+  lab.Config(R"({"isolation":{"tier":"container"}})");
+  RunResult status = lab.Run({"status", "--json"}, lab.Env());
+  EXPECT_EQ(status.exit_code, 1);
+  ExpectEnvelope(status, "isolation-container-unavailable");
 }
 
 // With stderr on a terminal the error is one human line, not JSON.
@@ -573,6 +650,100 @@ TEST(ShimsVerbTest, RefusesToClobberAForeignFile) {
   struct stat lst;
   ASSERT_EQ(lstat(foreign.c_str(), &lst), 0);
   EXPECT_TRUE(S_ISREG(lst.st_mode));
+}
+
+// shims remove takes np-exec's shims only: a file, a link to another
+// program, a copy of np-exec and the name np-exec are refused with a code,
+// and when one name is refused nothing is removed.
+TEST(ShimsVerbTest, RemoveTakesOnlyNpExecShims) {
+  Lab lab;
+  const std::string dir = lab.tmp().Path("shims");
+  ASSERT_EQ(lab.Run({"shims", "install", dir, "node", "claude"}, lab.Env()).exit_code, 0);
+  lab.tmp().Write("shims/notes", "mine\n");
+  ASSERT_EQ(symlink("/usr/bin/env", (dir + "/env").c_str()), 0);
+  std::filesystem::copy_file(NpExecBin(), dir + "/copy");
+  struct Refusal {
+    std::vector<std::string> names;
+    std::string code;
+  };
+  for (const Refusal& c : std::vector<Refusal>{{{"node", "notes"}, "shim-not-a-shim"},
+                                               {{"env"}, "shim-not-a-shim"},
+                                               {{"copy"}, "shim-not-a-shim"},
+                                               {{"node", "absent"}, "shim-not-found"},
+                                               {{"np-exec"}, "shim-bad-name"},
+                                               {{"../shims/node"}, "shim-bad-name"}}) {
+    std::vector<std::string> args = {"shims", "remove", dir};
+    args.insert(args.end(), c.names.begin(), c.names.end());
+    RunResult r = lab.Run(args, lab.Env());
+    EXPECT_EQ(r.exit_code, 1) << c.code;
+    EXPECT_EQ(TextErrorCodeOf(r.err), c.code) << r.err;
+    EXPECT_TRUE(r.out.empty());
+  }
+  for (const char* name : {"node", "claude", "notes", "env", "copy"}) {
+    struct stat st;
+    EXPECT_EQ(lstat((dir + "/" + name).c_str(), &st), 0) << name << " was removed";
+  }
+  RunResult removed = lab.Run({"shims", "remove", dir, "node", "claude", "--json"}, lab.Env());
+  ASSERT_EQ(removed.exit_code, 0) << removed.err;
+  EXPECT_EQ(ParseJson(removed.out), json({{"dir", dir}, {"removed", {"node", "claude"}}}));
+  EXPECT_FALSE(FileExists(dir + "/node"));
+  EXPECT_TRUE(FileExists(dir + "/notes"));
+  EXPECT_TRUE(FileExists(dir + "/copy"));
+}
+
+TEST(ShimsVerbTest, ListNamesWhatEachShimReaches) {
+  Lab lab;
+  const std::string dir = lab.tmp().Path("shims");
+  ASSERT_EQ(lab.Run({"shims", "install", dir, "sh", "np-nothing"}, lab.Env()).exit_code, 0);
+  lab.tmp().Write("shims/notes", "mine\n");
+  std::vector<std::string> env = lab.Env();
+  SetEnv(env, "PATH", dir + ":" + lab.FakePath());
+  RunResult r = lab.Run({"shims", "list", dir, "--json"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json out = ParseJson(r.out);
+  ASSERT_EQ(out["dirs"].size(), 1u) << r.out;
+  const json& shims = out["dirs"][0]["shims"];
+  ASSERT_EQ(shims.size(), 2u) << r.out << " (notes is not a shim)";
+  EXPECT_EQ(shims[0]["name"], "np-nothing");
+  EXPECT_EQ(shims[0]["error"], "shim-no-program");
+  EXPECT_EQ(shims[1]["name"], "sh");
+  EXPECT_EQ(shims[1]["program"], lab.tools() + "/sh");
+  EXPECT_EQ(lab.Run({"shims", "list"}, env).out,
+            dir + ":\n  np-nothing -> nothing real behind it on PATH (shim-no-program)\n  sh -> " +
+                lab.tools() + "/sh\n");
+  // Without DIR: the PATH entries holding shims; none here.
+  RunResult none = lab.Run({"shims", "list"}, lab.Env());
+  EXPECT_EQ(none.out, "no directory on PATH holds an np-exec shim\n");
+  RunResult missing = lab.Run({"shims", "list", lab.tmp().Path("absent")}, lab.Env());
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(TextErrorCodeOf(missing.err), "shim-dir-unreadable");
+}
+
+TEST(WhichVerbTest, NamesTheShimTheProgramAndTheTier) {
+  Lab lab;
+  const std::string dir = lab.tmp().Path("shims");
+  ASSERT_EQ(lab.Run({"shims", "install", dir, "sh"}, lab.Env()).exit_code, 0);
+  std::vector<std::string> env = lab.Env();
+  SetEnv(env, "PATH", dir + ":" + lab.FakePath());
+  lab.Config(R"({"isolation":{"tier":"worktree"}})");
+  RunResult r = lab.Run({"which", "sh", "--json"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json out = ParseJson(r.out);
+  EXPECT_EQ(out["shim"], json({{"path", dir + "/sh"}, {"path_entry", dir}}));
+  EXPECT_EQ(out["program"], lab.tools() + "/sh");
+  EXPECT_EQ(out["program_path_entry"], lab.tools());
+  EXPECT_EQ(out["tier"], "worktree");
+  EXPECT_EQ(out["effective_from"], "config");
+  EXPECT_EQ(out["runtime"], nullptr);
+  EXPECT_EQ(out["image"], nullptr);
+  // A name PATH finds as a real program first: not a shim.
+  RunResult real = lab.Run({"which", "cat"}, env);
+  EXPECT_EQ(real.exit_code, 0) << real.err;
+  EXPECT_THAT(real.out, HasSubstr("cat: not an np-exec shim; PATH finds " + lab.tools() + "/cat"));
+  RunResult absent = lab.Run({"which", "np-no-such-name"}, env);
+  EXPECT_EQ(absent.exit_code, 1);
+  EXPECT_EQ(TextErrorCodeOf(absent.err), "program-not-found");
+  EXPECT_THAT(absent.out, HasSubstr("np-no-such-name: not on PATH"));
 }
 
 // ---------------------------------------------------------------- doctor

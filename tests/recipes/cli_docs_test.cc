@@ -28,7 +28,8 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
 
-const std::vector<std::string> kVerbs = {"status", "describe", "probe", "wrap", "doctor", "shims"};
+const std::vector<std::string> kVerbs = {"status", "describe", "probe", "wrap",
+                                         "doctor", "shims",    "which"};
 
 std::string ManPath() { return SourceDir() + "/packaging/np-exec.1"; }
 std::string CompletionPath() { return SourceDir() + "/packaging/np-exec.bash-completion"; }
@@ -215,7 +216,8 @@ TEST(CliDocs, CompletionOffersVerbsTiersAndRuntimes) {
               UnorderedElementsAre("docker", "podman", "bwrap"));
   EXPECT_THAT(Complete({"np-exec", "describe", "container", "--runtime", "p"}),
               UnorderedElementsAre("podman"));
-  EXPECT_THAT(Complete({"np-exec", "shims", ""}), UnorderedElementsAre("install"));
+  EXPECT_THAT(Complete({"np-exec", "shims", ""}),
+              UnorderedElementsAre("install", "list", "remove"));
   // Every tier describe accepts is completed, and no other.
   for (const std::string& tier : Complete({"np-exec", "describe", ""})) {
     EXPECT_EQ(NpExec({"describe", tier, "--json"}).exit_code, 0) << tier;
@@ -277,9 +279,9 @@ TEST(CliDocs, ConfigurationListsEveryKey) {
 
 TEST(CliDocs, EnvironmentAndFilesAreDocumented) {
   const std::string env = SectionText("ENVIRONMENT");
-  for (const char* name :
-       {"NP_EXEC_TIER", "XDG_CONFIG_HOME", "DOCKER_HOST", "CONTAINER_HOST", "NP_EXEC_DEPTH",
-        "NP_EXEC_PRELOAD", "NP_EXEC_PRELOAD_NAMES", "NP_EXEC_PRELOAD_DISABLE", "TERM"}) {
+  for (const char* name : {"NP_EXEC_TIER", "XDG_CONFIG_HOME", "DOCKER_HOST", "CONTAINER_HOST",
+                           "NP_EXEC_ERROR_FORMAT", "NP_EXEC_DEPTH", "NP_EXEC_PRELOAD",
+                           "NP_EXEC_PRELOAD_NAMES", "NP_EXEC_PRELOAD_DISABLE", "TERM"}) {
     EXPECT_THAT(env, HasSubstr(name));
   }
   const std::string files = SectionText("FILES");

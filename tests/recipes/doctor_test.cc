@@ -141,6 +141,48 @@ TEST_F(DoctorTest, ListsTheShimsOnPath) {
   EXPECT_THAT(Doctor(lab_.Env())["shims_on_path"], IsEmpty());
 }
 
+// The text form is sentences, no JSON; a shim with nothing real behind it is
+// a warning (in the JSON too), and the last line says there are warnings.
+TEST_F(DoctorTest, TextNamesTheShimsAndFlagsOneWithNothingBehindIt) {
+  const std::string shims = lab_.tmp().Path("shims");
+  ASSERT_EQ(lab_.Run({"shims", "install", shims, "sh", "np-nothing-behind"}, lab_.Env()).exit_code,
+            0);
+  std::vector<std::string> env = lab_.Env();
+  SetEnv(env, "PATH", shims + ":" + lab_.FakePath());
+  RunResult text = lab_.Run({"doctor"}, env);
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("shims on PATH in " + shims + ": np-nothing-behind, sh\n"));
+  EXPECT_THAT(text.out, HasSubstr("warning: shim " + shims + "/np-nothing-behind: "));
+  EXPECT_THAT(text.out, HasSubstr("(np-exec shims remove DIR np-nothing-behind)"));
+  EXPECT_THAT(text.out, Not(HasSubstr("[")));
+  EXPECT_THAT(text.out, Not(HasSubstr("{")));
+  EXPECT_THAT(text.out, ::testing::EndsWith("warning(s) above\n"));
+  nlohmann::json report = Doctor(env);
+  ASSERT_EQ(report["shims_without_program"].size(), 1u) << report.dump();
+  EXPECT_EQ(report["shims_without_program"][0]["name"], "np-nothing-behind");
+  EXPECT_EQ(report["shims_without_program"][0]["error"], "shim-no-program");
+  EXPECT_EQ(report["ok"], true) << "a shim does not stop the tier from being delivered";
+}
+
+TEST_F(DoctorTest, DeepReportsInText) {
+  FakeRuntimeOptions options;
+  lab_.FakeDocker(options);
+  lab_.Config(R"({"isolation": {"tier": "container"}})");
+  RunResult ran = lab_.Run({"doctor", "--deep"}, EngineEnv());
+  EXPECT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_THAT(ran.out, HasSubstr("deep check: a no-op container planned as a real run ran and "
+                                 "exited 0\n"));
+  options.run_exit = 125;
+  lab_.FakeDocker(options);
+  RunResult failed = lab_.Run({"doctor", "--deep"}, EngineEnv());
+  EXPECT_EQ(failed.exit_code, 1);
+  EXPECT_THAT(failed.out, HasSubstr("deep check: a no-op container planned as a real run exited "
+                                    "125\n"));
+  EXPECT_THAT(failed.out, ::testing::EndsWith("the configured tier cannot be delivered\n"));
+  // Without --deep, no such line.
+  EXPECT_THAT(lab_.Run({"doctor"}, EngineEnv()).out, Not(HasSubstr("deep check")));
+}
+
 TEST_F(DoctorTest, ReportsTheInterposerLoadedAndInstalled) {
   std::vector<std::string> env = lab_.Env();
   nlohmann::json report = Doctor(env);
