@@ -43,7 +43,7 @@ while [ $# -gt 0 ]; do
     --build-dir) build_dir="$2"; shift ;;
     --no-build) do_build=0 ;;
     --out) out_dir="$2"; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
