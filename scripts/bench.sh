@@ -58,7 +58,7 @@ if [ "$short" = 1 ]; then
   R_PRELOAD=3 R_PEERS=3 PEER_WARM=1
 else
   R_DIRECT=400 R_PROBE=60 R_CONTAINER=40 R_RUNTIMES=30 WARM=5 MICRO_MIN=0.5
-  R_PRELOAD=15 R_PEERS=20 PEER_WARM=2
+  R_PRELOAD=20 R_PEERS=20 PEER_WARM=2
 fi
 
 if [ "$do_build" = 1 ]; then
@@ -67,7 +67,7 @@ if [ "$do_build" = 1 ]; then
   cmake -S "$src" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DNP_BUILD_BENCH=ON \
     -DNP_BUILD_TESTS=OFF >/dev/null
   cmake --build "$build_dir" -j "$(nproc)" --target np-exec np-micro-bench np-spawn-harness \
-    np-exec-preload np-spawn-loop
+    np-exec-preload np-spawn-loop np-empty-preload
 fi
 bin="$build_dir/bin"
 np="$bin/np-exec"
@@ -227,10 +227,13 @@ fi
 # --- 2b. the interposer where it does not wrap (issue 19) ------------------------
 # A dynamically linked host that posix_spawns /bin/true 1000 times, with and
 # without LD_PRELOAD: every child loads the library too, and none is wrapped.
+# An empty library preloaded the same way is the floor of any LD_PRELOAD.
 run --title preload --runs "$R_PRELOAD" --warmup "$PEER_WARM" \
   --cmd "1000 posix_spawns" --cwd "$direct" -- "$bin/np-spawn-loop" 1000 /bin/true \
   --cmd "same, LD_PRELOAD (nothing wrapped)" --cwd "$direct" \
-    --env "LD_PRELOAD=$work/bin/libnp-exec-preload.so" -- "$bin/np-spawn-loop" 1000 /bin/true
+    --env "LD_PRELOAD=$work/bin/libnp-exec-preload.so" -- "$bin/np-spawn-loop" 1000 /bin/true \
+  --cmd "same, an empty library preloaded" --cwd "$direct" \
+    --env "LD_PRELOAD=$bin/libnp-empty-preload.so" -- "$bin/np-spawn-loop" 1000 /bin/true
 
 # --- 2c. peers, side by side (issue 19) -------------------------------------------
 # Each peer runs in the same interleaved run as np-exec, with the same settings.
@@ -314,6 +317,7 @@ verdict "docker version / np-exec probe (speed-up)" "$probe_x" ">=" 10 x
 verdict "np-exec -- true / docker run (docker)" "$(rat container 'np-exec -- true (docker)')" "<=" 1.02 x
 verdict "np-exec -- true on bwrap, median per spawn" "$(med runtimes 'np-exec -- true (bwrap)')" "<=" 10 ms
 verdict "LD_PRELOAD, 1000 posix_spawns it does not wrap" "$(rat preload 'same, LD_PRELOAD (nothing wrapped)')" "<=" 1.02 x
+verdict "an empty LD_PRELOAD library (the floor, informative)" "$(rat preload 'same, an empty library preloaded')" "<=" 1.02 x
 verdict "srt / np-exec on bwrap, /bin/true" "$(rat peers-bwrap-true 'srt /bin/true')" ">=" 50 x
 verdict "srt / np-exec on bwrap, a write" "$(rat peers-bwrap-write 'srt write into the project')" ">=" 50 x
 verdict "reference node path / np-exec on docker" \
