@@ -47,7 +47,7 @@ static int Runnable(const char *path, struct stat *st) {
   return stat(path, st) == 0 && S_ISREG(st->st_mode) && access(path, X_OK) == 0;
 }
 
-enum NpDecision NpDecidePath(const char *path, char *resolved, char *np_exec) {
+enum NpDecision NpDecidePath(const char *path, char *resolved, char *np_exec, int keep) {
   const struct NpPreloadConfig *c = &np_preload_config;
   if (!c->active || path == NULL || path[0] == '\0') return kNpPassThrough;
   if (!IsConfiguredName(BaseName(path))) return kNpPassThrough;
@@ -59,7 +59,7 @@ enum NpDecision NpDecidePath(const char *path, char *resolved, char *np_exec) {
     /* Only now, for a configured program about to run, is np-exec looked
      * for (the first time in this process; kept afterwards). */
     struct NpExecIdentity scratch;
-    const struct NpExecIdentity *id = NpFindNpExec(&scratch);
+    const struct NpExecIdentity *id = NpFindNpExec(&scratch, keep);
     if (!id->found) {
       decision = kNpRefuse;
     } else if (id->is_self) {
@@ -73,10 +73,10 @@ enum NpDecision NpDecidePath(const char *path, char *resolved, char *np_exec) {
   return decision;
 }
 
-enum NpDecision NpDecideFile(const char *file, char *resolved, char *np_exec) {
+enum NpDecision NpDecideFile(const char *file, char *resolved, char *np_exec, int keep) {
   const struct NpPreloadConfig *c = &np_preload_config;
   if (!c->active || file == NULL || file[0] == '\0') return kNpPassThrough;
-  if (strchr(file, '/') != NULL) return NpDecidePath(file, resolved, np_exec);
+  if (strchr(file, '/') != NULL) return NpDecidePath(file, resolved, np_exec, keep);
   /* A bare name: its basename is itself, so most calls stop here. */
   if (!IsConfiguredName(file)) return kNpPassThrough;
   const char *path = getenv("PATH"); /* Reads environ; no allocation. */
@@ -101,7 +101,7 @@ enum NpDecision NpDecideFile(const char *file, char *resolved, char *np_exec) {
       memcpy(candidate + n, file, file_length + 1);
       if (NpAbsolute(candidate, resolved) && Runnable(resolved, &st)) {
         errno = saved;
-        return NpDecidePath(resolved, resolved, np_exec);
+        return NpDecidePath(resolved, resolved, np_exec, keep);
       }
     }
     if (*end == '\0') break;

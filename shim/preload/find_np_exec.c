@@ -8,11 +8,13 @@
  * so it keeps decide.c's rules: stack buffers and system calls only; no
  * malloc, no locks, no stdio. That is why the canonical path comes from
  * /proc/self/fd of an O_PATH descriptor rather than realpath(3), which may
- * allocate. The answer is kept for the rest of the process: published once
- * through an atomic state word (no lock). A caller that finds another one
- * still publishing uses its own copy. A vfork child shares the parent's
- * memory and may publish for it; it then publishes exactly what the parent
- * would have found.
+ * allocate. What posix_spawn(p) finds is kept for the rest of the process:
+ * published once through an atomic state word (no lock); a caller that finds
+ * another one still publishing uses its own copy. An exec only reads what is
+ * kept: it replaces the process when it succeeds, so keeping would gain
+ * nothing, and it may run in a vfork child that shares the parent's memory
+ * after changing its own view of the file system (chroot, setns), whose
+ * answer must not become the parent's.
  *
  * Nothing here comes from the environment at the time of the exec: the
  * places looked in were noted by the constructor from the environment at
@@ -98,7 +100,7 @@ static void Find(struct NpExecIdentity *id) {
   }
 }
 
-const struct NpExecIdentity *NpFindNpExec(struct NpExecIdentity *scratch) {
+const struct NpExecIdentity *NpFindNpExec(struct NpExecIdentity *scratch, int keep) {
   if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == kResolved) return &kept;
   const int saved = errno;
   scratch->found = 0;
@@ -114,8 +116,8 @@ const struct NpExecIdentity *NpFindNpExec(struct NpExecIdentity *scratch) {
   }
   errno = saved;
   int expected = kUnresolved;
-  if (__atomic_compare_exchange_n(&state, &expected, kPublishing, 0, __ATOMIC_ACQ_REL,
-                                  __ATOMIC_ACQUIRE)) {
+  if (keep && __atomic_compare_exchange_n(&state, &expected, kPublishing, 0, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE)) {
     kept = *scratch;
     __atomic_store_n(&state, kResolved, __ATOMIC_RELEASE);
   }

@@ -87,7 +87,7 @@ static int Refused(const char *path) {
 NP_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
   char resolved[PATH_MAX];
   char np_exec[PATH_MAX];
-  switch (NpDecidePath(path, resolved, np_exec)) {
+  switch (NpDecidePath(path, resolved, np_exec, 0)) {
     case kNpWrap:
       return ExecWrapped(np_exec, resolved, argv, envp);
     case kNpRefuse:
@@ -101,7 +101,7 @@ NP_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
 NP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
   char resolved[PATH_MAX];
   char np_exec[PATH_MAX];
-  switch (NpDecideFile(file, resolved, np_exec)) {
+  switch (NpDecideFile(file, resolved, np_exec, 0)) {
     case kNpWrap:
       return ExecWrapped(np_exec, resolved, argv, envp);
     case kNpRefuse:
@@ -201,7 +201,7 @@ NP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
                           const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
   char resolved[PATH_MAX];
   char np_exec[PATH_MAX];
-  switch (NpDecidePath(path, resolved, np_exec)) {
+  switch (NpDecidePath(path, resolved, np_exec, 1)) {
     case kNpWrap:
       return SpawnWrapped(pid, np_exec, resolved, actions, attr, argv, envp);
     case kNpRefuse:
@@ -217,7 +217,7 @@ NP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
                            const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
   char resolved[PATH_MAX];
   char np_exec[PATH_MAX];
-  switch (NpDecideFile(file, resolved, np_exec)) {
+  switch (NpDecideFile(file, resolved, np_exec, 1)) {
     case kNpWrap:
       return SpawnWrapped(pid, np_exec, resolved, actions, attr, argv, envp);
     case kNpRefuse:

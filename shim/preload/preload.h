@@ -55,11 +55,11 @@ struct NpExecIdentity {
   char path[PATH_MAX]; /* Canonical where /proc tells it, else as configured. */
 };
 
-/* np-exec for this process: looked for once, at the first call, and kept
- * (published without a lock; see find_np_exec.c). Returns the kept answer,
- * or `scratch` filled in when none is kept yet. Async-signal-safe: stack
+/* np-exec for this process: the kept answer when there is one, otherwise
+ * `scratch` filled in by a lookup, which is kept for the process when `keep`
+ * (published without a lock; see find_np_exec.c). Async-signal-safe: stack
  * buffers and system calls only. */
-NP_HIDDEN const struct NpExecIdentity *NpFindNpExec(struct NpExecIdentity *scratch);
+NP_HIDDEN const struct NpExecIdentity *NpFindNpExec(struct NpExecIdentity *scratch, int keep);
 
 /* Writes `path` made absolute against the working directory into `out`
  * (PATH_MAX bytes); 0 when it does not fit or there is no working
@@ -75,14 +75,17 @@ enum NpDecision {
 
 /* Decides for a target given as a path (it contains a slash) and, for
  * kNpWrap, writes its absolute form into `resolved` and np-exec's path into
- * `np_exec` (PATH_MAX bytes each). Async-signal-safe: stack buffers and
- * system calls only. */
-NP_HIDDEN enum NpDecision NpDecidePath(const char *path, char *resolved, char *np_exec);
+ * `np_exec` (PATH_MAX bytes each). `keep`: the caller is the process that
+ * stays (posix_spawn), which may keep what a lookup of np-exec found; an
+ * exec may run in a vfork child, sharing the parent's memory after a chroot
+ * or setns of its own, so it only reads what is kept. Async-signal-safe:
+ * stack buffers and system calls only. */
+NP_HIDDEN enum NpDecision NpDecidePath(const char *path, char *resolved, char *np_exec, int keep);
 
 /* Same for the p variants: `file` is searched on PATH the way glibc's
  * execvp does (PATH of the calling process, "/bin:/usr/bin" when unset)
  * when it has no slash. Async-signal-safe. */
-NP_HIDDEN enum NpDecision NpDecideFile(const char *file, char *resolved, char *np_exec);
+NP_HIDDEN enum NpDecision NpDecideFile(const char *file, char *resolved, char *np_exec, int keep);
 
 /* Counts argv entries; -1 when there are more than kNpMaxArgs. */
 NP_HIDDEN long NpCountArgs(char *const argv[]);
