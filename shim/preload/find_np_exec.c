@@ -35,7 +35,7 @@ static int state = kUnresolved;
 static struct NpExecIdentity kept;
 
 /* The path /proc gives for `fd`, into `out` (PATH_MAX bytes); otherwise (no
- * /proc) `given` as it is. 0 when neither fits. */
+ * /proc, or a path too long for it) `given` as it is. 0 when neither fits. */
 static int CanonicalPath(int fd, const char *given, char *out) {
   char link[32] = "/proc/self/fd/";
   char digits[16];
@@ -47,7 +47,8 @@ static int CanonicalPath(int fd, const char *given, char *out) {
   while (n > 0) link[at++] = digits[--n];
   link[at] = '\0';
   ssize_t length = readlink(link, out, PATH_MAX - 1);
-  if (length > 0 && out[0] == '/') {
+  /* A result that fills the buffer may be cut short: not used. */
+  if (length > 0 && length < PATH_MAX - 1 && out[0] == '/') {
     out[length] = '\0';
     return 1;
   }
