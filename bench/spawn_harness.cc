@@ -21,8 +21,16 @@
 // A command's stdout and stderr go to /dev/null; stdin is /dev/null. A spawn
 // that exits non-zero is an error: the harness says which and exits 1, since a
 // failing command is fast for the wrong reason.
+//
+// Besides the wall time, each spawn's CPU time (user + system) and peak
+// resident memory come from wait4: both count the command's descendants that
+// it waited for (the peak is the largest single process of the tree, as
+// /usr/bin/time -v reports it), so a wrapper and what it starts count as one.
+// The ratios are reported with their minimum, median and maximum over the
+// rounds.
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +53,8 @@ struct Command {
   std::vector<std::string> env;  // NAME=VALUE entries, the harness's own edited.
   std::vector<std::string> argv;
   std::vector<double> ms;
+  std::vector<double> cpu_ms;  // User + system time of the spawn's tree.
+  long max_rss_kb = 0;         // Largest peak RSS of one process of the tree, over all spawns.
   int failures = 0;
   int last_status = 0;
 };
@@ -204,8 +214,9 @@ double SpawnOnce(Command& c, long unique) {
   const double t0 = NowMs();
   int rc = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
   int status = 0;
+  rusage usage{};
   if (rc == 0) {
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
     }
   }
   const double t1 = NowMs();
@@ -221,6 +232,11 @@ double SpawnOnce(Command& c, long unique) {
     c.last_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return -1;
   }
+  auto ms = [](const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) * 1e3 + static_cast<double>(tv.tv_usec) / 1e3;
+  };
+  c.cpu_ms.push_back(ms(usage.ru_utime) + ms(usage.ru_stime));
+  c.max_rss_kb = std::max(c.max_rss_kb, usage.ru_maxrss);
   return t1 - t0;
 }
 
@@ -257,6 +273,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  for (Command& c : cmds) c.cpu_ms.clear();
   // ratios[i][r]: command i / command 0 in round r.
   std::vector<std::vector<double>> ratios(k);
   for (int r = 0; r < options.runs; ++r) {
@@ -277,19 +294,27 @@ int main(int argc, char** argv) {
   }
 
   if (!options.title.empty()) std::printf("## %s\n", options.title.c_str());
-  std::printf("%-44s %6s %10s %10s %10s %12s\n", "command", "runs", "median ms", "p90 ms", "min ms",
-              "ratio (med)");
+  std::printf("%-44s %6s %10s %10s %10s %12s %17s %9s %9s\n", "command", "runs", "median ms",
+              "p90 ms", "min ms", "ratio (med)", "ratio min..max", "cpu ms", "max KB");
   FILE* tsv = options.tsv.empty() ? nullptr : std::fopen(options.tsv.c_str(), "a");
   for (size_t i = 0; i < k; ++i) {
     const Command& c = cmds[i];
     const double ratio = i == 0 ? 1.0 : Quantile(ratios[i], 0.5);
-    std::printf("%-44s %6zu %10.3f %10.3f %10.3f %12.3f\n", c.label.c_str(), c.ms.size(),
-                Quantile(c.ms, 0.5), Quantile(c.ms, 0.9),
-                c.ms.empty() ? 0 : *std::min_element(c.ms.begin(), c.ms.end()), ratio);
+    const double ratio_min =
+        i == 0 || ratios[i].empty() ? 1.0 : *std::min_element(ratios[i].begin(), ratios[i].end());
+    const double ratio_max =
+        i == 0 || ratios[i].empty() ? 1.0 : *std::max_element(ratios[i].begin(), ratios[i].end());
+    std::printf("%-44s %6zu %10.3f %10.3f %10.3f %12.3f %8.3f..%-8.3f %9.3f %9ld\n",
+                c.label.c_str(), c.ms.size(), Quantile(c.ms, 0.5), Quantile(c.ms, 0.9),
+                c.ms.empty() ? 0 : *std::min_element(c.ms.begin(), c.ms.end()), ratio, ratio_min,
+                ratio_max, Quantile(c.cpu_ms, 0.5), c.max_rss_kb);
+    // Columns: title, label, baseline, runs, median ms, p90 ms, ratio (median),
+    // ratio min, ratio max, median cpu ms, max RSS KB.
     if (tsv != nullptr) {
-      std::fprintf(tsv, "%s\t%s\t%s\t%zu\t%.3f\t%.3f\t%.4f\n", options.title.c_str(),
-                   c.label.c_str(), cmds[0].label.c_str(), c.ms.size(), Quantile(c.ms, 0.5),
-                   Quantile(c.ms, 0.9), ratio);
+      std::fprintf(tsv, "%s\t%s\t%s\t%zu\t%.3f\t%.3f\t%.4f\t%.4f\t%.4f\t%.3f\t%ld\n",
+                   options.title.c_str(), c.label.c_str(), cmds[0].label.c_str(), c.ms.size(),
+                   Quantile(c.ms, 0.5), Quantile(c.ms, 0.9), ratio, ratio_min, ratio_max,
+                   Quantile(c.cpu_ms, 0.5), c.max_rss_kb);
     }
     if (c.failures > 0) {
       std::fprintf(stderr, "np-spawn-harness: \"%s\" failed %d of %d runs (last status %d)\n",

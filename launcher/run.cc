@@ -140,8 +140,6 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
                                    const HostFacts& host, const Reporter& reporter,
                                    const SpawnLog& log, const TrustGate& trust,
                                    nlohmann::json tier_record, egress::EgressSession* session) {
-  absl::Status ready = driver.Preflight(plan, endpoint);
-  if (!ready.ok()) return log.Refuse(std::move(tier_record), ready);
   // Missing protected paths get placeholders for exactly this spawn, held
   // until it ends (the last spawn of the project removes them).
   absl::StatusOr<ProtectedPlaceholders> placeholders =

@@ -21,7 +21,14 @@
 #        probe:     docker version --format ... | np-exec probe
 #        container: docker run <np-exec's own argv> | np-exec -- true | node -e 0
 #        runtimes:  np-exec -- true on bwrap | docker | podman, and bare bwrap
+#        preload:   1000 posix_spawns of /bin/true | the same under LD_PRELOAD
+#        peers (issue 19), each np-exec against a peer, same settings:
+#          bwrap:   np-exec -- true | srt true; np-exec -- sh -c WRITE | srt ...
+#          docker:  np-exec -- true | node + docker version + docker run
 #   3. A summary: each target, the measured value, met or missed.
+# srt is Anthropic's sandbox-runtime from the npm registry (pinned: SRT_VERSION),
+# installed into <build-dir>/peers; it needs Debian's socat and ripgrep, which
+# are installed with apt-get when missing and the script runs as root.
 # Scenarios whose runtime is missing (no docker daemon, no podman, no bwrap)
 # are skipped with a note, never counted as failures.
 set -euo pipefail
@@ -36,7 +43,7 @@ while [ $# -gt 0 ]; do
     --build-dir) build_dir="$2"; shift ;;
     --no-build) do_build=0 ;;
     --out) out_dir="$2"; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -48,8 +55,10 @@ case "$build_dir" in /*) ;; *) build_dir="$PWD/$build_dir" ;; esac
 
 if [ "$short" = 1 ]; then
   R_DIRECT=40 R_PROBE=10 R_CONTAINER=3 R_RUNTIMES=3 WARM=2 MICRO_MIN=0.05
+  R_PRELOAD=3 R_PEERS=3 PEER_WARM=1
 else
   R_DIRECT=400 R_PROBE=60 R_CONTAINER=40 R_RUNTIMES=30 WARM=5 MICRO_MIN=0.5
+  R_PRELOAD=20 R_PEERS=20 PEER_WARM=2
 fi
 
 if [ "$do_build" = 1 ]; then
@@ -57,12 +66,13 @@ if [ "$do_build" = 1 ]; then
   # Tests off: the benchmarks must not depend on every test compiling.
   cmake -S "$src" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DNP_BUILD_BENCH=ON \
     -DNP_BUILD_TESTS=OFF >/dev/null
-  cmake --build "$build_dir" -j "$(nproc)" --target np-exec np-micro-bench np-spawn-harness
+  cmake --build "$build_dir" -j "$(nproc)" --target np-exec np-micro-bench np-spawn-harness \
+    np-exec-preload np-spawn-loop np-empty-preload
 fi
 bin="$build_dir/bin"
 np="$bin/np-exec"
 harness="$bin/np-spawn-harness"
-for f in "$np" "$harness" "$bin/np-micro-bench"; do
+for f in "$np" "$harness" "$bin/np-micro-bench" "$bin/np-spawn-loop"; do
   [ -x "$f" ] || { echo "bench.sh: $f is not built" >&2; exit 1; }
 done
 
@@ -80,6 +90,8 @@ built_np="$np"
 mkdir -p "$work/bin"
 install -m 0755 "$built_np" "$work/bin/np-exec"
 np="$work/bin/np-exec"
+# The interposer beside it, as installed (it finds np-exec in the same directory).
+install -m 0644 "$bin/libnp-exec-preload.so" "$work/bin/libnp-exec-preload.so"
 out_dir="${out_dir:-$build_dir/bench-results}"
 mkdir -p "$out_dir"
 tsv="$out_dir/spawn.tsv"
@@ -212,6 +224,79 @@ if [ "${#rt[@]}" -gt 0 ] && [ "$(printf '%s\n' "${rt[@]}" | grep -c '^--cmd$')" 
   run --title runtimes --runs "$R_RUNTIMES" --warmup "$WARM" "${rt[@]}"
 fi
 
+# --- 2b. the interposer where it does not wrap (issue 19) ------------------------
+# A dynamically linked host that posix_spawns /bin/true 1000 times, with and
+# without LD_PRELOAD: every child loads the library too, and none is wrapped.
+# An empty library preloaded the same way is the floor of any LD_PRELOAD.
+run --title preload --runs "$R_PRELOAD" --warmup "$PEER_WARM" \
+  --cmd "1000 posix_spawns" --cwd "$direct" -- "$bin/np-spawn-loop" 1000 /bin/true \
+  --cmd "same, LD_PRELOAD (nothing wrapped)" --cwd "$direct" \
+    --env "LD_PRELOAD=$work/bin/libnp-exec-preload.so" -- "$bin/np-spawn-loop" 1000 /bin/true \
+  --cmd "same, an empty library preloaded" --cwd "$direct" \
+    --env "LD_PRELOAD=$bin/libnp-empty-preload.so" -- "$bin/np-spawn-loop" 1000 /bin/true
+
+# --- 2c. peers, side by side (issue 19) -------------------------------------------
+# Each peer runs in the same interleaved run as np-exec, with the same settings.
+SRT_VERSION="${SRT_VERSION:-0.0.83}"
+peers_dir="$build_dir/peers"
+srt=""
+install_srt() {  # Leaves srt's path in $srt, or "" with a note.
+  local need=()
+  command -v socat >/dev/null || need+=(socat)
+  command -v rg >/dev/null || need+=(ripgrep)
+  if [ "${#need[@]}" -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}" \
+        >"$work/apt.log" 2>&1 || { echo "(apt-get install ${need[*]} failed: srt rows skipped)"; return; }
+    else
+      echo "(srt needs ${need[*]}: srt rows skipped)"; return
+    fi
+  fi
+  command -v npm >/dev/null || { echo "(no npm: srt rows skipped)"; return; }
+  local pkg="$peers_dir/node_modules/@anthropic-ai/sandbox-runtime/package.json"
+  if [ ! -f "$pkg" ] || [ "$(jq -r .version "$pkg")" != "$SRT_VERSION" ]; then
+    mkdir -p "$peers_dir"
+    if ! npm install --prefix "$peers_dir" --no-audit --no-fund --loglevel=error \
+        "@anthropic-ai/sandbox-runtime@$SRT_VERSION" >"$work/npm.log" 2>&1; then
+      echo "(npm install of srt $SRT_VERSION failed: srt rows skipped; see below)"
+      tail -5 "$work/npm.log"
+      return
+    fi
+  fi
+  srt="$peers_dir/node_modules/.bin/srt"
+  [ -x "$srt" ] || { echo "(srt not found after install: srt rows skipped)"; srt=""; }
+}
+
+echo "== peers"
+if command -v bwrap >/dev/null; then
+  install_srt
+  if [ -n "$srt" ]; then
+    # srt's settings equivalent to np-exec's bubblewrap tier with network
+    # "none": no host is allowed (no network), reads are open, and writes
+    # go only to the project.
+    jq -n --arg project "$cbwrap" '{network: {allowedDomains: [], deniedDomains: []},
+      filesystem: {denyRead: [], allowWrite: [$project], denyWrite: []}}' >"$work/srt-settings.json"
+    srt_cmd=("$srt" --settings "$work/srt-settings.json")
+    write=(sh -c 'echo np >>bench-write.txt')
+    run --title peers-bwrap-true --runs "$R_PEERS" --warmup "$PEER_WARM" \
+      --cmd "np-exec -- /bin/true (bwrap)" --cwd "$cbwrap" -- "$np" -- /bin/true \
+      --cmd "srt /bin/true" --cwd "$cbwrap" -- "${srt_cmd[@]}" /bin/true
+    run --title peers-bwrap-write --runs "$R_PEERS" --warmup "$PEER_WARM" \
+      --cmd "np-exec -- write into the project (bwrap)" --cwd "$cbwrap" -- "$np" -- "${write[@]}" \
+      --cmd "srt write into the project" --cwd "$cbwrap" -- "${srt_cmd[@]}" "${write[@]}"
+  fi
+else
+  echo "(bwrap not installed: srt rows skipped)"
+fi
+if [ "$have_docker" = 1 ] && command -v node >/dev/null; then
+  run --title peers-docker --runs "$R_PEERS" --warmup "$PEER_WARM" \
+    --cmd "np-exec -- true (docker)" --cwd "$cdocker" -- "$np" -- true \
+    --cmd "reference: node + docker version + docker run" --cwd "$cdocker" -- \
+      node "$src/bench/reference_path.js" "${dargv[@]}"
+else
+  echo "(no docker daemon or no node: the reference row is skipped)"
+fi
+
 # --- 3. summary -----------------------------------------------------------------
 echo "== targets (design.md section 6, issue 9)"
 med() { awk -F'\t' -v t="$1" -v l="$2" '$1==t && $2==l {print $5}' "$tsv" | tail -1; }
@@ -231,6 +316,14 @@ probe_x="$(awk -v r="$(rat probe 'np-exec probe')" 'BEGIN{ if (r > 0) printf "%.
 verdict "docker version / np-exec probe (speed-up)" "$probe_x" ">=" 10 x
 verdict "np-exec -- true / docker run (docker)" "$(rat container 'np-exec -- true (docker)')" "<=" 1.02 x
 verdict "np-exec -- true on bwrap, median per spawn" "$(med runtimes 'np-exec -- true (bwrap)')" "<=" 10 ms
+verdict "LD_PRELOAD, 1000 posix_spawns it does not wrap" "$(rat preload 'same, LD_PRELOAD (nothing wrapped)')" "<=" 1.02 x
+verdict "an empty LD_PRELOAD library (the floor, informative)" "$(rat preload 'same, an empty library preloaded')" "<=" 1.02 x
+verdict "srt / np-exec on bwrap, /bin/true" "$(rat peers-bwrap-true 'srt /bin/true')" ">=" 50 x
+verdict "srt / np-exec on bwrap, a write" "$(rat peers-bwrap-write 'srt write into the project')" ">=" 50 x
+verdict "reference node path / np-exec on docker" \
+  "$(rat peers-docker 'reference: node + docker version + docker run')" ">=" 1 x
+echo "== peers: ratio min / median / max over the rounds, peak RSS of the tree (KB)"
+awk -F'\t' '$1 ~ /^(peers-|preload)/ {printf "%-20s %-46s %7.3f %7.3f %7.3f %9d\n", $1, $2, $8, $7, $9, $11}' "$tsv"
 if [ "$short" = 1 ]; then
   echo "(--short: few repetitions; the ratios are indicative and never fail the run)"
 fi

@@ -77,8 +77,10 @@ install_packages() {
   local required=(build-essential cmake clang-format libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev
     googletest libbenchmark-dev libseccomp-dev clang libclang-rt-14-dev docker.io podman catatonit
     busybox-static bubblewrap tini jq groff-base util-linux iproute2)
-  # lintian and python3-debian: the package step (scripts/check-package.sh).
-  local optional=(hyperfine lintian python3-debian)
+  # lintian and python3-debian: the package step (scripts/check-package.sh);
+  # strace: the interposer's no-system-call test (skipped without it); socat and
+  # ripgrep: srt's, the peer bench.sh measures (it installs them itself too).
+  local optional=(hyperfine lintian python3-debian strace socat ripgrep)
   # The interposer's real-node tests exec /usr/bin/node itself.
   [ -x /usr/bin/node ] || required+=(nodejs)
   # scripts/build-agent-image.sh installs the agent CLIs with the host's npm.

@@ -103,10 +103,6 @@ class BwrapDriverImpl : public RuntimeDriver {
     return {};
   }
 
-  absl::Status Preflight(const SpawnPlan& /*plan*/, const Endpoint& /*endpoint*/) const override {
-    return absl::OkStatus();
-  }
-
   absl::StatusOr<RunOutcome> Run(const SpawnPlan& plan, const Endpoint& /*endpoint*/,
                                  const HostFacts& host,
                                  const std::vector<Companion>& companions) const override {

@@ -3,10 +3,9 @@
 //
 // The run path, wrap, status and doctor never branch on which runtime they
 // use: they ask its driver to resolve its binary and endpoint, probe it, add
-// its facts to a spawn, check what must hold right before running, run a
-// plan under supervision, clean up after a run and reap what killed runs left
-// behind. Core's runtime table (core/runtime.h) holds the runtime's plain
-// traits and argv builder. Touches processes and sockets.
+// its facts to a spawn, run a plan under supervision, clean up after a run and
+// reap what killed runs left behind. Core's runtime table (core/runtime.h) holds the runtime's
+// plain traits and argv builder. Touches processes and sockets.
 #ifndef NP_EXEC_LAUNCHER_RUNTIME_DRIVER_H_
 #define NP_EXEC_LAUNCHER_RUNTIME_DRIVER_H_
 
@@ -68,13 +67,11 @@ class RuntimeDriver {
   // runtime has no engine or it does not say.
   virtual std::vector<std::string> EngineStatePaths(const Endpoint& endpoint) const = 0;
 
-  // What must hold right before the run (the image is present); nothing has
-  // run when it fails.
-  virtual absl::Status Preflight(const SpawnPlan& plan, const Endpoint& endpoint) const = 0;
-
   // Runs the plan to completion as np-exec's supervised child, with
   // `companions` (the egress proxy) alive beside it. An error means the
-  // program did not run (the runtime could not be executed or did not come up).
+  // program did not run (the runtime could not be executed or did not come
+  // up, or its image is missing: the client's own failure tells, and only
+  // then is the engine asked).
   virtual absl::StatusOr<RunOutcome> Run(const SpawnPlan& plan, const Endpoint& endpoint,
                                          const HostFacts& host,
                                          const std::vector<Companion>& companions) const = 0;

@@ -132,15 +132,6 @@ class EngineDriver : public RuntimeDriver {
     return clean;
   }
 
-  absl::Status Preflight(const SpawnPlan& plan, const Endpoint& endpoint) const override {
-    // Without a socket the client's own failure tells (Run's note).
-    if (!endpoint.socket.has_value() || plan.pull_missing) return absl::OkStatus();
-    if (ImageOnSocket(endpoint, plan.image) == false) {
-      return ImageMissingError(plan.image, RuntimeName(flavor_.runtime));
-    }
-    return absl::OkStatus();
-  }
-
   absl::StatusOr<RunOutcome> Run(const SpawnPlan& plan, const Endpoint& endpoint,
                                  const HostFacts& host,
                                  const std::vector<Companion>& companions) const override {
@@ -181,12 +172,14 @@ class EngineDriver : public RuntimeDriver {
     if (outcome.result.start_errno != 0) {
       return RuntimeNotExecutable(plan.exec_path, outcome.result.start_errno);
     }
-    if (outcome.result.exit_code == 125 && !socket.has_value() && !plan.pull_missing) {
-      // Without an API socket the image was not checked beforehand; 125 is
-      // the runtime's own failure, and a missing image is the usual one.
-      if (ImagePresent(plan.image, endpoint, host) == false) {
-        outcome.note = ImageMissingError(plan.image, RuntimeName(flavor_.runtime));
-      }
+    // The image is not asked for before the client starts: the client's own
+    // create request finds out anyway (--pull=never fails it, and nothing
+    // runs), so a check beforehand would be one more engine round trip on
+    // every spawn (issue 19). 125 is the client's own failure; only then is
+    // the engine asked, and a missing image becomes np-exec's clear error.
+    if (outcome.result.exit_code == 125 && !plan.pull_missing &&
+        ImagePresent(plan.image, endpoint, host) == false) {
+      return ImageMissingError(plan.image, RuntimeName(flavor_.runtime));
     }
     return outcome;
   }

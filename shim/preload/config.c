@@ -1,12 +1,13 @@
 /* The constructor: reads the interposer's configuration once, at load, into
  * np_preload_config. Everything here may allocate and take locks (dladdr,
- * realpath, getenv): it runs while the process is still single-threaded
- * loading its libraries, never between fork and exec. */
+ * getenv): it runs while the process is still single-threaded loading its
+ * libraries, never between fork and exec. It makes no system call in the
+ * usual case (an absolute LD_PRELOAD, no NP_EXEC_EXEC_PID): every process of
+ * the tree loads it, and most never exec a configured program. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shim/preload/preload.h"
@@ -35,47 +36,38 @@ static void LoadNames(const char *list) {
   }
 }
 
-/* Accepts `candidate` as np-exec when it is an executable regular file. */
-static int UseNpExec(const char *candidate) {
-  struct NpPreloadConfig *c = &np_preload_config;
-  char real[PATH_MAX];
-  struct stat st;
-  if (realpath(candidate, real) == NULL || stat(real, &st) != 0 || !S_ISREG(st.st_mode) ||
-      access(real, X_OK) != 0) {
-    return 0;
-  }
-  strcpy(c->np_exec_path, real);
-  c->np_exec_dev = st.st_dev;
-  c->np_exec_ino = st.st_ino;
-  c->have_np_exec = 1;
-  return 1;
+/* Copies `path` made absolute into `out` (PATH_MAX bytes), "" when it does
+ * not fit. Only a relative path costs a system call (getcwd): it must be
+ * resolved against the working directory of the moment the library loaded,
+ * as it always was, not of a later exec. */
+static void CopyAbsolute(const char *path, char *out) {
+  if (!NpAbsolute(path, out)) out[0] = '\0';
 }
 
-/* NP_EXEC_PRELOAD names np-exec explicitly; otherwise it is looked for
- * beside this library: the same directory (a build tree, where both land in
- * bin/), then ../bin and ../../bin (installed as PREFIX/lib/np-exec/). */
-static void FindNpExec(void) {
+/* Records where np-exec is to be looked for, without looking: the lookup
+ * itself (find_np_exec.c) waits for the first exec of a configured program.
+ * NP_EXEC_PRELOAD names np-exec explicitly; otherwise it is looked for beside
+ * this library, whose file the loader names (dladdr reads the loader's own
+ * list: no system call). */
+static void NoteWhereNpExecIs(void) {
   const char *explicit_path = getenv("NP_EXEC_PRELOAD");
   if (explicit_path != NULL && explicit_path[0] != '\0') {
-    /* An explicit path that does not work is not silently replaced by a
-     * guess: matching execs are then refused (fail closed). */
-    UseNpExec(explicit_path);
+    /* An explicit path that does not work (or does not fit) is never
+     * replaced by a guess: matching execs are then refused (fail closed). */
+    np_preload_config.np_exec_explicit = 1;
+    CopyAbsolute(explicit_path, np_preload_config.explicit_np_exec);
     return;
   }
   Dl_info info;
   if (dladdr(&np_preload_config, &info) == 0 || info.dli_fname == NULL) return;
-  char library[PATH_MAX];
-  if (realpath(info.dli_fname, library) == NULL) return;
-  char *slash = strrchr(library, '/');
-  if (slash == NULL) return;
-  *slash = '\0';
-  static const char *const kRelative[] = {"/np-exec", "/../bin/np-exec", "/../../bin/np-exec"};
-  for (size_t i = 0; i < sizeof(kRelative) / sizeof(kRelative[0]); ++i) {
-    char candidate[PATH_MAX];
-    if (strlen(library) + strlen(kRelative[i]) >= sizeof(candidate)) continue;
-    strcpy(candidate, library);
-    strcat(candidate, kRelative[i]);
-    if (UseNpExec(candidate)) return;
+  /* The loader keeps its name of the library for as long as it is loaded. */
+  if (info.dli_fname[0] == '/') {
+    np_preload_config.library_path = info.dli_fname;
+    return;
+  }
+  CopyAbsolute(info.dli_fname, np_preload_config.relative_library);
+  if (np_preload_config.relative_library[0] != '\0') {
+    np_preload_config.library_path = np_preload_config.relative_library;
   }
 }
 
@@ -103,16 +95,7 @@ __attribute__((constructor)) static void NpPreloadInit(void) {
   const char *names = getenv("NP_EXEC_PRELOAD_NAMES");
   LoadNames(names != NULL ? names : kDefaultNames);
   if (np_preload_config.name_count == 0) return;
-  FindNpExec();
+  NoteWhereNpExecIs();
   ReadExecPid();
-  /* np-exec is linked statically, so the library never loads into it; a
-   * dynamic build (the sanitizer one) would, and np-exec's own exec of the
-   * program must never be wrapped again. */
-  struct stat self;
-  if (np_preload_config.have_np_exec && stat("/proc/self/exe", &self) == 0 &&
-      self.st_dev == np_preload_config.np_exec_dev &&
-      self.st_ino == np_preload_config.np_exec_ino) {
-    return;
-  }
   np_preload_config.active = 1;
 }

@@ -25,9 +25,8 @@ static int IsConfiguredName(const char *name) {
   return 0;
 }
 
-/* Writes `path` made absolute against the working directory into `out`;
- * 0 when it does not fit. Not normalized: np-exec gets the same file. */
-static int Absolute(const char *path, char *out) {
+/* Not normalized: np-exec gets the same file. */
+int NpAbsolute(const char *path, char *out) {
   size_t length = strlen(path);
   if (path[0] == '/') {
     if (length >= PATH_MAX) return 0;
@@ -48,7 +47,7 @@ static int Runnable(const char *path, struct stat *st) {
   return stat(path, st) == 0 && S_ISREG(st->st_mode) && access(path, X_OK) == 0;
 }
 
-enum NpDecision NpDecidePath(const char *path, char *resolved) {
+enum NpDecision NpDecidePath(const char *path, char *resolved, char *np_exec, int keep) {
   const struct NpPreloadConfig *c = &np_preload_config;
   if (!c->active || path == NULL || path[0] == '\0') return kNpPassThrough;
   if (!IsConfiguredName(BaseName(path))) return kNpPassThrough;
@@ -56,21 +55,28 @@ enum NpDecision NpDecidePath(const char *path, char *resolved) {
   const int saved = errno;
   struct stat st;
   enum NpDecision decision = kNpPassThrough;
-  if (Absolute(path, resolved) && Runnable(resolved, &st)) {
-    if (!c->have_np_exec) {
+  if (NpAbsolute(path, resolved) && Runnable(resolved, &st)) {
+    /* Only now, for a configured program about to run, is np-exec looked
+     * for (the first time in this process; kept afterwards). */
+    struct NpExecIdentity scratch;
+    const struct NpExecIdentity *id = NpFindNpExec(&scratch, keep);
+    if (!id->found) {
       decision = kNpRefuse;
-    } else if (st.st_dev != c->np_exec_dev || st.st_ino != c->np_exec_ino) {
+    } else if (id->is_self) {
+      decision = kNpPassThrough;
+    } else if (st.st_dev != id->dev || st.st_ino != id->ino) {
       decision = kNpWrap; /* A shim (a link to np-exec) is np-exec: never wrapped. */
+      strcpy(np_exec, id->path);
     }
   }
   errno = saved;
   return decision;
 }
 
-enum NpDecision NpDecideFile(const char *file, char *resolved) {
+enum NpDecision NpDecideFile(const char *file, char *resolved, char *np_exec, int keep) {
   const struct NpPreloadConfig *c = &np_preload_config;
   if (!c->active || file == NULL || file[0] == '\0') return kNpPassThrough;
-  if (strchr(file, '/') != NULL) return NpDecidePath(file, resolved);
+  if (strchr(file, '/') != NULL) return NpDecidePath(file, resolved, np_exec, keep);
   /* A bare name: its basename is itself, so most calls stop here. */
   if (!IsConfiguredName(file)) return kNpPassThrough;
   const char *path = getenv("PATH"); /* Reads environ; no allocation. */
@@ -93,9 +99,9 @@ enum NpDecision NpDecideFile(const char *file, char *resolved) {
         n = dir_length + 1;
       }
       memcpy(candidate + n, file, file_length + 1);
-      if (Absolute(candidate, resolved) && Runnable(resolved, &st)) {
+      if (NpAbsolute(candidate, resolved) && Runnable(resolved, &st)) {
         errno = saved;
-        return NpDecidePath(resolved, resolved);
+        return NpDecidePath(resolved, resolved, np_exec, keep);
       }
     }
     if (*end == '\0') break;
@@ -114,9 +120,10 @@ long NpCountArgs(char *const argv[]) {
   return argc;
 }
 
-void NpBuildArgv(const char *resolved, char *const argv[], long argc, char **out) {
+void NpBuildArgv(const char *np_exec, const char *resolved, char *const argv[], long argc,
+                 char **out) {
   long n = 0;
-  out[n++] = (char *)np_preload_config.np_exec_path;
+  out[n++] = (char *)np_exec;
   out[n++] = (char *)"--";
   out[n++] = (char *)resolved;
   for (long i = 1; i < argc; ++i) out[n++] = argv[i];

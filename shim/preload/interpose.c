@@ -66,15 +66,16 @@ NP_REAL_GETTER(posix_spawn, SpawnFn)
 NP_REAL_GETTER(posix_spawnp, SpawnFn)
 
 /* Runs np-exec in place of `path`. Returns only on failure, with errno set. */
-static int ExecWrapped(const char *resolved, char *const argv[], char *const envp[]) {
+static int ExecWrapped(const char *np_exec, const char *resolved, char *const argv[],
+                       char *const envp[]) {
   long argc = NpCountArgs(argv);
   if (argc < 0) {
     errno = E2BIG;
     return -1;
   }
   char *wrapped[argc + 4];
-  NpBuildArgv(resolved, argv, argc, wrapped);
-  return Real_execve()(np_preload_config.np_exec_path, wrapped, envp);
+  NpBuildArgv(np_exec, resolved, argv, argc, wrapped);
+  return Real_execve()(np_exec, wrapped, envp);
 }
 
 static int Refused(const char *path) {
@@ -85,9 +86,10 @@ static int Refused(const char *path) {
 
 NP_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
   char resolved[PATH_MAX];
-  switch (NpDecidePath(path, resolved)) {
+  char np_exec[PATH_MAX];
+  switch (NpDecidePath(path, resolved, np_exec, 0)) {
     case kNpWrap:
-      return ExecWrapped(resolved, argv, envp);
+      return ExecWrapped(np_exec, resolved, argv, envp);
     case kNpRefuse:
       return Refused(path);
     case kNpPassThrough:
@@ -98,9 +100,10 @@ NP_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
 
 NP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
   char resolved[PATH_MAX];
-  switch (NpDecideFile(file, resolved)) {
+  char np_exec[PATH_MAX];
+  switch (NpDecideFile(file, resolved, np_exec, 0)) {
     case kNpWrap:
-      return ExecWrapped(resolved, argv, envp);
+      return ExecWrapped(np_exec, resolved, argv, envp);
     case kNpRefuse:
       return Refused(file);
     case kNpPassThrough:
@@ -184,21 +187,23 @@ NP_EXPORT int execle(const char *path, const char *arg, ...) {
 
 /* posix_spawn runs in the parent, but the same stack-only rules keep it
  * simple; it returns an error number instead of setting errno. */
-static int SpawnWrapped(pid_t *pid, const char *resolved, const posix_spawn_file_actions_t *actions,
-                        const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
+static int SpawnWrapped(pid_t *pid, const char *np_exec, const char *resolved,
+                        const posix_spawn_file_actions_t *actions, const posix_spawnattr_t *attr,
+                        char *const argv[], char *const envp[]) {
   long argc = NpCountArgs(argv);
   if (argc < 0) return E2BIG;
   char *wrapped[argc + 4];
-  NpBuildArgv(resolved, argv, argc, wrapped);
-  return Real_posix_spawn()(pid, np_preload_config.np_exec_path, actions, attr, wrapped, envp);
+  NpBuildArgv(np_exec, resolved, argv, argc, wrapped);
+  return Real_posix_spawn()(pid, np_exec, actions, attr, wrapped, envp);
 }
 
 NP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
                           const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
   char resolved[PATH_MAX];
-  switch (NpDecidePath(path, resolved)) {
+  char np_exec[PATH_MAX];
+  switch (NpDecidePath(path, resolved, np_exec, 1)) {
     case kNpWrap:
-      return SpawnWrapped(pid, resolved, actions, attr, argv, envp);
+      return SpawnWrapped(pid, np_exec, resolved, actions, attr, argv, envp);
     case kNpRefuse:
       NpReportRefusal(path);
       return EACCES;
@@ -211,9 +216,10 @@ NP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
 NP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
                            const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
   char resolved[PATH_MAX];
-  switch (NpDecideFile(file, resolved)) {
+  char np_exec[PATH_MAX];
+  switch (NpDecideFile(file, resolved, np_exec, 1)) {
     case kNpWrap:
-      return SpawnWrapped(pid, resolved, actions, attr, argv, envp);
+      return SpawnWrapped(pid, np_exec, resolved, actions, attr, argv, envp);
     case kNpRefuse:
       NpReportRefusal(file);
       return EACCES;

@@ -494,14 +494,45 @@ TEST_F(ContainerRunTest, ScriptModeRunsNodeInTheContainer) {
             (std::vector<std::string>{"node:22-bookworm-slim", "node", "tool.cjs", "a"}));
 }
 
-TEST_F(ContainerRunTest, MissingImageIsRefusedBeforeTheRuntimeRuns) {
-  lab_.FakeDocker();
+// The image is not asked for before the client starts (issue 19): the
+// client's own failure (125 under --pull=never, as the real one exits) makes
+// np-exec ask the engine, and a missing image is np-exec's clear error.
+TEST_F(ContainerRunTest, MissingImageIsTheClearErrorAfterTheClientFails) {
+  FakeRuntimeOptions options;
+  options.run_exit = 125;
+  options.run_stderr = "docker: Error response from daemon: No such image: node:22-bookworm-slim";
+  lab_.FakeDocker(options);
   engine_.set_image_present(false);
   RunResult r = lab_.Run({"--", lab_.sentinel_program()}, env_);
   EXPECT_EQ(r.exit_code, 125);
   EXPECT_EQ(ErrorCodeOf(r.err), "isolation-image-missing");
-  EXPECT_FALSE(lab_.Invoked());
   EXPECT_FALSE(FileExists(lab_.sentinel()));
+  std::vector<std::string> ran = ReadNulSeparated(lab_.fakes() + "/docker.argv");
+  EXPECT_THAT(ran, Contains("--pull=never"));
+  // No round trip before the client: the probe's ping (and its /version
+  // fallback), then the image only after the failure.
+  std::vector<std::string> requests = engine_.requests();
+  ASSERT_FALSE(requests.empty());
+  EXPECT_EQ(requests.back(), "GET /images/node:22-bookworm-slim/json");
+  EXPECT_EQ(std::count(requests.begin(), requests.end(), requests.back()), 1);
+}
+
+TEST_F(ContainerRunTest, NoImageRoundTripBeforeOrAfterASuccessfulRun) {
+  lab_.FakeDocker();
+  RunResult r = lab_.Run({"--", "node"}, env_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(engine_.requests(), Not(Contains(::testing::StartsWith("GET /images/"))));
+}
+
+// A program of the container's own that exits 125 is its status, not an
+// error of np-exec's: the image is there.
+TEST_F(ContainerRunTest, AProgramsOwn125PassesThrough) {
+  FakeRuntimeOptions options;
+  options.run_exit = 125;
+  lab_.FakeDocker(options);
+  RunResult r = lab_.Run({"--", "node"}, env_);
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_EQ(ErrorCodeOf(r.err), "");
 }
 
 // Issue 15, item 1: the engine's own state directory, as the engine reports
@@ -524,12 +555,15 @@ TEST_F(ContainerRunTest, AuditLogRecordsRunExitAndRefusal) {
   lab_.FakeDocker();
   ASSERT_EQ(lab_.Run({"--env", "API_KEY", "--", "node", "x.cjs"}, env_).exit_code, 0);
   engine_.set_image_present(false);
+  FakeRuntimeOptions failing;
+  failing.run_exit = 125;  // As the client exits under --pull=never.
+  lab_.FakeDocker(failing);
   ASSERT_EQ(lab_.Run({"--", "node"}, env_).exit_code, 125);
   const std::string text = ReadFile(lab_.audit_log());
   EXPECT_THAT(text, Not(HasSubstr("value-of-api-key-123")));
   EXPECT_THAT(text, Not(HasSubstr("value-of-conf-var-456")));
   std::vector<json> lines = ReadJsonLines(lab_.audit_log());
-  ASSERT_EQ(lines.size(), 3u) << text;
+  ASSERT_EQ(lines.size(), 4u) << text;
   const json& run = lines[0];
   EXPECT_EQ(run["decision"], "run");
   EXPECT_EQ(run["tier"], "container");
@@ -545,7 +579,9 @@ TEST_F(ContainerRunTest, AuditLogRecordsRunExitAndRefusal) {
   EXPECT_EQ(exit["event"], "exit");
   EXPECT_EQ(exit["exit_status"], 0);
   EXPECT_TRUE(exit["duration_ms"].is_number());
-  const json& refused = lines[2];
+  // The client was started (its run line), then failed on the image.
+  EXPECT_EQ(lines[2]["decision"], "run");
+  const json& refused = lines[3];
   EXPECT_EQ(refused["decision"], "refused");
   EXPECT_EQ(refused["code"], "isolation-image-missing");
 }

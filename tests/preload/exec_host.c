@@ -7,11 +7,15 @@
  * posix_spawn or posix_spawnp. The exec functions replace this process (with
  * "fork:" they run in a child and the host waits); argv[0] of the target is
  * TARGET. On failure it prints "errno=N" (for posix_spawn, the returned
- * error number) and exits 99. The execl forms take at most three ARGS. */
+ * error number) and exits 99. The execl forms take at most three ARGS.
+ * With NP_TEST_HOST_FIRST set, the host first runs it as a shell command
+ * (system(3)): a change to the machine after the library loaded and before
+ * the exec. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -72,6 +76,8 @@ int main(int argc, char **argv) {
   const char *target = argv[2];
   char **child_argv = argv + 2;
   const int child_argc = argc - 2;
+  const char *first = getenv("NP_TEST_HOST_FIRST");
+  if (first != NULL && system(first) != 0) return Fail(EIO);
   fflush(stdout);
   if (strcmp(fn, "posix_spawn") == 0 || strcmp(fn, "posix_spawnp") == 0) {
     pid_t pid = 0;

@@ -306,6 +306,58 @@ TEST_F(PreloadTest, InstalledLayoutFindsEachOther) {
   EXPECT_EQ(AuditRuns(), 1);
 }
 
+// Issue 19: np-exec is looked for at the first exec of a configured program,
+// not when the library loads. Here np-exec appears beside the library only
+// after the host loaded it, and the exec still finds it (looked for at load,
+// the exec would have been refused).
+TEST_F(PreloadTest, NpExecIsLookedForAtTheFirstMatchingExecNotAtLoad) {
+  int n = 0;
+  for (const char* fn : {"execve", "posix_spawn", "fork:execvp"}) {
+    SCOPED_TRACE(fn);
+    const std::string dir = tmp_.MakeDir("late-" + std::to_string(++n));
+    const std::string lib = dir + "/libnp-exec-preload.so";
+    std::ifstream in(kLibrary, std::ios::binary);
+    std::ofstream(lib, std::ios::binary) << in.rdbuf();
+    RunResult r =
+        Host({fn, node_}, Env({"LD_PRELOAD=" + lib, "NP_TEST_HOST_FIRST=cp '" + NpExecBin() +
+                                                        "' '" + dir + "/np-exec'"}));
+    EXPECT_EQ(r.out, "FAKE-NODE depth=1 args=\n") << r.err;
+  }
+  EXPECT_EQ(AuditRuns(), 3);
+}
+
+// The library reached through a link finds np-exec beside its real file (the
+// lookup reads the real path of what it opened from /proc/self/fd).
+TEST_F(PreloadTest, LibraryThroughALinkFindsNpExecBesideItsRealFile) {
+  const std::string link = tmp_.MakeDir("links") + "/libnp-exec-preload.so";
+  ASSERT_EQ(symlink(kLibrary, link.c_str()), 0);
+  RunResult r = Host({"posix_spawn", node_}, Env({"LD_PRELOAD=" + link}));
+  EXPECT_EQ(r.out, "FAKE-NODE depth=1 args=\n") << r.err;
+  EXPECT_EQ(AuditRuns(), 1);
+}
+
+// A process that runs nothing the interposer wraps makes none of its system
+// calls: nothing looks for np-exec or at /proc/self/exe (the constructor used
+// to, in every process of the tree; issue 19). A wrapped exec does, which
+// shows the trace would see them.
+TEST_F(PreloadTest, ProcessesThatWrapNothingNeverLookForNpExec) {
+  if (access("/usr/bin/strace", X_OK) != 0) GTEST_SKIP() << "strace is not installed";
+  auto trace = [&](const std::string& target, const std::string& name) {
+    const std::string out = tmp_.Path(name);
+    RunResult r =
+        Run({"/usr/bin/strace", "-f", "-qq", "-o", out, kHost, "posix_spawn", target}, Env());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return ReadFile(out);
+  };
+  const std::string unwrapped = trace("/bin/true", "unwrapped.trace");
+  EXPECT_THAT(unwrapped, HasSubstr("libnp-exec-preload.so")) << "the library was not loaded";
+  EXPECT_THAT(unwrapped, Not(HasSubstr("/np-exec\"")));
+  EXPECT_THAT(unwrapped, Not(HasSubstr("/proc/self/exe")));
+  EXPECT_THAT(unwrapped, Not(HasSubstr("/proc/self/fd/")));
+  const std::string wrapped = trace(node_, "wrapped.trace");
+  EXPECT_THAT(wrapped, HasSubstr("/np-exec\""));
+}
+
 TEST_F(PreloadTest, ShimsInstallPreloadAndDoctor) {
   RunResult shims = Run({NpExecBin(), "shims", "install", tmp_.Path("s"), "--preload", "--json"},
                         BaseEnv({"PATH=" + path_}));
