@@ -7,6 +7,7 @@
 #include "launcher/run.h"
 #include "launcher/verbs.h"
 #include "launcher/verbs_trust.h"
+#include "launcher/watchdog.h"
 
 namespace np {
 namespace {
@@ -40,6 +41,8 @@ absl::StatusOr<Outcome> Dispatch(const CommandLine& cl, const HostFacts& host,
       return VerbSandboxExec(cl, host);
     case Verb::kEgressEntry:
       return VerbEgressEntry(cl, host);
+    case Verb::kContainerWatchdog:
+      return Outcome{RunWatchdog(cl.program)};
   }
   return Outcome{125};
 }

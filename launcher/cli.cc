@@ -12,6 +12,7 @@
 #include "core/errors.h"
 #include "core/paths.h"
 #include "core/plan.h"
+#include "launcher/watchdog.h"
 
 namespace np {
 namespace {
@@ -299,6 +300,13 @@ absl::Status WhichOperands(const std::vector<std::string>& positional, CommandLi
 // How each verb reads the rest of its command line: a verb that takes a
 // program parses all of it itself; the others take the shared options
 // (ParseVerbOptions), then check their operands.
+// container-watchdog OPTIONS...: its options are np-exec's own, read by the
+// watchdog itself (watchdog.h); kept as given.
+absl::Status ParseWatchdog(absl::Span<char* const> args, CommandLine* cl) {
+  cl->program.assign(args.begin(), args.end());
+  return absl::OkStatus();
+}
+
 struct VerbRow {
   absl::string_view name;
   Verb verb;
@@ -317,6 +325,7 @@ constexpr VerbRow kVerbRows[] = {
     {"wrap", Verb::kWrap, nullptr, ParseWrap},
     {kSandboxExecVerb, Verb::kSandboxExec, nullptr, ParseSandboxExec},
     {kEgressEntryVerb, Verb::kEgressEntry, nullptr, ParseEgressEntry},
+    {kWatchdogVerb, Verb::kContainerWatchdog, nullptr, ParseWatchdog},
 };
 
 }  // namespace

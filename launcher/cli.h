@@ -28,8 +28,9 @@ enum class Verb {
   kVersion,
   kTrust,
   kWhich,
-  kSandboxExec,  // Internal: what a printed bubblewrap plan runs.
-  kEgressEntry,  // Internal: the sandbox's entry point on network "allowlist".
+  kSandboxExec,        // Internal: what a printed bubblewrap plan runs.
+  kEgressEntry,        // Internal: the sandbox's entry point on network "allowlist".
+  kContainerWatchdog,  // Internal: outlives a killed np-exec (watchdog.h).
 };
 
 struct CommandLine {

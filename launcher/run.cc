@@ -14,6 +14,7 @@
 #include "launcher/runtime/reaper.h"
 #include "launcher/spawn_facts.h"
 #include "launcher/trust_gate.h"
+#include "launcher/watchdog.h"
 #include "shim/find_real_program.h"
 
 namespace np {
@@ -151,9 +152,27 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
   absl::Status recorded = RecordSpawnRan(trust, host.uid);
   if (!recorded.ok()) return log.Refuse(std::move(tier_record), recorded);
   nlohmann::json run_record = RunRecord(host, settings, plan, program);
+  // A named container outlives a SIGKILLed np-exec: a watchdog removes it then
+  // and writes the exit line (watchdog.h). bubblewrap's sandbox dies with
+  // np-exec (--die-with-parent) and needs none.
+  std::optional<Watchdog> watchdog;
+  if (!plan.container_name.empty()) {
+    WatchdogSpec watch;
+    watch.self_path = host.self_path;
+    watch.env = EditEnvironment(host.envp, {}, kInterposerVars);
+    watch.runtime_bin = plan.exec_path;
+    watch.socket = endpoint.socket;
+    watch.container_name = plan.container_name;
+    watch.project_root = settings.project_root;
+    watch.run_record = run_record;
+    absl::StatusOr<Watchdog> started = Watchdog::Start(watch);
+    if (!started.ok()) return log.Refuse(std::move(tier_record), started.status());
+    watchdog.emplace(*std::move(started));
+  }
   log.Append(run_record);
   absl::StatusOr<RunOutcome> ran =
       driver.Run(plan, endpoint, host, EgressCompanions(session, settings, host, log));
+  if (watchdog.has_value()) watchdog->Disarm();
   placeholders->Finish();
   if (session != nullptr && !session->start_error().ok()) {
     return log.Refuse(std::move(tier_record), session->start_error());

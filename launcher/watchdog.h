@@ -1,0 +1,73 @@
+// The watchdog: a small np-exec process that outlives a killed np-exec.
+//
+// A SIGKILLed np-exec cannot remove its container, and a program that ignores
+// SIGTERM keeps it running (docker until a later spawn reaps it, podman
+// without its API service forever), with no exit line in the audit log. So
+// before the runtime starts, np-exec starts itself once more as
+// `np-exec container-watchdog`, in a session of its own, on the host (out of
+// the sandboxed program's reach), holding the read end of a pipe whose write
+// end only np-exec has. When np-exec has seen its runtime end it writes one
+// byte and the watchdog exits; when the pipe closes without it (np-exec died,
+// SIGKILL included), the watchdog force-removes the container (through the
+// engine socket, else `RUNTIME rm -f`) and appends the exit line, saying
+// np-exec was killed. Spawns a process.
+#ifndef NP_EXEC_LAUNCHER_WATCHDOG_H_
+#define NP_EXEC_LAUNCHER_WATCHDOG_H_
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "nlohmann/json.hpp"
+
+namespace np {
+
+inline constexpr char kWatchdogVerb[] = "container-watchdog";
+
+struct WatchdogSpec {
+  std::string self_path;              // np-exec's own binary.
+  std::vector<std::string> env;       // The watchdog's environment (the runtime client's).
+  std::string runtime_bin;            // For `rm -f` without a socket.
+  std::optional<std::string> socket;  // The engine API socket, when there is one.
+  std::string container_name;         // Empty: nothing to remove (bubblewrap).
+  std::string project_root;           // Whose audit log gets the exit line.
+  nlohmann::json run_record;          // The run line; the exit line is made from it.
+};
+
+class Watchdog {
+ public:
+  // Starts the watchdog. Code `spawn-failed` when it cannot be started (the
+  // spawn is then refused: np-exec does not run a container it could not
+  // clean up after).
+  static absl::StatusOr<Watchdog> Start(const WatchdogSpec& spec);
+
+  Watchdog(Watchdog&& other) noexcept;
+  Watchdog& operator=(Watchdog&&) = delete;
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+  ~Watchdog();  // Disarm().
+
+  // np-exec saw its runtime end and cleaned up itself: the watchdog exits
+  // doing nothing. Waits for it. Idempotent.
+  void Disarm();
+
+  pid_t pid() const { return pid_; }
+
+ private:
+  Watchdog(int fd, pid_t pid) : fd_(fd), pid_(pid) {}
+  int fd_ = -1;
+  pid_t pid_ = -1;
+};
+
+// The watchdog's own side, `np-exec container-watchdog OPTIONS` (its
+// arguments after the verb): waits on descriptor 3, then acts as above.
+// Returns its exit status.
+int RunWatchdog(absl::Span<const std::string> args);
+
+}  // namespace np
+
+#endif  // NP_EXEC_LAUNCHER_WATCHDOG_H_
