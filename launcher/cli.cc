@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/config.h"
+#include "core/bwrap_argv.h"
 #include "core/egress_entry.h"
 #include "core/errors.h"
 #include "core/paths.h"
@@ -180,6 +181,17 @@ absl::Status ParseEgressEntry(absl::Span<char* const> args, CommandLine* cl) {
   return absl::OkStatus();
 }
 
+// argv-entry --fd N
+absl::Status ParseArgvEntry(absl::Span<char* const> args, CommandLine* cl) {
+  int fd = -1;
+  if (args.size() != 2 || absl::string_view(args[0]) != "--fd" || !absl::SimpleAtoi(args[1], &fd) ||
+      fd < 3) {
+    return Usage("argv-entry takes --fd N");
+  }
+  cl->argv_fd = fd;
+  return absl::OkStatus();
+}
+
 absl::Status ParseRun(absl::Span<char* const> args, CommandLine* cl) {
   size_t i = 0;
   for (; i < args.size(); ++i) {
@@ -307,6 +319,12 @@ absl::StatusOr<CommandLine> ParseCommandLine(absl::Span<char* const> argv) {
   if (first == kEgressEntryVerb) {
     cl.verb = Verb::kEgressEntry;
     absl::Status parsed = ParseEgressEntry(rest, &cl);
+    if (!parsed.ok()) return parsed;
+    return cl;
+  }
+  if (first == kArgvEntryVerb) {
+    cl.verb = Verb::kArgvEntry;
+    absl::Status parsed = ParseArgvEntry(rest, &cl);
     if (!parsed.ok()) return parsed;
     return cl;
   }

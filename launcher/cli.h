@@ -29,6 +29,7 @@ enum class Verb {
   kTrust,
   kSandboxExec,  // Internal: what a printed bubblewrap plan runs.
   kEgressEntry,  // Internal: the sandbox's entry point on network "allowlist".
+  kArgvEntry,    // Internal: the sandbox's entry point for an argv past bubblewrap's limit.
 };
 
 struct CommandLine {
@@ -50,6 +51,7 @@ struct CommandLine {
   std::vector<std::string> shim_names;
   int egress_port = -1;                // egress-entry --port
   std::string egress_socket;           // egress-entry --socket
+  int argv_fd = -1;                    // argv-entry --fd
   std::vector<std::string> env_names;  // --env, validated
   std::vector<std::string> program;
 };
