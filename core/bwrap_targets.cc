@@ -69,11 +69,13 @@ std::optional<std::set<std::string>> ListDirectory(const std::string& dir) {
 
 // Whether `later` is already shown by `earlier`: same mode, its target below
 // (or at) the earlier target and its source the same path below the earlier
-// source, and no other bind (`others`) at or in between.
+// source, and no bind made between the two (`others`) below the earlier
+// target where the later one would cover it.
 bool ShownBy(const ValidatedMount& later, const ValidatedMount& earlier,
              const std::vector<const std::string*>& others) {
   if (later.writable != earlier.writable || !IsInside(later.target, earlier.target)) return false;
-  const std::string rest = later.target.substr(earlier.target.size());
+  std::string rest = later.target.substr(earlier.target.size());
+  if (!rest.empty() && rest.front() == '/') rest.erase(0, 1);
   if (later.source != (rest.empty() ? earlier.source : JoinPath(earlier.source, rest))) {
     return false;
   }
@@ -89,21 +91,17 @@ std::vector<ValidatedMount> CoalesceBwrapMounts(const std::vector<ValidatedMount
                                                 const std::vector<SandboxBind>& fixed) {
   // 1. Nothing bound twice.
   std::vector<ValidatedMount> kept;
-  std::vector<size_t> kept_index;
   for (size_t i = 0; i < mounts.size(); ++i) {
     bool redundant = false;
     for (size_t k = 0; k < kept.size() && !redundant; ++k) {
+      // Only a mount between the two can tell them apart: the earlier one
+      // covers whatever was bound below its target before it (the system
+      // directories, the project, the protected paths).
       std::vector<const std::string*> others;
-      for (const SandboxBind& bind : fixed) others.push_back(&bind.target);
-      for (size_t j = 0; j < mounts.size(); ++j) {
-        if (j != i && j != kept_index[k]) others.push_back(&mounts[j].target);
-      }
+      for (size_t j = k + 1; j < kept.size(); ++j) others.push_back(&kept[j].target);
       redundant = ShownBy(mounts[i], kept[k], others);
     }
-    if (!redundant) {
-      kept.push_back(mounts[i]);
-      kept_index.push_back(i);
-    }
+    if (!redundant) kept.push_back(mounts[i]);
   }
   // 2. Read-only siblings that are a whole host directory: one bind.
   std::map<std::pair<std::string, std::string>, std::vector<size_t>> groups;

@@ -38,8 +38,8 @@ absl::Status CheckMountTargetHasNoLink(const std::string& target,
 // more than the one before):
 //  - a mount that repeats an earlier one, or that an earlier mount of the
 //    same mode already shows at the same place (its source is the earlier
-//    source's same path below), is left out, unless another bind lies in
-//    between;
+//    source's same path below), is left out, unless a mount made between
+//    the two lies there;
 //  - read-only mounts `P/NAME -> T/NAME` that are, between them, every
 //    entry of the host directory P become one read-only bind `P -> T`, when
 //    nothing else is bound at, above or below T (T lies on the sandbox's own

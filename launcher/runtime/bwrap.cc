@@ -18,6 +18,7 @@
 #include "launcher/environment.h"
 #include "launcher/runtime/argv_handoff.h"
 #include "launcher/runtime/bwrap_etc_view.h"
+#include "launcher/runtime/bwrap_probe_cache.h"
 #include "launcher/runtime/bwrap_seccomp.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/sandbox_signals.h"
@@ -89,6 +90,11 @@ class BwrapDriverImpl : public RuntimeDriver {
     // --info-fd report), so it does not pay for a second, no-op sandbox.
     if (depth == ProbeDepth::kForRun)
       return ProbeAvailable(Runtime::kBwrap, endpoint.bin, "unknown");
+    const std::string key = BwrapProbeKey(endpoint.bin, host.uid);
+    if (depth == ProbeDepth::kForPlan) {
+      std::optional<std::string> cached = CachedBwrapProbe(host, key);
+      if (cached.has_value()) return ProbeAvailable(Runtime::kBwrap, endpoint.bin, *cached);
+    }
     absl::StatusOr<CaptureResult> sandbox =
         RunAndCapture(ProbeArgs(endpoint.bin), host.envp, kCommandTimeoutMs);
     if (!sandbox.ok() || sandbox->exit_code != 0) {
@@ -106,6 +112,7 @@ class BwrapDriverImpl : public RuntimeDriver {
       version = std::string(absl::StripAsciiWhitespace(v->out));
       if (version.rfind("bubblewrap ", 0) == 0) version = version.substr(11);
     }
+    RememberBwrapProbe(host, key, version);
     return ProbeAvailable(Runtime::kBwrap, endpoint.bin, version);
   }
 
