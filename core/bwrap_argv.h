@@ -37,6 +37,11 @@ inline constexpr size_t kBwrapLauncherArgs = 4;
 // descriptor and execs it: the way past kBwrapMaxArgs.
 inline constexpr absl::string_view kArgvEntryVerb = "argv-entry";
 
+// The mode bubblewrap gives a directory it makes for a mount point (/etc for
+// the per-file binds, the parents of a mount target): 0700 whatever the
+// umask (bubblewrap 0.8). The prepared /etc's own directories get it too.
+inline constexpr unsigned kBwrapMadeDirMode = 0700;
+
 // PATH inside the sandbox.
 inline constexpr absl::string_view kSandboxPath = "/usr/local/bin:/usr/bin:/bin";
 

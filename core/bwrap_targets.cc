@@ -128,6 +128,13 @@ std::vector<ValidatedMount> CoalesceBwrapMounts(const std::vector<ValidatedMount
       alone = alone && !Overlaps(kept[i].target, target);
     }
     if (!alone) continue;
+    // P shows at T, where bubblewrap made a directory the program could
+    // list and enter: so must P be.
+    struct stat st;
+    if (lstat(parents.first.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        access(parents.first.c_str(), R_OK | X_OK) != 0) {
+      continue;
+    }
     const std::optional<std::set<std::string>> listed = ListDirectory(parents.first);
     if (!listed.has_value() || *listed != names) continue;
     for (size_t i : members) merged[i] = true;

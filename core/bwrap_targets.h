@@ -44,9 +44,12 @@ absl::Status CheckMountTargetHasNoLink(const std::string& target,
 //    entry of the host directory P become one read-only bind `P -> T`, when
 //    nothing else is bound at, above or below T (T lies on the sandbox's own
 //    root) and neither P nor T is "/". The sandbox then shows the same
-//    entries with the same content; only an entry created in P on the host
-//    during the run shows too, read-only. Read-write mounts are never
-//    merged (the program could create entries in P).
+//    entries with the same content and modes, and the program has the same
+//    rights on T (it can list and enter it; it cannot write it, as the
+//    directory bubblewrap made there was on the read-only root); only T's
+//    own mode and owner are P's instead of bubblewrap's 0700, and an entry
+//    created in P on the host during the run shows too, read-only. Read-write mounts are never merged (the program could create
+//    entries in P).
 // `fixed` are the sandbox's other binds (system directories, /etc, the
 // project, the protected paths). Reads the host directories (readdir).
 std::vector<ValidatedMount> CoalesceBwrapMounts(const std::vector<ValidatedMount>& mounts,

@@ -71,7 +71,7 @@ std::string EtcView(const HostFacts& host) {
   if (!dir.ok()) return "";
   absl::StatusOr<StateStore> store = StateStore::Open(*dir, host.uid);
   if (!store.ok()) return "";
-  absl::StatusOr<std::string> view = PrepareEtcView(store->dir(), host.uid);
+  absl::StatusOr<std::string> view = PrepareEtcView(store->dir(), host.uid, kBwrapMadeDirMode);
   return view.ok() ? *view : "";
 }
 

@@ -51,7 +51,8 @@ std::string Identity(char kind, const std::string& path, const struct stat& st) 
 // Builds one copy into the directory `root_fd`, appending to `manifest`.
 class Copier {
  public:
-  Copier(int root_fd, std::string& manifest) : root_fd_(root_fd), manifest_(manifest) {}
+  Copier(int root_fd, unsigned dir_mode, std::string& manifest)
+      : root_fd_(root_fd), dir_mode_(dir_mode), manifest_(manifest) {}
 
   // A top-level entry of SandboxEtcFiles: followed when it is a link, as
   // bubblewrap's --ro-bind-try followed it; absent is recorded as absent.
@@ -78,13 +79,15 @@ class Copier {
     std::vector<absl::string_view> parts = absl::StrSplit(relative, '/');
     for (size_t i = 0; i + 1 < parts.size(); ++i) {
       const std::string name(parts[i]);
-      if (mkdirat(parent, name.c_str(), 0755) != 0 && errno != EEXIST) {
+      if (mkdirat(parent, name.c_str(), 0700) != 0 && errno != EEXIST) {
         close(parent);
         return Failed("cannot create", name, errno);
       }
       int next = openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       close(parent);
       if (next < 0) return Failed("cannot open", name, errno);
+      // As bubblewrap would have made it for the per-file binds.
+      fchmod(next, dir_mode_);
       parent = next;
     }
     absl::Status copied = CopyNode(source, parent, std::string(parts.back()), 0);
@@ -111,11 +114,16 @@ class Copier {
     if (S_ISREG(st.st_mode)) return CopyFile(source, dest_dir, name);
     if (!S_ISDIR(st.st_mode)) return absl::OkStatus();  // No devices, sockets or FIFOs in /etc's files.
     manifest_ += Identity('D', source, st) + "\n";
-    if (mkdirat(dest_dir, name.c_str(), st.st_mode & 0755) != 0 && errno != EEXIST) {
+    if (mkdirat(dest_dir, name.c_str(), 0700) != 0 && errno != EEXIST) {
       return Failed("cannot create", name, errno);
     }
     int to = openat(dest_dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (to < 0) return Failed("cannot open", name, errno);
+    // The directory's own permission bits, whatever the umask.
+    if (fchmod(to, st.st_mode & 0777) != 0) {
+      close(to);
+      return Failed("cannot set the mode of the copy of", source, errno);
+    }
     DIR* dir = opendir(source.c_str());
     if (dir == nullptr) {
       close(to);
@@ -159,7 +167,7 @@ class Copier {
     if (!stable) return Failed("changed while it was copied:", source);
     // The file's own permission bits, set-id and sticky bits dropped.
     int to = openat(dest_dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                    before.st_mode & 0755);
+                    0600);
     if (to < 0) return Failed("cannot create the copy of", source, errno);
     size_t written = 0;
     while (written < content.size()) {
@@ -167,7 +175,7 @@ class Copier {
       if (w <= 0) break;
       written += static_cast<size_t>(w);
     }
-    const bool ok = written == content.size() && fchmod(to, before.st_mode & 0755) == 0;
+    const bool ok = written == content.size() && fchmod(to, before.st_mode & 0777) == 0;
     close(to);
     if (!ok) return Failed("cannot write the copy of", source, errno);
     manifest_ += Identity('F', source, before) + "\n";
@@ -175,14 +183,18 @@ class Copier {
   }
 
   int root_fd_;
+  unsigned dir_mode_;
   std::string& manifest_;
   int entries_ = 0;
 };
 
+// The manifest's first entry: the mode of the directories made for /etc.
+std::string ModeLine(unsigned dir_mode) { return absl::StrCat("M\t", dir_mode); }
+
 // True when every line of `manifest` (after the header and the view's name)
 // still describes the host: the same identity, or still absent.
 bool ManifestHolds(const std::vector<absl::string_view>& lines) {
-  for (size_t i = 2; i < lines.size(); ++i) {
+  for (size_t i = 3; i < lines.size(); ++i) {
     if (lines[i].empty()) continue;
     std::vector<std::string> fields = absl::StrSplit(lines[i], '\t');
     if (fields.size() < 2 || fields[0].size() != 1) return false;
@@ -216,13 +228,14 @@ std::string ReadCurrent(int dir_fd, uid_t uid) {
 // The name of the view `current` describes when it still holds and the view
 // is the caller's directory; "" otherwise. `named` is the name `current`
 // gives, valid or not.
-std::string ReusableView(int dir_fd, uid_t uid, std::string& named) {
+std::string ReusableView(int dir_fd, uid_t uid, unsigned dir_mode, std::string& named) {
   const std::string text = ReadCurrent(dir_fd, uid);
   std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
-  if (lines.size() < 3 || lines[0] != kManifestHeader) return "";
+  if (lines.size() < 4 || lines[0] != kManifestHeader) return "";
   const std::string name(lines[1]);
   if (name.rfind("v-", 0) != 0 || name.find('/') != std::string::npos) return "";
   named = name;
+  if (lines[2] != ModeLine(dir_mode)) return "";
   struct stat st;
   if (fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
       st.st_uid != uid || (st.st_mode & 022) != 0) {
@@ -283,21 +296,21 @@ void RemoveStaleViews(int dir_fd, const std::string& keep) {
 }
 
 absl::StatusOr<std::string> BuildView(int dir_fd, const std::string& view_dir,
-                                      const std::string& replaced) {
+                                      unsigned dir_mode, const std::string& replaced) {
   uint64_t random = 0;
   if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
   const std::string tmp = absl::StrCat("tmp-", getpid(), "-", random);
   if (mkdirat(dir_fd, tmp.c_str(), 0755) != 0) return Failed("cannot create", tmp, errno);
   int root = openat(dir_fd, tmp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (root < 0) return Failed("cannot open", tmp, errno);
-  std::string entries;
-  Copier copier(root, entries);
+  std::string entries = ModeLine(dir_mode) + "\n";
+  Copier copier(root, dir_mode, entries);
   absl::Status copied;
   for (const std::string& file : SandboxEtcFiles()) {
     copied = copier.CopyTopLevel(file);
     if (!copied.ok()) break;
   }
-  fchmod(root, 0755);
+  fchmod(root, dir_mode);
   close(root);
   if (!copied.ok()) {
     RemoveTree(dir_fd, tmp);
@@ -331,7 +344,8 @@ absl::StatusOr<std::string> BuildView(int dir_fd, const std::string& view_dir,
 
 }  // namespace
 
-absl::StatusOr<std::string> PrepareEtcView(const std::string& store_dir, uid_t uid) {
+absl::StatusOr<std::string> PrepareEtcView(const std::string& store_dir, uid_t uid,
+                                           unsigned dir_mode) {
   const std::string view_dir = absl::StrCat(store_dir, "/", kViewDir);
   int dir_fd = open(view_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dir_fd < 0 && errno == ENOENT) {
@@ -347,9 +361,9 @@ absl::StatusOr<std::string> PrepareEtcView(const std::string& store_dir, uid_t u
     return Failed("not the caller's private directory:", view_dir);
   }
   std::string replaced;
-  std::string name = ReusableView(dir_fd, uid, replaced);
+  std::string name = ReusableView(dir_fd, uid, dir_mode, replaced);
   if (name.empty()) {
-    absl::StatusOr<std::string> built = BuildView(dir_fd, view_dir, replaced);
+    absl::StatusOr<std::string> built = BuildView(dir_fd, view_dir, dir_mode, replaced);
     if (!built.ok()) {
       close(dir_fd);
       return built.status();

@@ -42,7 +42,11 @@ inline constexpr int kEtcViewKeepSeconds = 600;
 // `etc-view-failed` when it cannot be made (a source file unreadable, the
 // store not writable, a directory not the caller's); the caller then binds
 // the files one by one, which gives the same sandbox.
-absl::StatusOr<std::string> PrepareEtcView(const std::string& store_dir, uid_t uid);
+// `dir_mode` is the mode of the directories bubblewrap would have made for the
+// per-file binds (/etc itself, /etc/ssl: core's kBwrapMadeDirMode), which
+// the copy's own get.
+absl::StatusOr<std::string> PrepareEtcView(const std::string& store_dir, uid_t uid,
+                                           unsigned dir_mode);
 
 }  // namespace np
 

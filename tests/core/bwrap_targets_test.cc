@@ -5,6 +5,7 @@
 // sandbox's own root are accepted.
 #include "core/bwrap_targets.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
@@ -98,6 +99,7 @@ TEST_F(BwrapTargetsTest, ReadOnlySiblingsOfAWholeDirectoryBecomeOneBind) {
   dir_.MakeDir("pkgs/b");
   dir_.Write("pkgs/c", "c\n");
   const std::string pkgs = dir_.Path("pkgs");
+  ASSERT_EQ(chmod(pkgs.c_str(), 0755), 0);
   std::vector<ValidatedMount> mounts = {{pkgs + "/a", "/opt/pkgs/a", false},
                                         {pkgs + "/b", "/opt/pkgs/b", false},
                                         {pkgs + "/c", "/opt/pkgs/c", false}};
@@ -115,6 +117,12 @@ TEST_F(BwrapTargetsTest, ReadOnlySiblingsOfAWholeDirectoryBecomeOneBind) {
   // Something else bound at, above or below the parent target.
   EXPECT_EQ(CoalesceBwrapMounts(mounts, {{"/y", "/opt"}}).size(), 3u);
   EXPECT_EQ(CoalesceBwrapMounts(mounts, {{"/y", "/opt/pkgs/a/z"}}).size(), 3u);
+  // A parent the program could not list (root reads any directory).
+  if (geteuid() != 0) {
+    ASSERT_EQ(chmod(pkgs.c_str(), 0311), 0);
+    EXPECT_EQ(CoalesceBwrapMounts(mounts, {}).size(), 3u);
+    ASSERT_EQ(chmod(pkgs.c_str(), 0755), 0);
+  }
   // A name mapped elsewhere is not the same directory.
   mounts[2].target = "/opt/pkgs/renamed";
   EXPECT_EQ(CoalesceBwrapMounts(mounts, {}).size(), 3u);
