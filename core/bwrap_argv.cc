@@ -209,8 +209,8 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
     if (!egress) {
       argv.insert(argv.end(), {"--ro-bind", spawn.self_binary, std::string(kEgressSelfTarget)});
     }
-    command.insert(command.begin(), {std::string(kEgressSelfTarget), std::string(kArgvEntryVerb),
-                                     "--"});
+    command.insert(command.begin(),
+                   {std::string(kEgressSelfTarget), std::string(kArgvEntryVerb), "--"});
     // What bubblewrap itself then gets: the options, the entry point, the
     // verb and "--fd N".
     if (argv.size() + tail.size() + 4 + kBwrapLauncherArgs > kBwrapMaxArgs) {

@@ -52,7 +52,9 @@ std::string Parent(const std::string& path) {
 
 std::string Base(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
-bool Overlaps(const std::string& a, const std::string& b) { return IsInside(a, b) || IsInside(b, a); }
+bool Overlaps(const std::string& a, const std::string& b) {
+  return IsInside(a, b) || IsInside(b, a);
+}
 
 // The names in the host directory `dir`; nullopt when it cannot be listed.
 std::optional<std::set<std::string>> ListDirectory(const std::string& dir) {

@@ -48,8 +48,8 @@ absl::Status CheckMountTargetHasNoLink(const std::string& target,
 //    rights on T (it can list and enter it; it cannot write it, as the
 //    directory bubblewrap made there was on the read-only root); only T's
 //    own mode and owner are P's instead of bubblewrap's 0700, and an entry
-//    created in P on the host during the run shows too, read-only. Read-write mounts are never merged (the program could create
-//    entries in P).
+//    created in P on the host during the run shows too, read-only. Read-write mounts are never
+//    merged (the program could create entries in P).
 // `fixed` are the sandbox's other binds (system directories, /etc, the
 // project, the protected paths). Reads the host directories (readdir).
 std::vector<ValidatedMount> CoalesceBwrapMounts(const std::vector<ValidatedMount>& mounts,

@@ -108,11 +108,13 @@ class Copier {
       ssize_t n = readlink(source.c_str(), target, sizeof(target) - 1);
       if (n < 0) return Failed("cannot read the link", source, errno);
       target[n] = '\0';
-      if (symlinkat(target, dest_dir, name.c_str()) != 0) return Failed("cannot copy", source, errno);
+      if (symlinkat(target, dest_dir, name.c_str()) != 0)
+        return Failed("cannot copy", source, errno);
       return absl::OkStatus();
     }
     if (S_ISREG(st.st_mode)) return CopyFile(source, dest_dir, name);
-    if (!S_ISDIR(st.st_mode)) return absl::OkStatus();  // No devices, sockets or FIFOs in /etc's files.
+    if (!S_ISDIR(st.st_mode))
+      return absl::OkStatus();  // No devices, sockets or FIFOs in /etc's files.
     manifest_ += Identity('D', source, st) + "\n";
     if (mkdirat(dest_dir, name.c_str(), 0700) != 0 && errno != EEXIST) {
       return Failed("cannot create", name, errno);
@@ -157,7 +159,8 @@ class Copier {
     std::string content;
     char buffer[65536];
     ssize_t n;
-    while ((n = read(from, buffer, sizeof(buffer))) > 0) content.append(buffer, static_cast<size_t>(n));
+    while ((n = read(from, buffer, sizeof(buffer))) > 0)
+      content.append(buffer, static_cast<size_t>(n));
     struct stat after;
     const bool stable = n == 0 && fstat(from, &after) == 0 && after.st_size == before.st_size &&
                         after.st_mtim.tv_nsec == before.st_mtim.tv_nsec &&
@@ -166,8 +169,8 @@ class Copier {
     close(from);
     if (!stable) return Failed("changed while it was copied:", source);
     // The file's own permission bits, set-id and sticky bits dropped.
-    int to = openat(dest_dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                    0600);
+    int to =
+        openat(dest_dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (to < 0) return Failed("cannot create the copy of", source, errno);
     size_t written = 0;
     while (written < content.size()) {
@@ -215,8 +218,8 @@ std::string ReadCurrent(int dir_fd, uid_t uid) {
   if (fd < 0) return "";
   struct stat st;
   std::string text;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid &&
-      (st.st_mode & 022) == 0 && static_cast<size_t>(st.st_size) <= kMaxManifestBytes) {
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid && (st.st_mode & 022) == 0 &&
+      static_cast<size_t>(st.st_size) <= kMaxManifestBytes) {
     text.resize(static_cast<size_t>(st.st_size));
     ssize_t n = read(fd, text.data(), text.size());
     text.resize(n > 0 ? static_cast<size_t>(n) : 0);
@@ -295,8 +298,8 @@ void RemoveStaleViews(int dir_fd, const std::string& keep) {
   for (const std::string& name : stale) RemoveTree(dir_fd, name);
 }
 
-absl::StatusOr<std::string> BuildView(int dir_fd, const std::string& view_dir,
-                                      unsigned dir_mode, const std::string& replaced) {
+absl::StatusOr<std::string> BuildView(int dir_fd, const std::string& view_dir, unsigned dir_mode,
+                                      const std::string& replaced) {
   uint64_t random = 0;
   if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
   const std::string tmp = absl::StrCat("tmp-", getpid(), "-", random);
@@ -326,8 +329,8 @@ absl::StatusOr<std::string> BuildView(int dir_fd, const std::string& view_dir,
   const std::string next = absl::StrCat(kCurrent, ".", tmp);
   int fd = openat(dir_fd, next.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return Failed("cannot write", next, errno);
-  const bool written = write(fd, manifest.data(), manifest.size()) ==
-                       static_cast<ssize_t>(manifest.size());
+  const bool written =
+      write(fd, manifest.data(), manifest.size()) == static_cast<ssize_t>(manifest.size());
   close(fd);
   if (!written || renameat(dir_fd, next.c_str(), dir_fd, kCurrent) != 0) {
     unlinkat(dir_fd, next.c_str(), 0);

@@ -42,8 +42,9 @@ std::string BwrapProbeKey(const std::string& bin, uid_t uid) {
   if (bin.empty() || stat(bin.c_str(), &st) != 0) return "";
   return absl::StrCat(bin, "|", st.st_dev, ":", st.st_ino, ":", st.st_mode, ":", st.st_size, ":",
                       st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec, ":", st.st_ctim.tv_sec, ".",
-                      st.st_ctim.tv_nsec, "|", ReadSetting("/proc/sys/kernel/unprivileged_userns_clone"),
-                      "|", ReadSetting("/proc/sys/user/max_user_namespaces"), "|",
+                      st.st_ctim.tv_nsec, "|",
+                      ReadSetting("/proc/sys/kernel/unprivileged_userns_clone"), "|",
+                      ReadSetting("/proc/sys/user/max_user_namespaces"), "|",
                       ReadSetting("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"), "|",
                       ReadSetting("/proc/sys/kernel/random/boot_id"), "|", uid);
 }
@@ -71,7 +72,8 @@ std::optional<std::string> CachedBwrapProbe(const HostFacts& host, const std::st
       !record["version"].is_string()) {
     return std::nullopt;
   }
-  const long long age = static_cast<long long>(time(nullptr)) - record["checked_at"].get<long long>();
+  const long long age =
+      static_cast<long long>(time(nullptr)) - record["checked_at"].get<long long>();
   if (age < 0 || age > kProbeCacheSeconds) return std::nullopt;
   return record["version"].get<std::string>();
 }
@@ -80,10 +82,10 @@ void RememberBwrapProbe(const HostFacts& host, const std::string& key, const std
   if (key.empty()) return;
   const std::string dir = StoreDir(host);
   if (dir.empty()) return;
-  const std::string text = nlohmann::json{{"key", key},
-                                          {"checked_at", static_cast<long long>(time(nullptr))},
-                                          {"version", version}}
-                               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string text = nlohmann::json{
+      {"key", key},
+      {"checked_at", static_cast<long long>(time(nullptr))},
+      {"version", version}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   uint32_t random = 0;
   if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
   const std::string tmp = absl::StrCat(dir, "/", kRecord, ".", getpid(), ".", random);

@@ -164,20 +164,21 @@ TEST_F(BwrapFloorTest, ThePreparedEtcAndMergedMountsMakeTheSameSandbox) {
       i += 2;
     } else if (args[i] == "--ro-bind" && i + 2 < args.size() && args[i + 1] == pkgs_) {
       for (const char* name : {"a", "b", "c"}) {
-        before.insert(before.end(), {"--ro-bind", pkgs_ + "/" + name, std::string("/opt/pkgs/") + name});
+        before.insert(before.end(),
+                      {"--ro-bind", pkgs_ + "/" + name, std::string("/opt/pkgs/") + name});
       }
       i += 2;
     } else if (args[i] == "--ro-bind" && i + 2 < args.size() && args[i + 1] == data_) {
-      before.insert(before.end(), {"--ro-bind", data_, "/data", "--ro-bind", data_ + "/sub",
-                                   "/data/sub"});
+      before.insert(before.end(),
+                    {"--ro-bind", data_, "/data", "--ro-bind", data_ + "/sub", "/data/sub"});
       i += 2;
     } else {
       before.push_back(args[i]);
     }
   }
-  const std::string listing_before = RunProcess({"/usr/bin/find", view, "-printf", "%p %y %m %s %T@\n"},
-                                                Options(RuntimeEnv()))
-                                         .out;
+  const std::string listing_before =
+      RunProcess({"/usr/bin/find", view, "-printf", "%p %y %m %s %T@\n"}, Options(RuntimeEnv()))
+          .out;
   std::vector<std::string> old_argv = {plan["bin"].get<std::string>()};
   old_argv.insert(old_argv.end(), before.begin(), before.end());
   RunResult old_run = RunProcess(old_argv, Options(RuntimeEnv(), 120000, project_));
@@ -209,14 +210,15 @@ TEST_F(BwrapFloorTest, ThePreparedEtcAndMergedMountsMakeTheSameSandbox) {
   EXPECT_THAT(new_run.out, HasSubstr("/etc/shadow ---\n"));
   EXPECT_THAT(new_run.out, HasSubstr(project_ + "/src erw\n"));
   EXPECT_THAT(new_run.out, HasSubstr("/data/sub/file er-\n"));
-  for (const char* read_only : {"/etc ", "/etc/ssl/certs ", "/usr ", "/opt/pkgs ", "/opt/pkgs/a ",
-                                "/data "}) {
+  for (const char* read_only :
+       {"/etc ", "/etc/ssl/certs ", "/usr ", "/opt/pkgs ", "/opt/pkgs/a ", "/data "}) {
     EXPECT_THAT(new_run.out, HasSubstr(std::string("\n") + read_only + "er-\n")) << read_only;
   }
   // Nothing the sandboxes did reached the prepared copy on the host.
-  EXPECT_EQ(RunProcess({"/usr/bin/find", view, "-printf", "%p %y %m %s %T@\n"}, Options(RuntimeEnv()))
-                .out,
-            listing_before);
+  EXPECT_EQ(
+      RunProcess({"/usr/bin/find", view, "-printf", "%p %y %m %s %T@\n"}, Options(RuntimeEnv()))
+          .out,
+      listing_before);
 }
 
 // The prepared copy is reused while /etc stays as it was, and a `current`
@@ -229,13 +231,14 @@ TEST_F(BwrapFloorTest, ThePreparedEtcIsReusedAndAForeignRecordIsNotTrusted) {
   EXPECT_EQ(first.out, ReadFile("/etc/passwd"));
   const std::string current = ReadFile(view_dir + "/current");
   ASSERT_FALSE(current.empty());
-  RunResult second = RunProcess({NpExecBin(), "--", "true"}, Options(RuntimeEnv(), 120000, project_));
+  RunResult second =
+      RunProcess({NpExecBin(), "--", "true"}, Options(RuntimeEnv(), 120000, project_));
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_EQ(ReadFile(view_dir + "/current"), current);
   // Open to others: ignored and replaced by np-exec's own.
   ASSERT_EQ(chmod((view_dir + "/current").c_str(), 0666), 0);
-  RunResult third = RunProcess({NpExecBin(), "--", "cat", "/etc/group"},
-                               Options(RuntimeEnv(), 120000, project_));
+  RunResult third =
+      RunProcess({NpExecBin(), "--", "cat", "/etc/group"}, Options(RuntimeEnv(), 120000, project_));
   ASSERT_EQ(third.exit_code, 0) << third.err;
   EXPECT_EQ(third.out, ReadFile("/etc/group"));
   struct stat st;
@@ -269,8 +272,8 @@ TEST_F(BwrapFloorTest, AHundredThousandArgumentsRunOnBubblewrap) {
 TEST_F(BwrapFloorTest, WrapRemembersTheProbeOnlyUnderItsKey) {
   const std::string record = TestStateHome() + "/np-exec/bwrap-probe.json";
   unlink(record.c_str());
-  RunResult first = RunProcess({NpExecBin(), "wrap", "--", "true"},
-                               Options(RuntimeEnv(), 120000, project_));
+  RunResult first =
+      RunProcess({NpExecBin(), "wrap", "--", "true"}, Options(RuntimeEnv(), 120000, project_));
   ASSERT_EQ(first.exit_code, 0) << first.err;
   struct stat st;
   ASSERT_EQ(lstat(record.c_str(), &st), 0) << "no probe record after wrap";
@@ -286,14 +289,14 @@ TEST_F(BwrapFloorTest, WrapRemembersTheProbeOnlyUnderItsKey) {
   dir_.Write("record", foreign);
   ASSERT_EQ(rename(dir_.Path("record").c_str(), record.c_str()), 0);
   ASSERT_EQ(chmod(record.c_str(), 0600), 0);
-  RunResult second = RunProcess({NpExecBin(), "wrap", "--", "true"},
-                                Options(RuntimeEnv(), 120000, project_));
+  RunResult second =
+      RunProcess({NpExecBin(), "wrap", "--", "true"}, Options(RuntimeEnv(), 120000, project_));
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_NE(ReadFile(record), foreign);
   // A record open to others is not read (and a full probe replaces it).
   ASSERT_EQ(chmod(record.c_str(), 0644), 0);
-  RunResult third = RunProcess({NpExecBin(), "wrap", "--", "true"},
-                               Options(RuntimeEnv(), 120000, project_));
+  RunResult third =
+      RunProcess({NpExecBin(), "wrap", "--", "true"}, Options(RuntimeEnv(), 120000, project_));
   ASSERT_EQ(third.exit_code, 0) << third.err;
   ASSERT_EQ(lstat(record.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
