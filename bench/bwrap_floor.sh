@@ -94,10 +94,9 @@ p64u="$(project p64u "[$unrelated]")"
 ratio() {
   awk -F'\t' -v t="$1" -v a="$2" -v b="$3" '
     $1==t && $3==a {x[$2]=$4} $1==t && $3==b {y[$2]=$4}
-    END {n=0; for (r in x) if ((r in y) && x[r]>0 && y[r]>0) v[++n]=x[r]/y[r];
-         if (n==0) {print "- - -"; exit}
-         asort(v); m=(n%2 ? v[(n+1)/2] : (v[n/2]+v[n/2+1])/2);
-         printf "%.3f %.3f %.3f\n", v[1], m, v[n]}' "$rounds"
+    END {for (r in x) if ((r in y) && x[r]>0 && y[r]>0) printf "%.6f\n", x[r]/y[r]}' "$rounds" |
+    sort -g | awk '{v[NR]=$1} END {if (NR==0) {print "- - -"; exit}
+      m=(NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2); printf "%.3f %.3f %.3f\n", v[1], m, v[NR]}'
 }
 goal() {  # goal NAME TITLE A B LIMIT
   read -r lo med hi < <(ratio "$2" "$3" "$4")
