@@ -99,8 +99,14 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
   const std::string project_target = ProjectTarget(config, spawn);
   // One bind of the prepared /etc, unless a mount goes below /etc: bubblewrap
   // would make its mount point inside the prepared copy.
-  bool etc_view = !spawn.etc_view.empty();
-  for (const ValidatedMount& mount : mounts) etc_view = etc_view && !IsInside(mount.target, "/etc");
+  // Nor when the copy lies where the program can write (a state store
+  // inside the project or a writable mount): another sandbox would bind
+  // what this one wrote.
+  bool etc_view = !spawn.etc_view.empty() && !IsInside(spawn.etc_view, spawn.project_root);
+  for (const ValidatedMount& mount : mounts) {
+    etc_view = etc_view && !IsInside(mount.target, "/etc") &&
+               !(mount.writable && IsInside(spawn.etc_view, mount.source));
+  }
   if (etc_view) {
     absl::Status valid = CheckAbsolutePath(spawn.etc_view, "isolation-mount-bad-source");
     if (!valid.ok()) return valid;

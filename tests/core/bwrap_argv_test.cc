@@ -66,6 +66,12 @@ TEST(BwrapArgvTest, APreparedEtcIsOneReadOnlyBind) {
   for (const std::string& file : SandboxEtcFiles()) {
     EXPECT_TRUE(HasSequence(argv, {"--ro-bind-try", file, file})) << file;
   }
+  // A copy where the program can write is never bound.
+  ContainerSpawn inside = spawn;
+  inside.etc_view = "/home/u/proj/.state/np-exec/etc-view/v-1";
+  EXPECT_FALSE(Contains(Build(BwrapConfig(), inside), inside.etc_view));
+  const std::vector<ValidatedMount> writable = {{"/home/u/.local", "/home/u/proj/local", true}};
+  EXPECT_FALSE(Contains(Build(BwrapConfig(), spawn, writable), spawn.etc_view));
   spawn.etc_view = "relative/view";
   EXPECT_EQ(ErrorCode(BuildBwrapArgv(BwrapConfig(), {}, spawn, kMergedUsr).status()),
             "isolation-mount-bad-source");
