@@ -95,6 +95,21 @@ TEST(BwrapArgvTest, AnArgvPastBubblewrapsLimitGoesThroughTheEntryPoint) {
   const long bind = IndexOfSequence(argv, {"--ro-bind", spawn.self_binary, "/run/np-exec/np-exec"});
   ASSERT_GE(bind, 0);
   EXPECT_LT(bind, IndexOf(argv, "--remount-ro"));
+  // On network "allowlist" np-exec is bound once, and argv-entry execs the
+  // egress entry point, which execs the program.
+  ContainerConfig allowlist = BwrapConfig();
+  allowlist.network = Network::kAllowlist;
+  ContainerSpawn egress = spawn;
+  egress.egress_socket = "/run/user/1000/np-exec-egress-x/egress.sock";
+  argv = Build(allowlist, egress);
+  const size_t egress_start = ArgvHandoffStart(argv);
+  ASSERT_NE(egress_start, std::string::npos);
+  long binds = 0;
+  for (const std::string& arg : argv) binds += arg == spawn.self_binary ? 1 : 0;
+  EXPECT_EQ(binds, 1);
+  EXPECT_EQ(argv[egress_start], "/run/np-exec/np-exec");
+  EXPECT_EQ(argv[egress_start + 1], "egress-entry");
+  EXPECT_EQ(argv.back(), spawn.program.back());
   // Without np-exec's own path, a coded error, never bubblewrap's failure.
   spawn.self_binary.clear();
   EXPECT_EQ(ErrorCode(BuildBwrapArgv(BwrapConfig(), {}, spawn, kMergedUsr).status()),
