@@ -258,7 +258,14 @@ void RemoveTree(int dir_fd, const std::string& name, int depth = 0) {
       std::vector<std::pair<std::string, bool>> children;
       while (dirent* entry = readdir(dir)) {
         const std::string child = entry->d_name;
-        if (child != "." && child != "..") children.push_back({child, entry->d_type == DT_DIR});
+        if (child == "." || child == "..") continue;
+        bool is_dir = entry->d_type == DT_DIR;
+        struct stat st;
+        if (entry->d_type == DT_UNKNOWN &&
+            fstatat(dirfd(dir), child.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+          is_dir = S_ISDIR(st.st_mode);
+        }
+        children.push_back({child, is_dir});
       }
       for (const auto& [child, is_dir] : children) {
         if (is_dir) {
