@@ -12,10 +12,13 @@
 //
 // Usage:
 //   np-spawn-harness [--runs N] [--warmup W] [--title TEXT] [--tsv FILE]
+//       [--rounds FILE]
 //       --cmd LABEL [--cwd DIR] [--env NAME=VALUE]... -- PROGRAM [ARGS...]
 //       --cmd LABEL ... -- PROGRAM [ARGS...]
 //
-// The first --cmd is the baseline every ratio is taken against. PROGRAM is
+// The first --cmd is the baseline every ratio is taken against. --rounds
+// appends every timed spawn as "TITLE<TAB>ROUND<TAB>LABEL<TAB>MS", so a script
+// can take per-round ratios between any two commands of the same run. PROGRAM is
 // resolved on the PATH of that command's environment. In an argument, "{n}"
 // is replaced by a number unique to the spawn (for `docker run --name`).
 // A command's stdout and stderr go to /dev/null; stdin is /dev/null. A spawn
@@ -64,6 +67,7 @@ struct Options {
   int warmup = 3;
   std::string title;
   std::string tsv;
+  std::string rounds;
   std::vector<Command> commands;
 };
 
@@ -111,6 +115,8 @@ Options ParseOptions(int argc, char** argv) {
       options.title = next("--title");
     } else if (a == "--tsv") {
       options.tsv = next("--tsv");
+    } else if (a == "--rounds") {
+      options.rounds = next("--rounds");
     } else {
       Usage(("unknown option " + a).c_str());
     }
@@ -276,6 +282,7 @@ int main(int argc, char** argv) {
   for (Command& c : cmds) c.cpu_ms.clear();
   // ratios[i][r]: command i / command 0 in round r.
   std::vector<std::vector<double>> ratios(k);
+  FILE* rounds = options.rounds.empty() ? nullptr : std::fopen(options.rounds.c_str(), "a");
   for (int r = 0; r < options.runs; ++r) {
     std::vector<double> round(k, -1);
     for (size_t j = 0; j < k; ++j) {
@@ -291,7 +298,12 @@ int main(int argc, char** argv) {
     for (size_t i = 1; i < k; ++i) {
       if (round[0] > 0 && round[i] > 0) ratios[i].push_back(round[i] / round[0]);
     }
+    for (size_t i = 0; rounds != nullptr && i < k; ++i) {
+      std::fprintf(rounds, "%s\t%d\t%s\t%.4f\n", options.title.c_str(), r, cmds[i].label.c_str(),
+                   round[i]);
+    }
   }
+  if (rounds != nullptr) std::fclose(rounds);
 
   if (!options.title.empty()) std::printf("## %s\n", options.title.c_str());
   std::printf("%-44s %6s %10s %10s %10s %12s %17s %9s %9s\n", "command", "runs", "median ms",

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "core/bwrap_targets.h"
 #include "core/egress_entry.h"
@@ -19,6 +21,15 @@ absl::Status Unsupported(absl::string_view what) {
                                 "; remove the setting or use runtime \"docker\" or "
                                 "\"podman\""),
                    {{"setting", what}});
+}
+
+absl::Status TooManyArguments(size_t count) {
+  return MakeError(absl::StatusCode::kInvalidArgument, "isolation-bwrap-too-many-arguments",
+                   absl::StrCat("the bubblewrap sandbox needs ", count,
+                                " arguments and bubblewrap takes at most ", kBwrapMaxArgs,
+                                "; use fewer mounts or protected paths, or runtime \"docker\" "
+                                "or \"podman\""),
+                   {{"arguments", count}, {"limit", kBwrapMaxArgs}});
 }
 
 }  // namespace
@@ -85,20 +96,51 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
     absl::Status target_ok = CheckAbsolutePath(mount.target, "isolation-mount-bad-target");
     if (!target_ok.ok()) return target_ok;
   }
+  const std::string project_target = ProjectTarget(config, spawn);
+  // One bind of the prepared /etc, unless a mount goes below /etc: bubblewrap
+  // would make its mount point inside the prepared copy.
+  // Nor when the copy lies where the program can write (a state store
+  // inside the project or a writable mount): another sandbox would bind
+  // what this one wrote.
+  bool etc_view = !spawn.etc_view.empty() && !IsInside(spawn.etc_view, spawn.project_root);
+  for (const ValidatedMount& mount : mounts) {
+    etc_view = etc_view && !IsInside(mount.target, "/etc") &&
+               !(mount.writable && IsInside(spawn.etc_view, mount.source));
+  }
+  if (etc_view) {
+    absl::Status valid = CheckAbsolutePath(spawn.etc_view, "isolation-mount-bad-source");
+    if (!valid.ok()) return valid;
+  }
+  const bool egress = config.network == Network::kAllowlist;
+  // The sandbox's binds other than the extra mounts, for the link check and
+  // for leaving out what they already show (bwrap_targets.h).
+  std::vector<SandboxBind> fixed = {{"/usr", "/usr"}, {spawn.project_root, project_target}};
+  for (const RootEntry& entry : root_layout) {
+    if (entry.link_target.empty()) fixed.push_back({entry.path, entry.path});
+  }
+  for (const char* target : {"/proc", "/dev", "/tmp"}) fixed.push_back({"", target});
+  fixed.push_back({"", std::string(kContainerHome)});
+  if (etc_view) {
+    fixed.push_back({spawn.etc_view, "/etc"});
+  } else {
+    for (const std::string& file : SandboxEtcFiles()) fixed.push_back({file, file});
+  }
+  for (const ProtectedMount& bind : *protected_mounts) fixed.push_back({bind.source, bind.target});
+  if (egress) fixed.push_back({"", "/run/np-exec"});
+  const std::vector<ValidatedMount> binds = CoalesceBwrapMounts(mounts, fixed);
   // --- Issue 15 item 5: no mount target through a host-visible link
   // (core/bwrap_targets.h). ---
   {
-    std::vector<SandboxBind> binds = {{"/usr", "/usr"},
-                                      {spawn.project_root, ProjectTarget(config, spawn)}};
+    std::vector<SandboxBind> seen = {{"/usr", "/usr"}, {spawn.project_root, project_target}};
     for (const RootEntry& entry : root_layout) {
-      if (entry.link_target.empty()) binds.push_back({entry.path, entry.path});
+      if (entry.link_target.empty()) seen.push_back({entry.path, entry.path});
     }
     // bubblewrap mounts in argv order: each target is made under the binds
     // before it.
-    for (const ValidatedMount& mount : mounts) {
-      absl::Status no_link = CheckMountTargetHasNoLink(mount.target, binds);
+    for (const ValidatedMount& mount : binds) {
+      absl::Status no_link = CheckMountTargetHasNoLink(mount.target, seen);
       if (!no_link.ok()) return no_link;
-      binds.push_back({mount.source, mount.target});
+      seen.push_back({mount.source, mount.target});
     }
   }
   // --- end of item 5 ---
@@ -122,22 +164,28 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
       argv.insert(argv.end(), {"--symlink", entry.link_target, entry.path});
     }
   }
-  for (const std::string& file : SandboxEtcFiles()) {
-    argv.insert(argv.end(), {"--ro-bind-try", file, file});
+  if (etc_view) {
+    argv.insert(argv.end(), {"--ro-bind", spawn.etc_view, "/etc"});
+  } else {
+    for (const std::string& file : SandboxEtcFiles()) {
+      argv.insert(argv.end(), {"--ro-bind-try", file, file});
+    }
   }
   argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs",
                            std::string(kContainerHome)});
-  argv.insert(argv.end(), {"--bind", spawn.project_root, ProjectTarget(config, spawn)});
+  argv.insert(argv.end(), {"--bind", spawn.project_root, project_target});
   // bubblewrap mounts in argv order: writable parents (pinned as mount
   // points) first, then the read-only nodes on top, before the extra mounts.
   for (const ProtectedMount& bind : *protected_mounts) {
     argv.insert(argv.end(), {bind.writable ? "--bind" : "--ro-bind", bind.source, bind.target});
   }
-  for (const ValidatedMount& mount : mounts) {
+  for (const ValidatedMount& mount : binds) {
     argv.insert(argv.end(), {mount.writable ? "--bind" : "--ro-bind", mount.source, mount.target});
   }
+  // What runs inside: the program, after the egress entry point on network
+  // "allowlist".
+  std::vector<std::string> command;
   // --- egress allowlist (issue 16): the proxy's endpoint, np-exec as entry. ---
-  const bool egress = config.network == Network::kAllowlist;
   if (egress) {
     if (spawn.egress_socket.empty() || spawn.self_binary.empty()) return AllowlistNeedsNpExec();
     for (const std::string* path : {&spawn.egress_socket, &spawn.self_binary}) {
@@ -151,17 +199,43 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
       const size_t eq = assignment.find('=');
       argv.insert(argv.end(), {"--setenv", assignment.substr(0, eq), assignment.substr(eq + 1)});
     }
+    command = EgressEntryPrefix();
   }
   // --- end egress allowlist ---
+  command.insert(command.end(), spawn.program.begin(), spawn.program.end());
   // Last, so the tmpfs root and its mount points become read-only while the
   // mounts on top of them (/tmp, HOME, the project) keep their own modes.
-  argv.insert(argv.end(), {"--remount-ro", "/", "--chdir", *workdir, "--"});
-  if (egress) {
-    const std::vector<std::string> entry = EgressEntryPrefix();
-    argv.insert(argv.end(), entry.begin(), entry.end());
+  const std::vector<std::string> tail = {"--remount-ro", "/", "--chdir", *workdir, "--"};
+  // --- Issue 19 item 3: more arguments than bubblewrap takes go through a
+  // descriptor to np-exec's own entry point inside (kArgvEntryVerb). ---
+  if (argv.size() + tail.size() + command.size() + kBwrapLauncherArgs > kBwrapMaxArgs) {
+    if (spawn.self_binary.empty()) return TooManyArguments(argv.size() + command.size());
+    absl::Status valid = CheckAbsolutePath(spawn.self_binary, "isolation-mount-bad-source");
+    if (!valid.ok()) return valid;
+    if (!egress) {
+      argv.insert(argv.end(), {"--ro-bind", spawn.self_binary, std::string(kEgressSelfTarget)});
+    }
+    command.insert(command.begin(),
+                   {std::string(kEgressSelfTarget), std::string(kArgvEntryVerb), "--"});
+    // What bubblewrap itself then gets: the options, the entry point, the
+    // verb and "--fd N".
+    if (argv.size() + tail.size() + 4 + kBwrapLauncherArgs > kBwrapMaxArgs) {
+      return TooManyArguments(argv.size());
+    }
   }
-  argv.insert(argv.end(), spawn.program.begin(), spawn.program.end());
+  argv.insert(argv.end(), tail.begin(), tail.end());
+  argv.insert(argv.end(), command.begin(), command.end());
   return argv;
+}
+
+size_t ArgvHandoffStart(const std::vector<std::string>& argv) {
+  const auto dashes = std::find(argv.begin(), argv.end(), "--");
+  const size_t at = static_cast<size_t>(dashes - argv.begin());
+  if (dashes == argv.end() || argv.size() < at + 4 || argv[at + 1] != kEgressSelfTarget ||
+      argv[at + 2] != kArgvEntryVerb || argv[at + 3] != "--") {
+    return std::string::npos;
+  }
+  return at + 4;
 }
 
 bool VisibleInSandbox(absl::string_view path, absl::string_view real_path,

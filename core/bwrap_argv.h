@@ -27,6 +27,21 @@ std::vector<RootEntry> ReadHostRootLayout();
 // The /etc files bound read-only (when present), never the whole /etc.
 const std::vector<std::string>& SandboxEtcFiles();
 
+// bubblewrap refuses a command line of more arguments than this (its
+// MAX_ARGS), the program's own included.
+inline constexpr size_t kBwrapMaxArgs = 9000;
+// What the launcher adds when it runs the argv: --info-fd N, --seccomp N.
+inline constexpr size_t kBwrapLauncherArgs = 4;
+// The internal verb of np-exec's own static binary inside the sandbox (bound
+// read-only at kEgressSelfTarget) that reads the program's argv from a
+// descriptor and execs it: the way past kBwrapMaxArgs.
+inline constexpr absl::string_view kArgvEntryVerb = "argv-entry";
+
+// The mode bubblewrap gives a directory it makes for a mount point (/etc for
+// the per-file binds, the parents of a mount target): 0700 whatever the
+// umask (bubblewrap 0.8). The prepared /etc's own directories get it too.
+inline constexpr unsigned kBwrapMadeDirMode = 0700;
+
 // PATH inside the sandbox.
 inline constexpr absl::string_view kSandboxPath = "/usr/local/bin:/usr/bin:/bin";
 
@@ -35,11 +50,20 @@ inline constexpr absl::string_view kSandboxPath = "/usr/local/bin:/usr/bin:/bin"
 // deliver), `isolation-wrap-no-command`, `isolation-cwd-outside-project`,
 // `invalid-path`, `isolation-mount-bad-source`, `isolation-mount-bad-target`,
 // `isolation-protected-path-unsafe`, `isolation-mount-target-symlink` (a target through a
-// link on the host).
+// link on the host), `isolation-bwrap-too-many-arguments` (the options alone
+// exceed kBwrapMaxArgs). The extra mounts are bound as CoalesceBwrapMounts
+// gives them (bwrap_targets.h). A command line that would exceed
+// kBwrapMaxArgs runs np-exec's entry point (`spawn.self_binary` bound at
+// kEgressSelfTarget) as `... -- SELF argv-entry -- PROGRAM ARGS...`, whose
+// tail the launcher hands over through a descriptor (ArgvHandoffStart).
 absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& config,
                                                         const std::vector<ValidatedMount>& mounts,
                                                         const ContainerSpawn& spawn,
                                                         const std::vector<RootEntry>& root_layout);
+
+// Where the part of a bwrap argv to hand to argv-entry through a descriptor
+// begins (after `-- SELF argv-entry --`); npos when the argv does not use it.
+size_t ArgvHandoffStart(const std::vector<std::string>& argv);
 
 // Whether a program the host finds at `path` (absolute) exists inside too:
 // `path` must lie under /usr, a top-level root entry, a bound /etc file, the

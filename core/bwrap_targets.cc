@@ -1,6 +1,11 @@
 #include "core/bwrap_targets.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -36,6 +41,117 @@ absl::Status CheckMountTargetHasNoLink(const std::string& target,
     if (!S_ISDIR(st.st_mode)) break;  // The mount point itself may be a file.
   }
   return absl::OkStatus();
+}
+
+namespace {
+
+std::string Parent(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
+
+std::string Base(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+bool Overlaps(const std::string& a, const std::string& b) {
+  return IsInside(a, b) || IsInside(b, a);
+}
+
+// The names in the host directory `dir`; nullopt when it cannot be listed.
+std::optional<std::set<std::string>> ListDirectory(const std::string& dir) {
+  DIR* handle = opendir(dir.c_str());
+  if (handle == nullptr) return std::nullopt;
+  std::set<std::string> names;
+  while (dirent* entry = readdir(handle)) {
+    const std::string name = entry->d_name;
+    if (name != "." && name != "..") names.insert(name);
+  }
+  closedir(handle);
+  return names;
+}
+
+// Whether `later` is already shown by `earlier`: same mode, its target below
+// (or at) the earlier target and its source the same path below the earlier
+// source, and no bind made between the two (`others`) below the earlier
+// target where the later one would cover it.
+bool ShownBy(const ValidatedMount& later, const ValidatedMount& earlier,
+             const std::vector<const std::string*>& others) {
+  if (later.writable != earlier.writable || !IsInside(later.target, earlier.target)) return false;
+  std::string rest = later.target.substr(earlier.target.size());
+  if (!rest.empty() && rest.front() == '/') rest.erase(0, 1);
+  if (later.source != (rest.empty() ? earlier.source : JoinPath(earlier.source, rest))) {
+    return false;
+  }
+  for (const std::string* other : others) {
+    if (IsInside(*other, earlier.target) && Overlaps(*other, later.target)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<ValidatedMount> CoalesceBwrapMounts(const std::vector<ValidatedMount>& mounts,
+                                                const std::vector<SandboxBind>& fixed) {
+  // 1. Nothing bound twice.
+  std::vector<ValidatedMount> kept;
+  for (size_t i = 0; i < mounts.size(); ++i) {
+    bool redundant = false;
+    for (size_t k = 0; k < kept.size() && !redundant; ++k) {
+      // Only a mount between the two can tell them apart: the earlier one
+      // covers whatever was bound below its target before it (the system
+      // directories, the project, the protected paths).
+      std::vector<const std::string*> others;
+      for (size_t j = k + 1; j < kept.size(); ++j) others.push_back(&kept[j].target);
+      redundant = ShownBy(mounts[i], kept[k], others);
+    }
+    if (!redundant) kept.push_back(mounts[i]);
+  }
+  // 2. Read-only siblings that are a whole host directory: one bind.
+  std::map<std::pair<std::string, std::string>, std::vector<size_t>> groups;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const ValidatedMount& mount = kept[i];
+    if (mount.writable || Base(mount.source) != Base(mount.target)) continue;
+    const std::string source_parent = Parent(mount.source);
+    const std::string target_parent = Parent(mount.target);
+    if (source_parent == "/" || target_parent == "/") continue;
+    groups[{source_parent, target_parent}].push_back(i);
+  }
+  std::vector<bool> merged(kept.size(), false);
+  std::map<size_t, ValidatedMount> replacement;  // At the group's first index.
+  for (const auto& [parents, members] : groups) {
+    if (members.size() < 2) continue;
+    const std::string& target = parents.second;
+    std::set<std::string> names;
+    for (size_t i : members) names.insert(Base(kept[i].target));
+    if (names.size() != members.size()) continue;
+    bool alone = true;
+    for (const SandboxBind& bind : fixed) alone = alone && !Overlaps(bind.target, target);
+    for (size_t i = 0; i < kept.size(); ++i) {
+      if (std::find(members.begin(), members.end(), i) != members.end()) continue;
+      alone = alone && !Overlaps(kept[i].target, target);
+    }
+    if (!alone) continue;
+    // P shows at T, where bubblewrap made a directory the program could
+    // list and enter: so must P be.
+    struct stat st;
+    if (lstat(parents.first.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        access(parents.first.c_str(), R_OK | X_OK) != 0) {
+      continue;
+    }
+    const std::optional<std::set<std::string>> listed = ListDirectory(parents.first);
+    if (!listed.has_value() || *listed != names) continue;
+    for (size_t i : members) merged[i] = true;
+    replacement[members.front()] = ValidatedMount{parents.first, target, false};
+  }
+  std::vector<ValidatedMount> result;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    auto it = replacement.find(i);
+    if (it != replacement.end()) {
+      result.push_back(it->second);
+    } else if (!merged[i]) {
+      result.push_back(kept[i]);
+    }
+  }
+  return result;
 }
 
 }  // namespace np

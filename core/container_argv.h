@@ -52,6 +52,10 @@ struct ContainerSpawn {
   std::vector<std::string> env_names;  // Validated; config's and --env's.
   std::vector<std::string> program;    // The program and its arguments.
   std::vector<RootEntry> root_layout;  // bubblewrap: the host's /bin, /lib*, /sbin.
+  // bubblewrap: the host path of a prepared copy of SandboxEtcFiles bound
+  // read-only at /etc in one bind (launcher/runtime/bwrap_etc_view.h); empty:
+  // each file is bound by itself.
+  std::string etc_view;
   // Bound after the project mount, each onto itself below the project target
   // (see protected_paths.h). Placeholders must exist when the argv runs.
   std::vector<ProtectedBind> protected_binds;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
@@ -121,10 +122,31 @@ absl::StatusOr<MountPolicy> MakeMountPolicy(absl::string_view project_root,
   }
   std::vector<std::string> sources = DefaultForbiddenSources();
   sources.insert(sources.end(), extra_forbidden.begin(), extra_forbidden.end());
+  // The sources share their parents (/run, /var/lib): each parent is
+  // resolved once, then only the last component is looked at; a last
+  // component that is a link is resolved in full. The same answer as
+  // ResolveRealPath of each (issue 19: every host fact read once).
+  std::map<std::string, std::string> parents;  // Normalised parent -> real path ("": none).
   for (const std::string& source : sources) {
-    policy.forbidden.push_back(NormalizePath(source));
-    absl::StatusOr<std::string> real = ResolveRealPath(source, "invalid-path");
-    if (real.ok() && *real != policy.forbidden.back()) policy.forbidden.push_back(*real);
+    const std::string normal = NormalizePath(source);
+    policy.forbidden.push_back(normal);
+    const size_t slash = normal.rfind('/');
+    const std::string parent = slash == 0 ? "/" : normal.substr(0, slash);
+    auto known = parents.find(parent);
+    if (known == parents.end()) {
+      absl::StatusOr<std::string> real = ResolveRealPath(parent, "invalid-path");
+      known = parents.emplace(parent, real.ok() ? *real : "").first;
+    }
+    absl::StatusOr<std::string> real = std::string();
+    struct stat st;
+    const std::string candidate =
+        known->second.empty() ? "" : JoinPath(known->second, normal.substr(slash + 1));
+    if (candidate.empty() || (lstat(candidate.c_str(), &st) == 0 && S_ISLNK(st.st_mode))) {
+      real = ResolveRealPath(source, "invalid-path");
+    } else {
+      real = candidate;
+    }
+    if (real.ok() && *real != normal) policy.forbidden.push_back(*real);
   }
   return policy;
 }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/bwrap_argv.h"
+#include "core/egress_entry.h"
 #include "core/errors.h"
 #include "core/git_mounts.h"
 #include "core/paths.h"
@@ -172,9 +173,11 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   }
 
   ContainerSpawn spawn;
+  // np-exec's own binary: the entry point on network "allowlist", and on
+  // bubblewrap the way past its argument limit (bwrap_argv.h).
+  spawn.self_binary = facts.self_path;
   if (egress) {
     spawn.egress_socket = facts.egress_socket;
-    spawn.self_binary = facts.self_path;
     plan.egress_socket = facts.egress_socket;
   }
   spawn.project_root = policy->project_real;
@@ -189,6 +192,7 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   spawn.env_names = plan.env_names;
   spawn.program = program;
   spawn.root_layout = facts.root_layout;
+  spawn.etc_view = facts.etc_view;
   plan.project_mount = ProjectTarget(container, spawn);
   plan.project_real = policy->project_real;
 
@@ -220,6 +224,10 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   const RuntimeTraits& traits = TraitsOf(container.runtime);
   absl::StatusOr<std::vector<std::string>> argv = traits.build_argv(container, plan.mounts, spawn);
   if (!argv.ok()) return argv.status();
+  if (!egress && std::find(argv->begin(), argv->end(), kEgressSelfTarget) != argv->end()) {
+    absl::Status self_ok = CheckSelfOutsideWritable(facts.self_path, *policy, container.mounts);
+    if (!self_ok.ok()) return self_ok;
+  }
   if (traits.program_from_host) {
     absl::Status visible = CheckVisibleInSandbox(facts, plan, program.front());
     if (!visible.ok()) return visible;

@@ -80,6 +80,7 @@ struct SpawnFacts {
   std::string init_path;  // Podman's --init binary when not its default (see ContainerSpawn).
   std::vector<std::string> extra_forbidden;  // E.g. the engine endpoint of DOCKER_HOST.
   std::vector<RootEntry> root_layout;        // bubblewrap: the host's /bin, /lib*, /sbin.
+  std::string etc_view;                      // bubblewrap: the prepared /etc (ContainerSpawn).
   std::optional<std::string> mount_point;    // `wrap --workdir`: where the project is mounted.
   // network "allowlist": the host path of this spawn's egress proxy endpoint,
   // in the private directory the launcher made (launcher/egress/session.h).

@@ -43,6 +43,8 @@ absl::StatusOr<Outcome> Dispatch(const CommandLine& cl, const HostFacts& host,
       return VerbEgressEntry(cl, host);
     case Verb::kContainerWatchdog:
       return Outcome{RunWatchdog(cl.program)};
+    case Verb::kArgvEntry:
+      return VerbArgvEntry(cl, host);
   }
   return Outcome{125};
 }
@@ -50,7 +52,8 @@ absl::StatusOr<Outcome> Dispatch(const CommandLine& cl, const HostFacts& host,
 // The run path and what stands in for it keep the program's exit statuses;
 // the verbs exit 0 or 1.
 CommandKind KindOf(Verb verb) {
-  return verb == Verb::kRun || verb == Verb::kSandboxExec || verb == Verb::kEgressEntry
+  return verb == Verb::kRun || verb == Verb::kSandboxExec || verb == Verb::kEgressEntry ||
+                 verb == Verb::kArgvEntry
              ? CommandKind::kRun
              : CommandKind::kVerb;
 }

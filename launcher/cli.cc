@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/bwrap_argv.h"
 #include "core/config.h"
 #include "core/egress_entry.h"
 #include "core/errors.h"
@@ -221,6 +222,17 @@ absl::Status ParseEgressEntry(absl::Span<char* const> args, CommandLine* cl) {
   return absl::OkStatus();
 }
 
+// argv-entry --fd N
+absl::Status ParseArgvEntry(absl::Span<char* const> args, CommandLine* cl) {
+  int fd = -1;
+  if (args.size() != 2 || absl::string_view(args[0]) != "--fd" || !absl::SimpleAtoi(args[1], &fd) ||
+      fd < 3) {
+    return Usage("argv-entry takes --fd N");
+  }
+  cl->argv_fd = fd;
+  return absl::OkStatus();
+}
+
 absl::Status ParseRun(absl::Span<char* const> args, CommandLine* cl) {
   ProgramSyntax syntax;
   syntax.options = {EnvOption(cl)};
@@ -326,6 +338,7 @@ constexpr VerbRow kVerbRows[] = {
     {kSandboxExecVerb, Verb::kSandboxExec, nullptr, ParseSandboxExec},
     {kEgressEntryVerb, Verb::kEgressEntry, nullptr, ParseEgressEntry},
     {kWatchdogVerb, Verb::kContainerWatchdog, nullptr, ParseWatchdog},
+    {kArgvEntryVerb, Verb::kArgvEntry, nullptr, ParseArgvEntry},
 };
 
 }  // namespace

@@ -31,6 +31,7 @@ enum class Verb {
   kSandboxExec,        // Internal: what a printed bubblewrap plan runs.
   kEgressEntry,        // Internal: the sandbox's entry point on network "allowlist".
   kContainerWatchdog,  // Internal: outlives a killed np-exec (watchdog.h).
+  kArgvEntry,          // Internal: the sandbox's entry point for an argv past bubblewrap's limit.
 };
 
 struct CommandLine {
@@ -54,6 +55,7 @@ struct CommandLine {
   std::string which_name;              // which NAME
   int egress_port = -1;                // egress-entry --port
   std::string egress_socket;           // egress-entry --socket
+  int argv_fd = -1;                    // argv-entry --fd
   std::vector<std::string> env_names;  // --env, validated
   std::vector<std::string> program;
 };

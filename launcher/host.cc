@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -61,10 +62,16 @@ HostFacts ReadHostFacts(char** envp) {
     char real[PATH_MAX];
     host.cwd = realpath(buffer, real) != nullptr ? real : buffer;
   }
-  struct stat st;
-  if (stat("/proc/self/exe", &st) == 0) host.self = FileId{st.st_dev, st.st_ino};
+  // /proc/self/exe is read once: np-exec's identity is that of the file at
+  // its path, unless the file was removed or replaced since the exec (the
+  // link then reads "... (deleted)"), when /proc's own link answers.
   ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
   if (n > 0) host.self_path.assign(buffer, static_cast<size_t>(n));
+  struct stat st;
+  const bool gone = host.self_path.empty() || absl::EndsWith(host.self_path, " (deleted)");
+  if ((!gone && stat(host.self_path.c_str(), &st) == 0) || stat("/proc/self/exe", &st) == 0) {
+    host.self = FileId{st.st_dev, st.st_ino};
+  }
   return host;
 }
 

@@ -27,6 +27,8 @@ absl::StatusOr<Outcome> VerbVersion();
 absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& host);
 // egress-entry: starts the egress bridge inside the sandbox and execs the program.
 absl::StatusOr<Outcome> VerbEgressEntry(const CommandLine& cl, const HostFacts& host);
+// argv-entry: reads the program's argv from a descriptor inside the sandbox and execs it.
+absl::StatusOr<Outcome> VerbArgvEntry(const CommandLine& cl, const HostFacts& host);
 
 // The help text of a verb ("" for the general help); empty when unknown.
 absl::string_view HelpText(absl::string_view topic);

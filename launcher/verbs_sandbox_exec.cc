@@ -18,6 +18,7 @@
 #include "core/protected_paths.h"
 #include "launcher/environment.h"
 #include "launcher/protected_placeholders.h"
+#include "launcher/runtime/argv_handoff.h"
 #include "launcher/runtime/bwrap_seccomp.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/spawn_facts.h"
@@ -99,6 +100,10 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
     absl::Status filtered = AddSeccompArg(request.argv, *seccomp);
     if (!filtered.ok()) return filtered;
     request.keep_fds = {*seccomp};
+    // Past bubblewrap's argument limit, as on the run path.
+    absl::StatusOr<int> handed = HandOffArgv(request.argv);
+    if (!handed.ok()) return handed.status();
+    if (*handed >= 0) request.keep_fds.push_back(*handed);
   }
   SuperviseResult result = Supervise(request);
   placeholders->Finish();

@@ -21,7 +21,7 @@ absl::StatusOr<Outcome> VerbWrap(const CommandLine& cl, const HostFacts& host) {
   ProbeResult probe;
   if (container) {
     const Endpoint endpoint = driver.Resolve(host);
-    probe = driver.Probe(host, endpoint, ProbeDepth::kFull);
+    probe = driver.Probe(host, endpoint, ProbeDepth::kForPlan);
     AddContainerFacts(host, driver, endpoint, probe, "np-exec-wrap", /*owner=*/"",
                       !settings->config.container.mounts.empty(), facts);
   }

@@ -16,9 +16,13 @@
 #include "core/bwrap_argv.h"
 #include "core/errors.h"
 #include "launcher/environment.h"
+#include "launcher/runtime/argv_handoff.h"
+#include "launcher/runtime/bwrap_etc_view.h"
+#include "launcher/runtime/bwrap_probe_cache.h"
 #include "launcher/runtime/bwrap_seccomp.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/sandbox_signals.h"
+#include "launcher/state_store.h"
 #include "launcher/subprocess.h"
 
 namespace np {
@@ -59,6 +63,18 @@ std::vector<std::string> ProbeArgs(const std::string& bin) {
           "/usr/bin/true"};
 }
 
+// The prepared /etc in the operator's state store (bwrap_etc_view.h); "" when
+// it cannot be had, and then core binds the files one by one, which makes the
+// same sandbox.
+std::string EtcView(const HostFacts& host) {
+  absl::StatusOr<std::string> dir = StateStoreDir(GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
+  if (!dir.ok()) return "";
+  absl::StatusOr<StateStore> store = StateStore::Open(*dir, host.uid);
+  if (!store.ok()) return "";
+  absl::StatusOr<std::string> view = PrepareEtcView(store->dir(), host.uid, kBwrapMadeDirMode);
+  return view.ok() ? *view : "";
+}
+
 class BwrapDriverImpl : public RuntimeDriver {
  public:
   Endpoint Resolve(const HostFacts& host) const override {
@@ -74,6 +90,11 @@ class BwrapDriverImpl : public RuntimeDriver {
     // --info-fd report), so it does not pay for a second, no-op sandbox.
     if (depth == ProbeDepth::kForRun)
       return ProbeAvailable(Runtime::kBwrap, endpoint.bin, "unknown");
+    const std::string key = BwrapProbeKey(endpoint.bin, host.uid);
+    if (depth == ProbeDepth::kForPlan) {
+      std::optional<std::string> cached = CachedBwrapProbe(host, key);
+      if (cached.has_value()) return ProbeAvailable(Runtime::kBwrap, endpoint.bin, *cached);
+    }
     absl::StatusOr<CaptureResult> sandbox =
         RunAndCapture(ProbeArgs(endpoint.bin), host.envp, kCommandTimeoutMs);
     if (!sandbox.ok() || sandbox->exit_code != 0) {
@@ -91,12 +112,14 @@ class BwrapDriverImpl : public RuntimeDriver {
       version = std::string(absl::StripAsciiWhitespace(v->out));
       if (version.rfind("bubblewrap ", 0) == 0) version = version.substr(11);
     }
+    RememberBwrapProbe(host, key, version);
     return ProbeAvailable(Runtime::kBwrap, endpoint.bin, version);
   }
 
-  void AddSpawnFacts(const HostFacts& /*host*/, const Endpoint& /*endpoint*/,
+  void AddSpawnFacts(const HostFacts& host, const Endpoint& /*endpoint*/,
                      SpawnFacts& facts) const override {
     facts.root_layout = ReadHostRootLayout();
+    facts.etc_view = EtcView(host);
   }
 
   std::vector<std::string> EngineStatePaths(const Endpoint& /*endpoint*/) const override {
@@ -128,9 +151,17 @@ class BwrapDriverImpl : public RuntimeDriver {
       close(info[1]);
       return filtered;
     }
+    absl::StatusOr<int> handed = HandOffArgv(request.argv);
+    if (!handed.ok()) {
+      close(*seccomp);
+      close(info[0]);
+      close(info[1]);
+      return handed.status();
+    }
     request.argv.insert(request.argv.begin() + 1, {"--info-fd", absl::StrCat(info[1])});
     request.env = BuildEnvironment(plan.env, host.envp);
     request.keep_fds = {info[1], *seccomp};
+    if (*handed >= 0) request.keep_fds.push_back(*handed);
     request.parent_death_signal = SIGKILL;
     request.own_process_group = true;
     // What bubblewrap wrote to --info-fd so far: {"child-pid": N} once the
@@ -149,6 +180,7 @@ class BwrapDriverImpl : public RuntimeDriver {
     };
     RunOutcome outcome;
     outcome.result = Supervise(request);
+    if (*handed >= 0) close(*handed);
     close(*seccomp);
     close(info[1]);
     read_info();

@@ -32,10 +32,13 @@ struct Endpoint {
 };
 
 // How hard a probe looks. kFull proves the runtime works (bubblewrap builds
-// a no-op sandbox); kForRun is for a caller about to run a spawn whose own
-// start is the proof (bubblewrap's --info-fd report), so it only finds the
-// binary. Docker and podman are asked their engine either way.
-enum class ProbeDepth { kFull, kForRun };
+// a no-op sandbox); kForPlan is for `wrap`, which runs nothing: bubblewrap
+// may answer with a full probe's success of the last kProbeCacheSeconds
+// under the same key (runtime/bwrap_probe_cache.h); kForRun is for a caller
+// about to run a spawn whose own start is the proof (bubblewrap's --info-fd
+// report), so it only finds the binary. Docker and podman are asked their
+// engine either way.
+enum class ProbeDepth { kFull, kForPlan, kForRun };
 
 // What a supervised run ended with.
 struct RunOutcome {

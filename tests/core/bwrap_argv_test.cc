@@ -52,6 +52,79 @@ std::vector<std::string> Options(const std::vector<std::string>& argv) {
   return std::vector<std::string>(argv.begin(), argv.begin() + (at < 0 ? 0 : at));
 }
 
+// Issue 19 item 1: a prepared /etc is one read-only bind instead of one per
+// file, unless a mount goes below /etc.
+TEST(BwrapArgvTest, APreparedEtcIsOneReadOnlyBind) {
+  ContainerSpawn spawn = Spawn();
+  spawn.etc_view = "/home/u/.local/state/np-exec/etc-view/v-1";
+  std::vector<std::string> argv = Build(BwrapConfig(), spawn);
+  EXPECT_TRUE(HasSequence(argv, {"--ro-bind", spawn.etc_view, "/etc"}));
+  EXPECT_FALSE(Contains(argv, "--ro-bind-try"));
+  const std::vector<ValidatedMount> under_etc = {{"/opt/conf", "/etc/tool", false}};
+  argv = Build(BwrapConfig(), spawn, under_etc);
+  EXPECT_FALSE(Contains(argv, spawn.etc_view));
+  for (const std::string& file : SandboxEtcFiles()) {
+    EXPECT_TRUE(HasSequence(argv, {"--ro-bind-try", file, file})) << file;
+  }
+  // A copy where the program can write is never bound.
+  ContainerSpawn inside = spawn;
+  inside.etc_view = "/home/u/proj/.state/np-exec/etc-view/v-1";
+  EXPECT_FALSE(Contains(Build(BwrapConfig(), inside), inside.etc_view));
+  const std::vector<ValidatedMount> writable = {{"/home/u/.local", "/home/u/proj/local", true}};
+  EXPECT_FALSE(Contains(Build(BwrapConfig(), spawn, writable), spawn.etc_view));
+  spawn.etc_view = "relative/view";
+  EXPECT_EQ(ErrorCode(BuildBwrapArgv(BwrapConfig(), {}, spawn, kMergedUsr).status()),
+            "isolation-mount-bad-source");
+}
+
+// Issue 19 item 3: past bubblewrap's limit the program goes after np-exec's
+// argv-entry, its own binary bound read-only before the root turns read-only.
+TEST(BwrapArgvTest, AnArgvPastBubblewrapsLimitGoesThroughTheEntryPoint) {
+  ContainerSpawn spawn = Spawn();
+  spawn.self_binary = "/usr/local/bin/np-exec";
+  std::vector<std::string> argv = Build(BwrapConfig(), spawn);
+  EXPECT_EQ(ArgvHandoffStart(argv), std::string::npos);
+  EXPECT_FALSE(Contains(argv, spawn.self_binary));
+  spawn.program.assign(kBwrapMaxArgs, "x");
+  spawn.program.front() = "echo";
+  argv = Build(BwrapConfig(), spawn);
+  const size_t start = ArgvHandoffStart(argv);
+  ASSERT_NE(start, std::string::npos);
+  EXPECT_EQ(std::vector<std::string>(argv.begin() + static_cast<long>(start), argv.end()),
+            spawn.program);
+  const long bind = IndexOfSequence(argv, {"--ro-bind", spawn.self_binary, "/run/np-exec/np-exec"});
+  ASSERT_GE(bind, 0);
+  EXPECT_LT(bind, IndexOf(argv, "--remount-ro"));
+  // On network "allowlist" np-exec is bound once, and argv-entry execs the
+  // egress entry point, which execs the program.
+  ContainerConfig allowlist = BwrapConfig();
+  allowlist.network = Network::kAllowlist;
+  ContainerSpawn egress = spawn;
+  egress.egress_socket = "/run/user/1000/np-exec-egress-x/egress.sock";
+  argv = Build(allowlist, egress);
+  const size_t egress_start = ArgvHandoffStart(argv);
+  ASSERT_NE(egress_start, std::string::npos);
+  long binds = 0;
+  for (const std::string& arg : argv) binds += arg == spawn.self_binary ? 1 : 0;
+  EXPECT_EQ(binds, 1);
+  EXPECT_EQ(argv[egress_start], "/run/np-exec/np-exec");
+  EXPECT_EQ(argv[egress_start + 1], "egress-entry");
+  EXPECT_EQ(argv.back(), spawn.program.back());
+  // Without np-exec's own path, a coded error, never bubblewrap's failure.
+  spawn.self_binary.clear();
+  EXPECT_EQ(ErrorCode(BuildBwrapArgv(BwrapConfig(), {}, spawn, kMergedUsr).status()),
+            "isolation-bwrap-too-many-arguments");
+  // Options alone past the limit: the same code.
+  spawn.self_binary = "/usr/local/bin/np-exec";
+  spawn.program = {"true"};
+  std::vector<ValidatedMount> many;
+  for (size_t i = 0; i < kBwrapMaxArgs / 3; ++i) {
+    many.push_back({"/opt/d" + std::to_string(i), "/mnt/x" + std::to_string(i) + "/d", false});
+  }
+  EXPECT_EQ(ErrorCode(BuildBwrapArgv(BwrapConfig(), many, spawn, kMergedUsr).status()),
+            "isolation-bwrap-too-many-arguments");
+}
+
 TEST(BwrapArgvTest, NamespacesAndHardeningArePresent) {
   for (Network network : {Network::kNone, Network::kHost}) {
     ContainerConfig config = BwrapConfig();

@@ -23,6 +23,8 @@ const std::set<std::string>& NotCodes() {
       "no-new-privileges", "np-exec", "np-exec-doctor", "np-exec-wrap", "permission-denied",
       "protocol-error", "runtime-not-installed", "runtime-untrusted", "sandbox-exec",
       "egress-entry", "socket-missing", "timed-out",
+      // An internal verb and the prepared /etc's directory (issue 19).
+      "argv-entry", "etc-view", "container-watchdog",
       // HTTP header names the egress proxy drops, and address classes.
       "not-needed",  // A trust state, as status reports it.
       "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "link-local",
