@@ -13,6 +13,8 @@
 namespace np {
 namespace {
 
+const std::string kNoView;
+
 absl::Status Unsupported(absl::string_view what) {
   return MakeError(absl::StatusCode::kInvalidArgument, "isolation-bwrap-unsupported",
                    absl::StrCat("runtime \"bwrap\" cannot deliver ", what,
@@ -122,11 +124,30 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
       argv.insert(argv.end(), {"--symlink", entry.link_target, entry.path});
     }
   }
-  for (const std::string& file : SandboxEtcFiles()) {
-    argv.insert(argv.end(), {"--ro-bind-try", file, file});
+  // The caller's account (core/passwd_view.h) replaces the host's files.
+  for (const std::string* view : {&spawn.passwd_file, &spawn.group_file}) {
+    if (view->empty()) continue;
+    absl::Status absolute = CheckAbsolutePath(*view, "isolation-mount-bad-source");
+    if (!absolute.ok()) return absolute;
   }
-  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs",
-                           std::string(kContainerHome)});
+  for (const std::string& file : SandboxEtcFiles()) {
+    const std::string& view = file == "/etc/passwd"  ? spawn.passwd_file
+                              : file == "/etc/group" ? spawn.group_file
+                                                     : kNoView;
+    if (view.empty()) {
+      argv.insert(argv.end(), {"--ro-bind-try", file, file});
+    } else {
+      argv.insert(argv.end(), {"--ro-bind", view, file});
+    }
+  }
+  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
+  if (spawn.home_source.empty()) {
+    argv.insert(argv.end(), {"--tmpfs", std::string(kContainerHome)});
+  } else {
+    absl::Status absolute = CheckAbsolutePath(spawn.home_source, "isolation-mount-bad-source");
+    if (!absolute.ok()) return absolute;
+    argv.insert(argv.end(), {"--bind", spawn.home_source, std::string(kContainerHome)});
+  }
   argv.insert(argv.end(), {"--bind", spawn.project_root, ProjectTarget(config, spawn)});
   // bubblewrap mounts in argv order: writable parents (pinned as mount
   // points) first, then the read-only nodes on top, before the extra mounts.

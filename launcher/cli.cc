@@ -66,6 +66,8 @@ absl::Status ParseVerbOptions(absl::Span<char* const> args, CommandLine* cl,
       cl->trust_show = true;
     } else if (cl->help_topic == "trust" && arg == "--revoke") {
       cl->trust_revoke = true;
+    } else if (cl->help_topic == "home" && arg == "--reset") {
+      cl->home_reset = true;
     } else if (TakeOption(args, &i, "--runtime", &cl->runtime, &error)) {
       if (!error.ok()) return error;
     } else if (absl::StartsWith(arg, "-")) {
@@ -212,8 +214,8 @@ absl::Status ParseRun(absl::Span<char* const> args, CommandLine* cl) {
 }  // namespace
 
 const std::vector<std::string>& VerbNames() {
-  static const auto* names = new std::vector<std::string>{"status", "describe", "probe", "wrap",
-                                                          "doctor", "shims",    "trust", "help"};
+  static const auto* names = new std::vector<std::string>{
+      "status", "describe", "probe", "wrap", "doctor", "shims", "trust", "home", "help"};
   return *names;
 }
 
@@ -296,6 +298,14 @@ absl::StatusOr<CommandLine> ParseCommandLine(absl::Span<char* const> argv) {
     if (cl.verb == Verb::kHelp) return cl;
     if (!positional.empty()) return Usage("trust takes [--show | --revoke] [--json]");
     if (cl.trust_show && cl.trust_revoke) return Usage("trust takes --show or --revoke, not both");
+    return cl;
+  }
+  if (first == "home") {
+    cl.verb = Verb::kHome;
+    absl::Status parsed = ParseVerbOptions(rest, &cl, &positional);
+    if (!parsed.ok()) return parsed;
+    if (cl.verb == Verb::kHelp) return cl;
+    if (!positional.empty()) return Usage("home takes [--reset] [--json]");
     return cl;
   }
   if (first == kSandboxExecVerb) {

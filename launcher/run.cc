@@ -5,6 +5,8 @@
 #include "core/config_file.h"
 #include "core/errors.h"
 #include "core/plan.h"
+#include "launcher/account_view.h"
+#include "launcher/agent_home.h"
 #include "launcher/audit_log.h"
 #include "launcher/egress/session.h"
 #include "launcher/environment.h"
@@ -134,6 +136,11 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
       CreatePlaceholdersForSpawn(GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid,
                                  plan.project_real, plan.protected_binds);
   if (!placeholders.ok()) return log.Refuse(std::move(tier_record), placeholders.status());
+  // A persistent home is created (and seeded) only now that trust allowed
+  // the config asking for it, and held until the spawn ends.
+  absl::StatusOr<std::optional<AgentHomeLease>> home =
+      AcquireHomeForSpawn(settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid);
+  if (!home.ok()) return log.Refuse(std::move(tier_record), home.status());
   // The ratchet remembers the tier before the program starts, so even a run
   // whose np-exec is killed counts.
   absl::Status recorded = RecordSpawnRan(trust, host.uid);
@@ -192,6 +199,14 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
       MaybeEgressSession(*settings, host);
   if (!session.ok()) return log.Refuse(tier_record, session.status());
   if (*session != nullptr) facts.egress_socket = (*session)->socket_path();
+  // The caller's account inside, removed with the view when the spawn ends.
+  absl::StatusOr<std::unique_ptr<AccountView>> account = MaybeAccountView(*settings, host);
+  if (!account.ok()) return log.Refuse(tier_record, account.status());
+  if (*account != nullptr) {
+    facts.passwd_file = (*account)->passwd_path();
+    facts.group_file = (*account)->group_path();
+  }
+  facts.agent_home = PlannedAgentHome(*settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
 
   // 4. Plan: exactly one of exec-in-place or a runtime argv.
   absl::StatusOr<SpawnPlan> plan =

@@ -13,6 +13,7 @@
 #include "launcher/exec.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/engine_api.h"
+#include "launcher/runtime/image_program.h"
 #include "launcher/runtime/reaper.h"
 #include "launcher/runtime/trusted_binary.h"
 #include "launcher/subprocess.h"
@@ -191,6 +192,9 @@ class EngineDriver : public RuntimeDriver {
     if (outcome.result.start_errno != 0) {
       return RuntimeNotExecutable(plan.exec_path, outcome.result.start_errno);
     }
+    // tini's `exec ... failed` reads like the program's own 127: the image
+    // says whether the program was there at all.
+    if (outcome.result.exit_code == 127) outcome.note = ExplainExitNotFound(plan, host);
     if (outcome.result.exit_code == 125 && !socket.has_value() && !plan.pull_missing) {
       // Without an API socket the image was not checked beforehand; 125 is
       // the runtime's own failure, and a missing image is the usual one.
