@@ -707,6 +707,12 @@ absl::StatusOr<std::vector<std::string>> ParseEnvList(absl::string_view list) {
 
 TierDescription DescribeConfiguredTier(Tier tier, const ContainerConfig& container) {
   TierDescription d = DescribeTier(tier, container.runtime);
+  if (tier == Tier::kContainer && container.persistent_home) {
+    d.does_not_protect_against.push_back(
+        "what an earlier spawn of this project left in its persistent home "
+        "(isolation.container.home): a login token or setting one spawn wrote, or replaced, is "
+        "what the next one reads; np-exec home --reset starts clean");
+  }
   if (tier != Tier::kContainer || container.network == Network::kNone) return d;
   if (container.network == Network::kAllowlist) {
     // Still restricted: loopback only, and the proxy lets exactly these out.

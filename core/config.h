@@ -143,7 +143,8 @@ absl::StatusOr<std::vector<std::string>> ParseEnvList(absl::string_view list);
 // The tier's description with what this project configured taken into
 // account: a container tier whose `isolation.container.network` is "bridge"
 // or "host" does not restrict the network, and says so; "allowlist" still
-// restricts it, names the list and what an allowed host can still carry.
+// restricts it, names the list and what an allowed host can still carry. A
+// persistent home adds what one spawn can leave there for the next.
 TierDescription DescribeConfiguredTier(Tier tier, const ContainerConfig& container);
 
 }  // namespace np
