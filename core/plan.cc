@@ -247,14 +247,18 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   plan.workdir = *std::move(workdir);
 
   const RuntimeTraits& traits = TraitsOf(container.runtime);
+  absl::StatusOr<std::vector<std::string>> argv = traits.build_argv(container, plan.mounts, spawn);
+  if (!argv.ok()) return argv.status();
   if (traits.program_from_host) {
     absl::StatusOr<std::string> inside = ProgramInSandbox(facts, plan, program.front());
     if (!inside.ok()) return inside.status();
-    spawn.program.front() = *std::move(inside);
-  }
-  absl::StatusOr<std::vector<std::string>> argv = traits.build_argv(container, plan.mounts, spawn);
-  if (!argv.ok()) return argv.status();
-  if (!traits.program_from_host && facts.bare_word) {
+    if (*inside != spawn.program.front()) {
+      // Found through the caller's PATH: the sandbox runs it by that path.
+      spawn.program.front() = *std::move(inside);
+      argv = traits.build_argv(container, plan.mounts, spawn);
+      if (!argv.ok()) return argv.status();
+    }
+  } else if (facts.bare_word) {
     absl::StatusOr<std::string> found = Find(facts, program.front(), facts.path, true);
     if (!found.ok()) return found.status();
   }
