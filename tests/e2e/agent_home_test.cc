@@ -248,15 +248,6 @@ TEST_P(AgentHomeTest, PlantedLinksInTheHomeNeverTouchTheHost) {
 INSTANTIATE_TEST_SUITE_P(Runtimes, AgentHomeTest, ::testing::Values("docker", "podman", "bwrap"),
                          RuntimeName);
 
-// Runs np-exec as uid/gid 1000 with no supplementary groups.
-RunResult RunAsUser1000(const std::string& np_exec, const std::vector<std::string>& args,
-                        const std::vector<std::string>& env, const std::string& cwd) {
-  std::vector<std::string> argv = {"/usr/bin/setpriv", "--reuid=1000", "--regid=1000",
-                                   "--clear-groups", np_exec};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return RunProcess(argv, Options(env, 120000, cwd));
-}
-
 // A caller other than root: the name whoami prints inside is the host's name
 // of uid 1000 (or np-exec's fallback when the host has none), with the
 // sandbox's home. Docker through a private daemon whose socket uid 1000 may

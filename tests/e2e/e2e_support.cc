@@ -254,4 +254,12 @@ bool PrivateDockerd::LoadImageFromMain(const std::string& image) {
   return r.exit_code == 0;
 }
 
+RunResult RunAsUser1000(const std::string& np_exec, const std::vector<std::string>& args,
+                        const std::vector<std::string>& env, const std::string& cwd) {
+  std::vector<std::string> argv = {"/usr/bin/setpriv", "--reuid=1000", "--regid=1000",
+                                   "--clear-groups", np_exec};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunProcess(argv, Options(env, 120000, cwd));
+}
+
 }  // namespace np::testing

@@ -86,6 +86,11 @@ bool WaitFor(F predicate, int timeout_ms) {
   }
 }
 
+// Runs `np_exec` ARGS as uid/gid 1000 with no supplementary groups
+// (setpriv), from `cwd`.
+RunResult RunAsUser1000(const std::string& np_exec, const std::vector<std::string>& args,
+                        const std::vector<std::string>& env, const std::string& cwd);
+
 // Recursively chowns `path` (lchown, links not followed).
 void ChownTree(const std::string& path, uid_t uid, gid_t gid);
 

@@ -284,15 +284,6 @@ TEST(DockerFaultTest, DaemonStoppedRefuses69AndNothingRuns) {
   EXPECT_FALSE(FileExists(sentinel)) << "the program ran although the daemon was down";
 }
 
-// Runs np-exec as uid/gid 1000 with no supplementary groups.
-RunResult RunAsUser1000(const std::string& np_exec, const std::vector<std::string>& args,
-                        const std::vector<std::string>& env, const std::string& cwd) {
-  std::vector<std::string> argv = {"/usr/bin/setpriv", "--reuid=1000", "--regid=1000",
-                                   "--clear-groups", np_exec};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return RunProcess(argv, Options(env, 120000, cwd));
-}
-
 class NonRootCallerTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(NonRootCallerTest, FilesWrittenInsideBelongToTheCaller) {
