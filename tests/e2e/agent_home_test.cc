@@ -274,12 +274,7 @@ TEST_P(NonRootAccountTest, WhoamiNamesTheCaller) {
   std::vector<std::string> env = RuntimeEnv({"HOME=" + home, "XDG_STATE_HOME=" + state});
   std::unique_ptr<PrivateDockerd> daemon;
   if (runtime == "docker") {
-    daemon = std::make_unique<PrivateDockerd>(dir.MakeDir("d"));
-    ASSERT_EQ(daemon->Start(), "");
-    ASSERT_TRUE(daemon->LoadImageFromMain("np-test:local"));
-    chmod(dir.Path("d").c_str(), 0755);
-    ASSERT_EQ(chmod(daemon->socket().c_str(), 0666), 0);
-    SetEnv(env, "DOCKER_HOST", daemon->docker_host());
+    ASSERT_EQ(StartDockerdForUser1000(dir.MakeDir("d"), &daemon, env), "");
   }
   ASSERT_EQ(RunAsUser1000(np_exec, {"trust"}, env, project).exit_code, 0);
   RunResult r = RunAsUser1000(

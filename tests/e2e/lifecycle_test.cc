@@ -305,13 +305,7 @@ TEST_P(NonRootCallerTest, FilesWrittenInsideBelongToTheCaller) {
 
   std::unique_ptr<PrivateDockerd> daemon;
   if (runtime == "docker") {
-    daemon = std::make_unique<PrivateDockerd>(dir.MakeDir("d"));
-    ASSERT_EQ(daemon->Start(), "");
-    ASSERT_TRUE(daemon->LoadImageFromMain("np-test:local"));
-    // A private daemon's socket only; the main one stays root-only.
-    chmod(dir.Path("d").c_str(), 0755);
-    ASSERT_EQ(chmod(daemon->socket().c_str(), 0666), 0);
-    SetEnv(env, "DOCKER_HOST", daemon->docker_host());
+    ASSERT_EQ(StartDockerdForUser1000(dir.MakeDir("d"), &daemon, env), "");
   }
   // The caller's own operator state store, and its own trust of the config.
   const std::string state = dir.MakeDir("state");
