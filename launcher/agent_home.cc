@@ -12,6 +12,7 @@
 
 #include <cstring>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -359,6 +360,31 @@ absl::StatusOr<int> LockHome(const StateStore& store, const std::string& stem, i
   return *fd;
 }
 
+// Removes `<stem>.new-*` and `<stem>.old-*` below the homes directory.
+absl::Status RemoveLeftovers(const StateStore& store, int homes, const std::string& stem) {
+  const int fd = dup(homes);
+  DIR* dir = fd < 0 ? nullptr : fdopendir(fd);
+  if (dir == nullptr) {
+    if (fd >= 0) close(fd);
+    return absl::OkStatus();
+  }
+  std::vector<std::string> names;
+  while (dirent* entry = readdir(dir)) {
+    const absl::string_view name = entry->d_name;
+    if (absl::StartsWith(name, absl::StrCat(stem, ".new-")) ||
+        absl::StartsWith(name, absl::StrCat(stem, ".old-"))) {
+      names.emplace_back(name);
+    }
+  }
+  closedir(dir);
+  for (const std::string& name : names) {
+    absl::Status removed =
+        RemoveTree(homes, name, JoinPath(JoinPath(store.dir(), kHomes), name), 0);
+    if (!removed.ok()) return removed;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> ProjectKey(const Settings& settings) {
   int err = 0;
   const std::string real = RealPath(settings.project_root, &err);
@@ -466,6 +492,10 @@ absl::StatusOr<bool> ResetAgentHome(const StateStore& store, absl::string_view k
                      {{"path", path}});
   }
   Fd lock_closer(*lock);
+  // What a killed creation or reset left behind: a half-seeded home, or a
+  // whole old one with its logins.
+  absl::Status leftovers = RemoveLeftovers(store, *homes, stem);
+  if (!leftovers.ok()) return leftovers;
   struct stat st;
   if (fstatat(*homes, stem.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
   // Renamed away first, so no spawn ever sees a half-removed home.

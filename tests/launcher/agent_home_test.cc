@@ -181,6 +181,26 @@ TEST_F(AgentHomeTest, SeedDirectoryCopiesNoLinkOrSpecialFile) {
   EXPECT_NE(lstat((lease->path() + "/.codex/fifo").c_str(), &st), 0);
 }
 
+// A creation or reset killed half-way leaves a directory beside the home;
+// reset removes those too (an old home still holds its logins).
+TEST_F(AgentHomeTest, ResetRemovesWhatAKilledCreationOrResetLeft) {
+  // The homes directory as np-exec makes it (0700).
+  ASSERT_TRUE(AgentHomeLease::Acquire(*store_, "another", Seed({})).ok());
+  const std::string stem = StateStore::FileStem("p");
+  const std::string old_home = dir_.MakeDir("state/np-exec/homes/" + stem + ".old-1-00000000");
+  dir_.Write("state/np-exec/homes/" + stem + ".old-1-00000000/.claude.json", "token\n");
+  ASSERT_EQ(symlink(victim_.c_str(), (old_home + "/link").c_str()), 0);
+  const std::string half = dir_.MakeDir("state/np-exec/homes/" + stem + ".new-2-00000000");
+  const std::string other = dir_.MakeDir("state/np-exec/homes/other.old-3-00000000");
+  absl::StatusOr<bool> removed = ResetAgentHome(*store_, "p");
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_FALSE(*removed);  // There was no home itself.
+  EXPECT_FALSE(FileExists(old_home));
+  EXPECT_FALSE(FileExists(half));
+  EXPECT_TRUE(FileExists(other));
+  ExpectHostUntouched();
+}
+
 TEST_F(AgentHomeTest, ResetRefusesWhileASpawnHoldsTheHome) {
   absl::StatusOr<AgentHomeLease> lease = AgentHomeLease::Acquire(*store_, "p", Seed({}));
   ASSERT_TRUE(lease.ok()) << lease.status();
