@@ -78,13 +78,14 @@ absl::StatusOr<std::unique_ptr<AccountView>> AccountView::Create(
   buffer.push_back('\0');
   if (mkdtemp(buffer.data()) == nullptr) return Failed(templ, errno);
   std::unique_ptr<AccountView> view(new AccountView(buffer.data()));
-  int err = WriteNew(
-      view->passwd_path(),
-      PasswdView(from_host ? absl::string_view(passwd) : kMinimalPasswd, account, kContainerHome));
-  if (err == 0) {
-    err = WriteNew(view->group_path(),
-                   GroupView(from_host ? absl::string_view(group) : kMinimalGroup, account));
-  }
+  // A host file np-exec cannot read leaves the minimal base, never a view
+  // without root.
+  const absl::string_view passwd_base =
+      from_host && !passwd.empty() ? absl::string_view(passwd) : kMinimalPasswd;
+  const absl::string_view group_base =
+      from_host && !group.empty() ? absl::string_view(group) : kMinimalGroup;
+  int err = WriteNew(view->passwd_path(), PasswdView(passwd_base, account, kContainerHome));
+  if (err == 0) err = WriteNew(view->group_path(), GroupView(group_base, account));
   if (err != 0) return Failed(view->dir_, err);
   return view;
 }

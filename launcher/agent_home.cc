@@ -197,9 +197,16 @@ absl::Status CopyTree(int src, int dst, const std::string& seed, int depth, uint
   while (dirent* entry = readdir(dir)) {
     const std::string name = entry->d_name;
     if (name == "." || name == "..") continue;
+    // Never opened unless it is a file or a directory: opening a device
+    // can act on it.
+    struct stat entry_st;
+    if (fstatat(dirfd(dir), name.c_str(), &entry_st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !(S_ISREG(entry_st.st_mode) || S_ISDIR(entry_st.st_mode))) {
+      continue;
+    }
     const int in =
         openat(dirfd(dir), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (in < 0) continue;  // A link (ELOOP) or gone.
+    if (in < 0) continue;  // Swapped for a link (ELOOP) or gone.
     Fd in_closer(in);
     struct stat st;
     if (fstat(in, &st) != 0) continue;
@@ -227,6 +234,14 @@ int OpenBeneath(int root, absl::string_view relative) {
     const bool last = i + 1 == parts.size();
     const int flags = last ? O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY
                            : O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+    struct stat st;
+    if (last && (fstatat(current, parts[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+                 !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))) {
+      // Not opened at all unless a file or a directory (a device could act).
+      close(current);
+      errno = EINVAL;
+      return -1;
+    }
     const int next = openat(current, parts[i].c_str(), flags);
     close(current);
     current = next;

@@ -7,6 +7,7 @@
 
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <string>
@@ -179,6 +180,22 @@ TEST_F(AgentHomeTest, SeedDirectoryCopiesNoLinkOrSpecialFile) {
   struct stat st;
   EXPECT_NE(lstat((lease->path() + "/.codex/secret-link").c_str(), &st), 0);
   EXPECT_NE(lstat((lease->path() + "/.codex/fifo").c_str(), &st), 0);
+}
+
+// A device node is never even opened (opening one can act on it): skipped
+// inside a seeded directory, refused as a seed of its own.
+TEST_F(AgentHomeTest, DeviceNodesAreNeverOpened) {
+  if (mknod((home_ + "/.codex/null").c_str(), S_IFCHR | 0600, makedev(1, 3)) != 0 ||
+      mknod((home_ + "/.device").c_str(), S_IFCHR | 0600, makedev(1, 3)) != 0) {
+    GTEST_SKIP() << "cannot make a device node here (needs root)";
+  }
+  absl::StatusOr<AgentHomeLease> lease = AgentHomeLease::Acquire(*store_, "p", Seed({".codex"}));
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  struct stat st;
+  EXPECT_NE(lstat((lease->path() + "/.codex/null").c_str(), &st), 0);
+  absl::StatusOr<AgentHomeLease> device = AgentHomeLease::Acquire(*store_, "q", Seed({".device"}));
+  ASSERT_FALSE(device.ok());
+  EXPECT_EQ(ErrorCode(device.status()), "agent-home-seed-refused");
 }
 
 // A creation or reset killed half-way leaves a directory beside the home;
