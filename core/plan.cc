@@ -204,6 +204,11 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   }
   const bool account_view =
       container.user.kind == UserSpec::Kind::kCaller && !facts.passwd_file.empty();
+  if (account_view) {
+    absl::Status view_ok = CheckOutsideWritable(facts.passwd_file, "the spawn's passwd view",
+                                                *policy, container.mounts);
+    if (!view_ok.ok()) return view_ok;
+  }
 
   ContainerSpawn spawn;
   if (egress) {

@@ -127,7 +127,8 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
                                    const RuntimeDriver& driver, const Endpoint& endpoint,
                                    const HostFacts& host, const Reporter& reporter,
                                    const SpawnLog& log, const TrustGate& trust,
-                                   nlohmann::json tier_record, egress::EgressSession* session) {
+                                   nlohmann::json tier_record, egress::EgressSession* session,
+                                   const std::string& account_dir) {
   absl::Status ready = driver.Preflight(plan, endpoint);
   if (!ready.ok()) return log.Refuse(std::move(tier_record), ready);
   // Missing protected paths get placeholders for exactly this spawn, held
@@ -141,6 +142,10 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
   absl::StatusOr<std::optional<AgentHomeLease>> home =
       AcquireHomeForSpawn(settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid);
   if (!home.ok()) return log.Refuse(std::move(tier_record), home.status());
+  // Removed with the view when the spawn ends.
+  absl::StatusOr<std::unique_ptr<AccountView>> account =
+      MaybeAccountView(settings, host, account_dir);
+  if (!account.ok()) return log.Refuse(std::move(tier_record), account.status());
   // The ratchet remembers the tier before the program starts, so even a run
   // whose np-exec is killed counts.
   absl::Status recorded = RecordSpawnRan(trust, host.uid);
@@ -199,12 +204,11 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
       MaybeEgressSession(*settings, host);
   if (!session.ok()) return log.Refuse(tier_record, session.status());
   if (*session != nullptr) facts.egress_socket = (*session)->socket_path();
-  // The caller's account inside, removed with the view when the spawn ends.
-  absl::StatusOr<std::unique_ptr<AccountView>> account = MaybeAccountView(*settings, host);
-  if (!account.ok()) return log.Refuse(tier_record, account.status());
-  if (*account != nullptr) {
-    facts.passwd_file = (*account)->passwd_path();
-    facts.group_file = (*account)->group_path();
+  // The caller's account inside: named now, made once trust allowed the spawn.
+  const std::string account_dir = PlannedAccountViewDir(*settings, host);
+  if (!account_dir.empty()) {
+    facts.passwd_file = AccountPasswdPath(account_dir);
+    facts.group_file = AccountGroupPath(account_dir);
   }
   facts.agent_home = PlannedAgentHome(*settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
 
@@ -230,7 +234,7 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   // 6. Record and carry it out.
   if (plan->wrapped) {
     return RunWrapped(*settings, *plan, cl.program, driver, endpoint, host, reporter, log, *trust,
-                      tier_record, session->get());
+                      tier_record, session->get(), account_dir);
   }
   absl::Status recorded = RecordSpawnRan(*trust, host.uid);
   if (!recorded.ok()) return log.Refuse(tier_record, recorded);

@@ -26,6 +26,24 @@ std::string RealPath(const std::string& path) {
   return realpath(path.c_str(), real) != nullptr ? std::string(real) : std::string();
 }
 
+// $XDG_RUNTIME_DIR when it is safe to hold the directory (see session.h),
+// else /tmp.
+std::string BaseDir(const std::string& runtime_dir,
+                    const std::vector<std::string>& writable_roots) {
+  const std::string real =
+      runtime_dir.empty() || runtime_dir.front() != '/' ? std::string() : RealPath(runtime_dir);
+  struct stat st;
+  if (real.empty() || stat(real.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+      st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return "/tmp";
+  }
+  for (const std::string& root : writable_roots) {
+    const std::string real_root = RealPath(root);
+    if (real_root.empty() || IsInside(real, real_root)) return "/tmp";
+  }
+  return real;
+}
+
 // In the forked watchdog: async-signal-safe calls only (np-exec may already
 // run threads of its own).
 [[noreturn]] void Watch(int fd, const char* socket_path, const char* dir) {
@@ -59,26 +77,9 @@ std::string RealPath(const std::string& path) {
 
 }  // namespace
 
-std::string PrivateDirBase(const std::string& runtime_dir,
-                           const std::vector<std::string>& writable_roots) {
-  const std::string real =
-      runtime_dir.empty() || runtime_dir.front() != '/' ? std::string() : RealPath(runtime_dir);
-  struct stat st;
-  if (real.empty() || stat(real.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
-      st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    return "/tmp";
-  }
-  for (const std::string& root : writable_roots) {
-    const std::string real_root = RealPath(root);
-    if (real_root.empty() || IsInside(real, real_root)) return "/tmp";
-  }
-  return real;
-}
-
 absl::StatusOr<std::unique_ptr<EgressSession>> EgressSession::Create(
     const std::string& runtime_dir, const std::vector<std::string>& writable_roots) {
-  std::string templ =
-      absl::StrCat(PrivateDirBase(runtime_dir, writable_roots), "/np-exec-egress-XXXXXX");
+  std::string templ = absl::StrCat(BaseDir(runtime_dir, writable_roots), "/np-exec-egress-XXXXXX");
   std::vector<char> buffer(templ.begin(), templ.end());
   buffer.push_back('\0');
   if (mkdtemp(buffer.data()) == nullptr) {

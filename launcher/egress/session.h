@@ -33,12 +33,6 @@
 
 namespace np::egress {
 
-// Where a spawn's private directory goes: $XDG_RUNTIME_DIR when it is safe
-// to hold it (see above), else /tmp. Also used for the caller's account view
-// (launcher/account_view.h).
-std::string PrivateDirBase(const std::string& runtime_dir,
-                           const std::vector<std::string>& writable_roots);
-
 class EgressSession {
  public:
   // Makes the directory and forks its watchdog; nothing listens yet. Codes:
