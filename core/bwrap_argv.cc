@@ -15,6 +15,8 @@
 namespace np {
 namespace {
 
+const std::string kNoView;
+
 absl::Status Unsupported(absl::string_view what) {
   return MakeError(absl::StatusCode::kInvalidArgument, "isolation-bwrap-unsupported",
                    absl::StrCat("runtime \"bwrap\" cannot deliver ", what,
@@ -164,15 +166,35 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
       argv.insert(argv.end(), {"--symlink", entry.link_target, entry.path});
     }
   }
+  // The caller's account (core/passwd_view.h) replaces the host's files.
+  for (const std::string* view : {&spawn.passwd_file, &spawn.group_file}) {
+    if (view->empty()) continue;
+    absl::Status absolute = CheckAbsolutePath(*view, "isolation-mount-bad-source");
+    if (!absolute.ok()) return absolute;
+  }
   if (etc_view) {
     argv.insert(argv.end(), {"--ro-bind", spawn.etc_view, "/etc"});
   } else {
     for (const std::string& file : SandboxEtcFiles()) {
-      argv.insert(argv.end(), {"--ro-bind-try", file, file});
+      const bool replaced = (file == "/etc/passwd" && !spawn.passwd_file.empty()) ||
+                            (file == "/etc/group" && !spawn.group_file.empty());
+      if (!replaced) argv.insert(argv.end(), {"--ro-bind-try", file, file});
     }
   }
-  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs",
-                           std::string(kContainerHome)});
+  if (!spawn.passwd_file.empty()) {
+    argv.insert(argv.end(), {"--ro-bind", spawn.passwd_file, "/etc/passwd"});
+  }
+  if (!spawn.group_file.empty()) {
+    argv.insert(argv.end(), {"--ro-bind", spawn.group_file, "/etc/group"});
+  }
+  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
+  if (spawn.home_source.empty()) {
+    argv.insert(argv.end(), {"--tmpfs", std::string(kContainerHome)});
+  } else {
+    absl::Status absolute = CheckAbsolutePath(spawn.home_source, "isolation-mount-bad-source");
+    if (!absolute.ok()) return absolute;
+    argv.insert(argv.end(), {"--bind", spawn.home_source, std::string(kContainerHome)});
+  }
   argv.insert(argv.end(), {"--bind", spawn.project_root, project_target});
   // bubblewrap mounts in argv order: writable parents (pinned as mount
   // points) first, then the read-only nodes on top, before the extra mounts.

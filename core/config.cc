@@ -427,6 +427,42 @@ absl::Status RefuseRootUserFromProject(const json& container, const ContainerCon
                    {{"key", "isolation.container.user"}, {"value", user}});
 }
 
+absl::Status ParseHomeKey(const json& value, ContainerConfig& out) {
+  if (value != "ephemeral" && value != "persistent") {
+    return InvalidValue("isolation-invalid-value", "isolation.container.home", value,
+                        "\"ephemeral\" (the default) or \"persistent\"");
+  }
+  out.persistent_home = value == "persistent";
+  return absl::OkStatus();
+}
+
+absl::Status ParseHomeSeedKey(const json& value, ContainerConfig& out) {
+  if (!value.is_array()) {
+    return InvalidValue("isolation-invalid-value", "isolation.container.home_seed", value,
+                        "an array of paths relative to your HOME, such as [\".claude.json\"]");
+  }
+  for (const json& entry : value) {
+    absl::StatusOr<std::string> path = ParseHomeSeedPath(entry);
+    if (!path.ok()) return path.status();
+    if (std::find(out.home_seed.begin(), out.home_seed.end(), *path) == out.home_seed.end()) {
+      out.home_seed.push_back(*std::move(path));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A seed is copied when a persistent home is created; an ephemeral home
+// would need the operator's files copied into every sandbox, which is a live
+// mount under another name.
+absl::Status CheckSeedNeedsPersistentHome(const ContainerConfig& out) {
+  if (out.home_seed.empty() || out.persistent_home) return absl::OkStatus();
+  return MakeError(absl::StatusCode::kInvalidArgument, "isolation-invalid-value",
+                   "isolation.container.home_seed is set but isolation.container.home is not "
+                   "\"persistent\": seeds are copied once into a persistent home; set home to "
+                   "\"persistent\" or remove home_seed",
+                   {{"key", "isolation.container.home_seed"}});
+}
+
 struct ContainerKey {
   absl::string_view name;
   absl::Status (*parse)(const json& value, ContainerConfig& out);
@@ -434,12 +470,20 @@ struct ContainerKey {
 
 // isolation.container's keys, in the order they are parsed and listed.
 constexpr ContainerKey kContainerKeyTable[] = {
-    {"runtime", ParseRuntimeKey},        {"image", ParseImageKey},
-    {"network", ParseNetworkKey},        {"user", ParseUserKey},
-    {"memory", ParseMemoryKey},          {"cpus", ParseCpusKey},
-    {"mounts", ParseMountsKey},          {"env", ParseEnvKey},
-    {"workdir", ParseWorkdirKey},        {"pull", ParsePullKey},
-    {"allow_hosts", ParseAllowHostsKey}, {"protect", ParseProtectKey},
+    {"runtime", ParseRuntimeKey},
+    {"image", ParseImageKey},
+    {"network", ParseNetworkKey},
+    {"user", ParseUserKey},
+    {"memory", ParseMemoryKey},
+    {"cpus", ParseCpusKey},
+    {"mounts", ParseMountsKey},
+    {"env", ParseEnvKey},
+    {"workdir", ParseWorkdirKey},
+    {"pull", ParsePullKey},
+    {"allow_hosts", ParseAllowHostsKey},
+    {"protect", ParseProtectKey},
+    {"home", ParseHomeKey},
+    {"home_seed", ParseHomeSeedKey},
 };
 
 absl::Status ParseContainer(const json& c, ContainerConfig& out) {
@@ -453,6 +497,8 @@ absl::Status ParseContainer(const json& c, ContainerConfig& out) {
     absl::Status parsed = key.parse(*it, out);
     if (!parsed.ok()) return parsed;
   }
+  absl::Status seed = CheckSeedNeedsPersistentHome(out);
+  if (!seed.ok()) return seed;
   return CheckAllowHostsMatchNetwork(c, out);
 }
 
@@ -495,6 +541,24 @@ absl::StatusOr<std::string> ParseMountPoint(absl::string_view path, absl::string
                         "colons, quotes or newlines");
   }
   return NormalizePath(path);
+}
+
+absl::StatusOr<std::string> ParseHomeSeedPath(const json& value) {
+  constexpr absl::string_view kExpected =
+      "a path relative to your HOME, without \"..\", such as \".codex/config.toml\"";
+  auto bad = [&] {
+    return InvalidValue("isolation-invalid-value", "isolation.container.home_seed[]", value,
+                        kExpected);
+  };
+  if (!value.is_string()) return bad();
+  const std::string text = value.get<std::string>();
+  if (text.empty() || text.front() == '/' || text.size() > kMaxPathBytes) return bad();
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return bad();
+  }
+  const std::string normal = NormalizePath(absl::StrCat("/", text));
+  if (HasDotDot(normal) || normal == "/") return bad();
+  return normal.substr(1);
 }
 
 absl::StatusOr<ProjectConfig> ParseProjectConfig(const json& root) {
@@ -643,6 +707,12 @@ absl::StatusOr<std::vector<std::string>> ParseEnvList(absl::string_view list) {
 
 TierDescription DescribeConfiguredTier(Tier tier, const ContainerConfig& container) {
   TierDescription d = DescribeTier(tier, container.runtime);
+  if (tier == Tier::kContainer && container.persistent_home) {
+    d.does_not_protect_against.push_back(
+        "what an earlier spawn of this project left in its persistent home "
+        "(isolation.container.home): a login token or setting one spawn wrote, or replaced, is "
+        "what the next one reads; np-exec home --reset starts clean");
+  }
   if (tier != Tier::kContainer || container.network == Network::kNone) return d;
   if (container.network == Network::kAllowlist) {
     // Still restricted: loopback only, and the proxy lets exactly these out.

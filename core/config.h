@@ -63,6 +63,13 @@ struct ContainerConfig {
   std::vector<std::string> protect;
   // `allow_hosts`: set exactly when network is kAllowlist (never empty then).
   Allowlist allow_hosts;
+  // `home`: false is "ephemeral" (a tmpfs that vanishes with the sandbox),
+  // true "persistent" (a per-project directory in the operator state store,
+  // launcher/agent_home.h).
+  bool persistent_home = false;
+  // `home_seed`: normalised paths relative to the operator's HOME, copied
+  // into a persistent home when it is created; only with a persistent home.
+  std::vector<std::string> home_seed;
 };
 
 struct ProjectConfig {
@@ -87,7 +94,9 @@ struct ProjectConfig {
 // `isolation-mount-bad-mode`, `isolation-bad-env-name`; `allow_hosts` has
 // ParseAllowHosts' codes (core/allowlist.h: network "allowlist" without it is
 // `isolation-invalid-allow-hosts`), and with any other network
-// `isolation-allow-hosts-without-allowlist`.
+// `isolation-allow-hosts-without-allowlist`. `home` is "ephemeral" or
+// "persistent"; `home_seed` (ParseHomeSeedPath), only with a persistent home,
+// is `isolation-invalid-value` otherwise.
 absl::StatusOr<ProjectConfig> ParseProjectConfig(const nlohmann::json& root);
 
 // The same with `base` as the starting container settings (the operator
@@ -106,6 +115,12 @@ absl::Status ParseOperatorContainer(const nlohmann::json& root, ContainerConfig&
 // colons, quotes or newlines; returns it normalised. Code
 // `isolation-invalid-value`, naming `key`.
 absl::StatusOr<std::string> ParseMountPoint(absl::string_view path, absl::string_view key);
+
+// Validates one `home_seed` entry: a path relative to the operator's HOME,
+// without "..", NUL bytes or control characters, at most kMaxPathBytes;
+// returns it normalised ("./.codex//config.toml" -> ".codex/config.toml").
+// Code `isolation-invalid-value`.
+absl::StatusOr<std::string> ParseHomeSeedPath(const nlohmann::json& value);
 
 // Reads only `isolation.tier` from the operator's own config file
 // ($XDG_CONFIG_HOME/nubos-pilot/config.json); nullopt when it names none
@@ -128,7 +143,8 @@ absl::StatusOr<std::vector<std::string>> ParseEnvList(absl::string_view list);
 // The tier's description with what this project configured taken into
 // account: a container tier whose `isolation.container.network` is "bridge"
 // or "host" does not restrict the network, and says so; "allowlist" still
-// restricts it, names the list and what an allowed host can still carry.
+// restricts it, names the list and what an allowed host can still carry. A
+// persistent home adds what one spawn can leave there for the next.
 TierDescription DescribeConfiguredTier(Tier tier, const ContainerConfig& container);
 
 }  // namespace np

@@ -33,6 +33,10 @@ nlohmann::json ContainerConfigToJson(const ContainerConfig& config) {
   if (config.network == Network::kAllowlist) {
     out["allow_hosts"] = AllowlistToStrings(config.allow_hosts);
   }
+  if (config.persistent_home) {
+    out["home"] = "persistent";
+    out["home_seed"] = config.home_seed;
+  }
   return out;
 }
 

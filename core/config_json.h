@@ -9,7 +9,8 @@ namespace np {
 
 // {runtime, image, network, user, memory, cpus, mounts, env, workdir, pull},
 // with nubos-pilot's key names and null for unset values; memory and cpus
-// written as numbers are echoed as those numbers.
+// written as numbers are echoed as those numbers; `allow_hosts` on network
+// "allowlist" and `home`, `home_seed` for a persistent home.
 nlohmann::json ContainerConfigToJson(const ContainerConfig& config);
 
 }  // namespace np

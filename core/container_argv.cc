@@ -154,8 +154,10 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
   // a unix-domain endpoint, never an interface.
   argv[6] = std::string(
       NetworkName(config.network == Network::kAllowlist ? Network::kNone : config.network));
-  argv.emplace_back("--tmpfs");
-  argv.push_back(absl::StrCat(kContainerHome, ":rw,nosuid,nodev,size=64m,mode=1777"));
+  if (spawn.home_source.empty()) {
+    argv.emplace_back("--tmpfs");
+    argv.push_back(absl::StrCat(kContainerHome, ":rw,nosuid,nodev,size=64m,mode=1777"));
+  }
   // HOME is np-exec's own constant, not a forwarded variable: the one -e with
   // a value, and it carries nothing from the host.
   argv.emplace_back("-e");
@@ -202,6 +204,24 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
   for (const ValidatedMount& mount : mounts) {
     absl::StatusOr<std::string> value = FormatBindMount(
         config.runtime, mount.source, mount.target, mount.writable, "isolation-mount-bad-source");
+    if (!value.ok()) return value.status();
+    argv.emplace_back("--mount");
+    argv.push_back(*std::move(value));
+  }
+  // --- issue 17: the persistent home and the caller's account. ---
+  struct ExtraBind {
+    const std::string& source;
+    absl::string_view target;
+    bool writable;
+  };
+  for (const ExtraBind& bind : {ExtraBind{spawn.home_source, kContainerHome, true},
+                                ExtraBind{spawn.passwd_file, "/etc/passwd", false},
+                                ExtraBind{spawn.group_file, "/etc/group", false}}) {
+    if (bind.source.empty()) continue;
+    absl::Status absolute = CheckAbsolutePath(bind.source, "isolation-mount-bad-source");
+    if (!absolute.ok()) return absolute;
+    absl::StatusOr<std::string> value = FormatBindMount(
+        config.runtime, bind.source, bind.target, bind.writable, "isolation-mount-bad-source");
     if (!value.ok()) return value.status();
     argv.emplace_back("--mount");
     argv.push_back(*std::move(value));

@@ -66,6 +66,13 @@ struct ContainerSpawn {
   // egress proxy's unix-domain endpoint and of np-exec's own binary, both bind-mounted in.
   std::string egress_socket;
   std::string self_binary;
+  // A persistent home (isolation.container.home "persistent"): its directory
+  // on the host, bound read-write at kContainerHome in place of the tmpfs.
+  std::string home_source;
+  // The caller's account inside (core/passwd_view.h): host paths of the two
+  // files bound read-only at /etc/passwd and /etc/group; empty: none.
+  std::string passwd_file;
+  std::string group_file;
 };
 
 // The project's mount target: `workdir` when configured, else its host path.

@@ -81,14 +81,39 @@ absl::Status PlanInPlace(const Settings& settings, const SpawnFacts& facts,
   return absl::OkStatus();
 }
 
+// The fix for a program the host has at `host_path` that the sandbox lacks.
+absl::Status NotInSandbox(absl::string_view name, absl::string_view host_path) {
+  const std::string dir = host_path.substr(0, host_path.rfind('/')).empty()
+                              ? std::string("/")
+                              : std::string(host_path.substr(0, host_path.rfind('/')));
+  return MakeError(
+      absl::StatusCode::kNotFound, "program-not-in-sandbox",
+      absl::StrCat("\"", name, "\" is on the host at ", host_path,
+                   ", which the bubblewrap sandbox does not show (it shows /usr, the project and "
+                   "the configured mounts at their own paths). Mount its directory at its own "
+                   "path: isolation.container.mounts [{\"source\": \"",
+                   dir, "\", \"target\": \"", dir, "\"}], or install the program under /usr"),
+      {{"program", name}, {"path", host_path}, {"fix_mount", dir}});
+}
+
 // bubblewrap shows the host's files at their own paths, so the host answers
 // whether the program is there: bubblewrap would report a missing program as
 // its own exit status 1, so it is refused here with 127 instead. The lookup
 // uses the sandbox's PATH and does not skip np-exec: bubblewrap's own search
-// inside finds the same file.
-absl::Status CheckVisibleInSandbox(const SpawnFacts& facts, const SpawnPlan& plan,
-                                   const std::string& name) {
+// inside finds the same file. A name the sandbox's PATH lacks but the
+// caller's PATH has (a user's `npm --prefix` install) runs by that absolute
+// path when the sandbox shows it there (a mount at its own path), and is
+// `program-not-in-sandbox` with the fix otherwise. Returns the program as
+// the sandbox runs it.
+absl::StatusOr<std::string> ProgramInSandbox(const SpawnFacts& facts, const SpawnPlan& plan,
+                                             const std::string& name) {
   absl::StatusOr<std::string> found = Find(facts, name, kSandboxPath, false);
+  const bool on_caller_path = !found.ok() && HasErrorCode(found.status(), "program-not-found") &&
+                              name.find('/') == std::string::npos;
+  if (on_caller_path) {
+    found = Find(facts, name, facts.path, true);
+    if (!found.ok() || !absl::StartsWith(*found, "/")) return found.status();
+  }
   if (!found.ok()) return found.status();
   std::string inside =
       absl::StartsWith(*found, "/") ? *found : NormalizePath(JoinPath(facts.cwd, *found));
@@ -103,19 +128,17 @@ absl::Status CheckVisibleInSandbox(const SpawnFacts& facts, const SpawnPlan& pla
   absl::StatusOr<std::string> real = ResolveRealPath(inside, "program-not-found");
   if (real.ok() &&
       VisibleInSandbox(inside, *real, plan.project_real, plan.mounts, facts.root_layout)) {
-    return absl::OkStatus();
+    return on_caller_path ? inside : name;
   }
-  return MakeError(absl::StatusCode::kNotFound, "program-not-found",
-                   absl::StrCat(inside,
-                                " exists on the host but not inside the sandbox, which shows "
-                                "only /usr, the project and the configured mounts"),
-                   {{"program", name}, {"path", inside}});
+  return NotInSandbox(name, inside);
 }
 
-// network "allowlist": np-exec's own binary must not lie where the sandboxed
-// program can write (the project, a writable mount).
-absl::Status CheckSelfOutsideWritable(const std::string& self, const MountPolicy& policy,
-                                      const std::vector<MountSpec>& mounts) {
+// np-exec's own binary (network "allowlist") or the persistent home must not
+// lie where the sandboxed program can write (the project, a writable mount):
+// another sandbox of the project could put a link there before the runtime
+// resolves it and have any host file mounted in.
+absl::Status CheckOutsideWritable(const std::string& path, absl::string_view what,
+                                  const MountPolicy& policy, const std::vector<MountSpec>& mounts) {
   std::vector<std::string> writable = {policy.project_real};
   for (const MountSpec& mount : mounts) {
     if (!mount.writable) continue;
@@ -123,15 +146,12 @@ absl::Status CheckSelfOutsideWritable(const std::string& self, const MountPolicy
     writable.push_back(real.ok() ? *real : mount.source);
   }
   for (const std::string& root : writable) {
-    if (!IsInside(self, root)) continue;
+    if (!IsInside(path, root)) continue;
     return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-mount-bad-source",
-                     absl::StrCat("np-exec's own binary ", self,
-                                  " is the sandbox's entry point on network \"allowlist\" but lies "
-                                  "in ",
-                                  root,
-                                  ", which the sandboxed program can write; install np-exec "
-                                  "outside the project and its writable mounts"),
-                     {{"path", self}, {"writable", root}});
+                     absl::StrCat(what, " ", path, " lies in ", root,
+                                  ", which the sandboxed program can write; move it outside the "
+                                  "project and its writable mounts"),
+                     {{"path", path}, {"writable", root}});
   }
   return absl::OkStatus();
 }
@@ -168,8 +188,28 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
     // np-exec's binary is bind-mounted by path: where the sandboxed program
     // can write, another sandbox of the project could put a link there before
     // the runtime resolves it and have any host file mounted in.
-    absl::Status self_ok = CheckSelfOutsideWritable(facts.self_path, *policy, container.mounts);
+    absl::Status self_ok = CheckOutsideWritable(
+        facts.self_path, "np-exec's own binary (the sandbox's entry point on network allowlist)",
+        *policy, container.mounts);
     if (!self_ok.ok()) return self_ok;
+  }
+  // --- issue 17: the persistent home and the caller's account. ---
+  if (container.persistent_home) {
+    if (facts.agent_home.empty()) {
+      return MakeError(absl::StatusCode::kFailedPrecondition, "agent-home-invalid",
+                       "isolation.container.home is \"persistent\" but np-exec has no operator "
+                       "state directory to keep it in (set XDG_STATE_HOME or HOME)");
+    }
+    absl::Status home_ok =
+        CheckOutsideWritable(facts.agent_home, "the persistent home", *policy, container.mounts);
+    if (!home_ok.ok()) return home_ok;
+  }
+  const bool account_view =
+      container.user.kind == UserSpec::Kind::kCaller && !facts.passwd_file.empty();
+  if (account_view) {
+    absl::Status view_ok = CheckOutsideWritable(facts.passwd_file, "the spawn's passwd view",
+                                                *policy, container.mounts);
+    if (!view_ok.ok()) return view_ok;
   }
 
   ContainerSpawn spawn;
@@ -193,6 +233,11 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   spawn.program = program;
   spawn.root_layout = facts.root_layout;
   spawn.etc_view = facts.etc_view;
+  if (container.persistent_home) spawn.home_source = plan.agent_home = facts.agent_home;
+  if (account_view) {
+    spawn.passwd_file = facts.passwd_file;
+    spawn.group_file = facts.group_file;
+  }
   plan.project_mount = ProjectTarget(container, spawn);
   plan.project_real = policy->project_real;
 
@@ -201,6 +246,7 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
                                                 facts.home, {"/tmp", std::string(kContainerHome)});
   if (!git.ok()) return git.status();
   std::vector<std::string> reserved = {plan.project_mount, "/tmp", std::string(kContainerHome)};
+  if (account_view) reserved.insert(reserved.end(), {"/etc/passwd", "/etc/group"});
   reserved.insert(reserved.end(), git->roots.begin(), git->roots.end());
   absl::StatusOr<std::vector<ValidatedMount>> mounts =
       ValidateMounts(container.mounts, *policy, reserved);
@@ -225,16 +271,25 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   absl::StatusOr<std::vector<std::string>> argv = traits.build_argv(container, plan.mounts, spawn);
   if (!argv.ok()) return argv.status();
   if (!egress && std::find(argv->begin(), argv->end(), kEgressSelfTarget) != argv->end()) {
-    absl::Status self_ok = CheckSelfOutsideWritable(facts.self_path, *policy, container.mounts);
+    absl::Status self_ok = CheckOutsideWritable(
+        facts.self_path, "np-exec's own binary (the sandbox's entry point for a long argv)",
+        *policy, container.mounts);
     if (!self_ok.ok()) return self_ok;
   }
   if (traits.program_from_host) {
-    absl::Status visible = CheckVisibleInSandbox(facts, plan, program.front());
-    if (!visible.ok()) return visible;
+    absl::StatusOr<std::string> inside = ProgramInSandbox(facts, plan, program.front());
+    if (!inside.ok()) return inside.status();
+    if (*inside != spawn.program.front()) {
+      // Found through the caller's PATH: the sandbox runs it by that path.
+      spawn.program.front() = *std::move(inside);
+      argv = traits.build_argv(container, plan.mounts, spawn);
+      if (!argv.ok()) return argv.status();
+    }
   } else if (facts.bare_word) {
     absl::StatusOr<std::string> found = Find(facts, program.front(), facts.path, true);
     if (!found.ok()) return found.status();
   }
+  plan.program = spawn.program.front();
   plan.argv = *std::move(argv);
   plan.exec_path = facts.runtime_bin;
   plan.wrapped = true;

@@ -85,6 +85,14 @@ struct SpawnFacts {
   // network "allowlist": the host path of this spawn's egress proxy endpoint,
   // in the private directory the launcher made (launcher/egress/session.h).
   std::string egress_socket;
+  // isolation.container.home "persistent": the host path of this project's
+  // home in the operator state (launcher/agent_home.h); the launcher creates
+  // it before the runtime runs.
+  std::string agent_home;
+  // The caller's account inside (core/passwd_view.h): host paths of the
+  // per-spawn passwd and group files; empty: the sandbox's own files.
+  std::string passwd_file;
+  std::string group_file;
 };
 
 struct SpawnPlan {
@@ -110,6 +118,8 @@ struct SpawnPlan {
   // network "allowlist": the endpoint the launcher must serve the egress proxy
   // on for as long as the runtime runs; empty otherwise.
   std::string egress_socket;
+  std::string agent_home;  // The persistent home's host path; empty: a tmpfs.
+  std::string program;     // Container only: the program as the sandbox runs it.
 };
 
 // Plans one spawn of `program` with the extra forwarded `env_names` (from

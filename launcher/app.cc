@@ -37,6 +37,8 @@ absl::StatusOr<Outcome> Dispatch(const CommandLine& cl, const HostFacts& host,
       return VerbVersion();
     case Verb::kTrust:
       return VerbTrust(cl, host);
+    case Verb::kHome:
+      return VerbHome(cl, host);
     case Verb::kSandboxExec:
       return VerbSandboxExec(cl, host);
     case Verb::kEgressEntry:

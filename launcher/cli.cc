@@ -71,6 +71,8 @@ absl::Status ParseVerbOptions(absl::Span<char* const> args, CommandLine* cl,
       cl->trust_show = true;
     } else if (cl->help_topic == "trust" && arg == "--revoke") {
       cl->trust_revoke = true;
+    } else if (cl->help_topic == "home" && arg == "--reset") {
+      cl->home_reset = true;
     } else if (TakeOption(args, &i, "--runtime", &cl->runtime, &error)) {
       if (!error.ok()) return error;
     } else if (absl::StartsWith(arg, "-")) {
@@ -319,6 +321,12 @@ absl::Status ParseWatchdog(absl::Span<char* const> args, CommandLine* cl) {
   return absl::OkStatus();
 }
 
+absl::Status HomeOperands(const std::vector<std::string>& positional, CommandLine* cl) {
+  (void)cl;
+  if (!positional.empty()) return Usage("home takes [--reset] [--json]");
+  return absl::OkStatus();
+}
+
 struct VerbRow {
   absl::string_view name;
   Verb verb;
@@ -334,6 +342,7 @@ constexpr VerbRow kVerbRows[] = {
     {"trust", Verb::kTrust, TrustOperands, nullptr},
     {"shims", Verb::kShims, ParseShims, nullptr},
     {"which", Verb::kWhich, WhichOperands, nullptr},
+    {"home", Verb::kHome, HomeOperands, nullptr},
     {"wrap", Verb::kWrap, nullptr, ParseWrap},
     {kSandboxExecVerb, Verb::kSandboxExec, nullptr, ParseSandboxExec},
     {kEgressEntryVerb, Verb::kEgressEntry, nullptr, ParseEgressEntry},
@@ -345,7 +354,7 @@ constexpr VerbRow kVerbRows[] = {
 
 const std::vector<std::string>& VerbNames() {
   static const auto* names = new std::vector<std::string>{
-      "status", "describe", "probe", "wrap", "doctor", "shims", "which", "trust", "help"};
+      "status", "describe", "probe", "wrap", "doctor", "shims", "which", "trust", "home", "help"};
   return *names;
 }
 

@@ -28,6 +28,7 @@ enum class Verb {
   kVersion,
   kTrust,
   kWhich,
+  kHome,               // home [--reset]: the project's persistent agent home.
   kSandboxExec,        // Internal: what a printed bubblewrap plan runs.
   kEgressEntry,        // Internal: the sandbox's entry point on network "allowlist".
   kContainerWatchdog,  // Internal: outlives a killed np-exec (watchdog.h).
@@ -41,6 +42,7 @@ struct CommandLine {
   bool preload = false;           // shims install --preload
   bool trust_show = false;        // trust --show
   bool trust_revoke = false;      // trust --revoke
+  bool home_reset = false;        // home --reset
   bool shim_mode = false;         // Reached through a shim named after a program.
   bool script_mode = false;       // np-exec SCRIPT.js: runs node.
   bool explicit_program = false;  // "--" came before the program.

@@ -30,6 +30,7 @@ Usage:
   np-exec shims remove DIR NAME... [--json]
   np-exec which NAME [--json]
   np-exec trust [--show | --revoke] [--json]
+  np-exec home [--reset] [--json]
   np-exec --help | --version | VERB --help
 
 Tiers (isolation.tier in .nubos-pilot/config.json):
@@ -139,6 +140,19 @@ lowered since the project last ran. --show prints the record, --revoke
 forgets the trust. The record lives in $XDG_STATE_HOME/np-exec/.
 )";
 
+constexpr absl::string_view kHome =
+    R"(Usage: np-exec home [--reset] [--json]
+
+Shows where this project's persistent agent home is kept
+($XDG_STATE_HOME/np-exec/homes/, one directory per project, mode 0700) and
+its size. With isolation.container.home "persistent" it is the sandbox's
+HOME, so an agent's login and settings survive between spawns of this project
+only; isolation.container.home_seed files of your HOME are copied into it when
+it is created. --reset removes it (never following a link the program left in
+it); the next spawn creates and seeds a new one. A running spawn holds it:
+--reset then refuses with agent-home-in-use.
+)";
+
 }  // namespace
 
 absl::string_view HelpText(absl::string_view topic) {
@@ -151,6 +165,7 @@ absl::string_view HelpText(absl::string_view topic) {
   if (topic == "shims") return kShims;
   if (topic == "which") return kWhich;
   if (topic == "trust") return kTrust;
+  if (topic == "home") return kHome;
   return {};
 }
 

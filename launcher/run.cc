@@ -5,6 +5,8 @@
 #include "core/config_file.h"
 #include "core/errors.h"
 #include "core/plan.h"
+#include "launcher/account_view.h"
+#include "launcher/agent_home.h"
 #include "launcher/audit_log.h"
 #include "launcher/egress/session.h"
 #include "launcher/environment.h"
@@ -140,13 +142,23 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
                                    const RuntimeDriver& driver, const Endpoint& endpoint,
                                    const HostFacts& host, const Reporter& reporter,
                                    const SpawnLog& log, const TrustGate& trust,
-                                   nlohmann::json tier_record, egress::EgressSession* session) {
+                                   nlohmann::json tier_record, egress::EgressSession* session,
+                                   const std::string& account_dir) {
   // Missing protected paths get placeholders for exactly this spawn, held
   // until it ends (the last spawn of the project removes them).
   absl::StatusOr<ProtectedPlaceholders> placeholders =
       CreatePlaceholdersForSpawn(GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid,
                                  plan.project_real, plan.protected_binds);
   if (!placeholders.ok()) return log.Refuse(std::move(tier_record), placeholders.status());
+  // A persistent home is created (and seeded) only now that trust allowed
+  // the config asking for it, and held until the spawn ends.
+  absl::StatusOr<std::optional<AgentHomeLease>> home =
+      AcquireHomeForSpawn(settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid);
+  if (!home.ok()) return log.Refuse(std::move(tier_record), home.status());
+  // Removed with the view when the spawn ends.
+  absl::StatusOr<std::unique_ptr<AccountView>> account =
+      MaybeAccountView(settings, host, account_dir);
+  if (!account.ok()) return log.Refuse(std::move(tier_record), account.status());
   // The ratchet remembers the tier before the program starts, so even a run
   // whose np-exec is killed counts.
   absl::Status recorded = RecordSpawnRan(trust, host.uid);
@@ -223,6 +235,13 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
       MaybeEgressSession(*settings, host);
   if (!session.ok()) return log.Refuse(tier_record, session.status());
   if (*session != nullptr) facts.egress_socket = (*session)->socket_path();
+  // The caller's account inside: named now, made once trust allowed the spawn.
+  const std::string account_dir = PlannedAccountViewDir(*settings, host);
+  if (!account_dir.empty()) {
+    facts.passwd_file = AccountPasswdPath(account_dir);
+    facts.group_file = AccountGroupPath(account_dir);
+  }
+  facts.agent_home = PlannedAgentHome(*settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
 
   // 4. Plan: exactly one of exec-in-place or a runtime argv.
   absl::StatusOr<SpawnPlan> plan =
@@ -246,7 +265,7 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   // 6. Record and carry it out.
   if (plan->wrapped) {
     return RunWrapped(*settings, *plan, cl.program, driver, endpoint, host, reporter, log, *trust,
-                      tier_record, session->get());
+                      tier_record, session->get(), account_dir);
   }
   absl::Status recorded = RecordSpawnRan(*trust, host.uid);
   if (!recorded.ok()) return log.Refuse(tier_record, recorded);

@@ -80,6 +80,10 @@ class StateStore {
   static std::string FileStem(absl::string_view key);
 
   const std::string& dir() const { return dir_; }
+  // The store's directory, opened without following links (agent_home.h
+  // keeps the persistent homes below it).
+  int dir_fd() const { return dir_fd_; }
+  uid_t uid() const { return uid_; }
 
  private:
   StateStore(std::string dir, int dir_fd, uid_t uid)

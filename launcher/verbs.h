@@ -7,9 +7,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/settings.h"
 #include "launcher/cli.h"
 #include "launcher/host.h"
 #include "launcher/outcome.h"
+#include "nlohmann/json.hpp"
 
 namespace np {
 
@@ -22,6 +24,12 @@ absl::StatusOr<Outcome> VerbShims(const CommandLine& cl, const HostFacts& host);
 absl::StatusOr<Outcome> VerbWhich(const CommandLine& cl, const HostFacts& host);
 absl::StatusOr<Outcome> VerbHelp(const CommandLine& cl, const HostFacts& host);
 absl::StatusOr<Outcome> VerbVersion();
+// home [--reset]: the project's persistent agent home (agent_home.h).
+absl::StatusOr<Outcome> VerbHome(const CommandLine& cl, const HostFacts& host);
+// {mode, path, exists, bytes, seed} of the project's home, for home and doctor.
+nlohmann::json AgentHomeJson(const Settings& settings, const HostFacts& host);
+// That as one line of text.
+std::string AgentHomeText(const nlohmann::json& info);
 // trust is in verbs_trust.h.
 // sandbox-exec: builds bubblewrap's environment by name and execs it.
 absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& host);

@@ -13,6 +13,7 @@
 #include "core/image_ref.h"
 #include "core/plan.h"
 #include "core/protected_paths.h"
+#include "launcher/agent_home.h"
 #include "launcher/audit_log.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
@@ -123,6 +124,8 @@ void CheckDeep(const Subject& s, bool deep, Report& r) {
   AddContainerFacts(s.host, s.driver, s.endpoint, s.probe, "np-exec-doctor",
                     OwnerLabelValue(s.host.pid, ProcessStartTime(s.host.pid)),
                     !s.settings.config.container.mounts.empty(), facts);
+  facts.agent_home =
+      PlannedAgentHome(s.settings, GetEnv(s.host.envp, "XDG_STATE_HOME"), s.host.home);
   // The no-op container runs with stdin on /dev/null, never a terminal.
   facts.stdin_tty = false;
   facts.stdout_tty = false;
@@ -166,6 +169,18 @@ void CheckProtectionAndTrust(const Subject& s, Report& r) {
   }
   r.out["trust"] = TrustStatusJson(*trust);
   if (!trust->decision.status.ok()) r.problems.emplace_back(trust->decision.status.message());
+}
+
+// Where the persistent agent home is and how large (agent_home.h).
+void CheckHome(const Subject& s, Report& r) {
+  r.out["home"] = nullptr;
+  if (s.settings.project_root.empty()) return;
+  r.out["home"] = AgentHomeJson(s.settings, s.host);
+  if (s.settings.config.container.persistent_home && r.out["home"].contains("error")) {
+    r.problems.push_back(absl::StrCat("the persistent home cannot be used (",
+                                      r.out["home"]["error"].get<std::string>(),
+                                      "); run `np-exec home --reset`"));
+  }
 }
 
 // The shims on PATH, and each one with nothing real behind it: a spawn of it
@@ -234,6 +249,7 @@ std::string ReportText(const Report& r) {
                                                    : "missing",
                     ")\n");
   }
+  if (!o["home"].is_null()) absl::StrAppend(&text, "home: ", AgentHomeText(o["home"]), "\n");
   const nlohmann::json& shims = o["shims_on_path"];
   if (shims.empty()) absl::StrAppend(&text, "shims on PATH: none\n");
   for (const auto& dir : shims) {
@@ -304,6 +320,7 @@ absl::StatusOr<Outcome> VerbDoctor(const CommandLine& cl, const HostFacts& host)
   CheckImage(subject, report);
   CheckDeep(subject, cl.deep, report);
   CheckProtectionAndTrust(subject, report);
+  CheckHome(subject, report);
   CheckShims(subject, report);
   CheckInterposer(subject, report);
   CheckAuditLog(subject, report);

@@ -16,6 +16,7 @@
 #include "core/git_mounts.h"
 #include "core/plan.h"
 #include "core/protected_paths.h"
+#include "launcher/agent_home.h"
 #include "launcher/environment.h"
 #include "launcher/protected_placeholders.h"
 #include "launcher/runtime/argv_handoff.h"
@@ -73,6 +74,11 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
   absl::StatusOr<ProtectedPlaceholders> placeholders =
       CreatePlaceholdersForSpawn(state_home, host.home, host.uid, policy->project_real, *binds);
   if (!placeholders.ok()) return placeholders.status();
+  // The plan binds the persistent home: created (and seeded) here, as on
+  // the run path, and held until the runtime exits.
+  absl::StatusOr<std::optional<AgentHomeLease>> home =
+      AcquireHomeForSpawn(*settings, state_home, host.home, host.uid);
+  if (!home.ok()) return home.status();
   absl::Status recorded = RecordSpawnRan(*trust, host.uid);
   if (!recorded.ok()) return recorded;
 

@@ -2,6 +2,7 @@
 // own (PlanSpawn with the same facts), so what is printed is what a run
 // would do, and it is safe to run as printed (plan.h, PrintedCommand).
 #include "core/plan.h"
+#include "launcher/agent_home.h"
 #include "launcher/output.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/spawn_facts.h"
@@ -18,6 +19,8 @@ absl::StatusOr<Outcome> VerbWrap(const CommandLine& cl, const HostFacts& host) {
   SpawnFacts facts = BaseFacts(host, host.cwd);
   facts.print_only = true;
   if (!cl.workdir.empty()) facts.mount_point = cl.workdir;
+  // The printed plan binds the persistent home; sandbox-exec creates it.
+  facts.agent_home = PlannedAgentHome(*settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
   ProbeResult probe;
   if (container) {
     const Endpoint endpoint = driver.Resolve(host);

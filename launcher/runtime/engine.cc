@@ -14,6 +14,7 @@
 #include "launcher/image_check.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/engine_api.h"
+#include "launcher/runtime/image_program.h"
 #include "launcher/runtime/reaper.h"
 #include "launcher/runtime/trusted_binary.h"
 #include "launcher/subprocess.h"
@@ -172,6 +173,9 @@ class EngineDriver : public RuntimeDriver {
     if (outcome.result.start_errno != 0) {
       return RuntimeNotExecutable(plan.exec_path, outcome.result.start_errno);
     }
+    // tini's `exec ... failed` reads like the program's own 127: the image
+    // says whether the program was there at all.
+    if (outcome.result.exit_code == 127) outcome.note = ExplainExitNotFound(plan, host);
     // The image is not asked for before the client starts: the client's own
     // create request finds out anyway (--pull=never fails it, and nothing
     // runs), so a check beforehand would be one more engine round trip on

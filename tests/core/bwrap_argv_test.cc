@@ -328,3 +328,27 @@ TEST(BwrapArgvTest, ErrorsAreCoded) {
 
 }  // namespace
 }  // namespace np
+
+namespace np {
+namespace {
+
+TEST(BwrapArgvTest, PersistentHomeAndAccountViewReplaceTmpfsAndHostFiles) {
+  ContainerSpawn spawn = Spawn();
+  std::vector<std::string> plain = Build(BwrapConfig(), spawn);
+  EXPECT_TRUE(HasSequence(plain, {"--tmpfs", "/home/np-exec"}));
+  EXPECT_TRUE(HasSequence(plain, {"--ro-bind-try", "/etc/passwd", "/etc/passwd"}));
+  spawn.home_source = "/state/np-exec/homes/abc";
+  spawn.passwd_file = "/tmp/np-exec-account-x/passwd";
+  spawn.group_file = "/tmp/np-exec-account-x/group";
+  std::vector<std::string> argv = Build(BwrapConfig(), spawn);
+  EXPECT_FALSE(HasSequence(argv, {"--tmpfs", "/home/np-exec"}));
+  EXPECT_TRUE(HasSequence(argv, {"--bind", "/state/np-exec/homes/abc", "/home/np-exec"}));
+  EXPECT_TRUE(HasSequence(argv, {"--ro-bind", "/tmp/np-exec-account-x/passwd", "/etc/passwd"}));
+  EXPECT_TRUE(HasSequence(argv, {"--ro-bind", "/tmp/np-exec-account-x/group", "/etc/group"}));
+  EXPECT_FALSE(HasSequence(argv, {"--ro-bind-try", "/etc/passwd", "/etc/passwd"}));
+  // Still before the root is made read-only.
+  EXPECT_LT(IndexOf(argv, "/home/np-exec"), IndexOf(argv, "--remount-ro"));
+}
+
+}  // namespace
+}  // namespace np

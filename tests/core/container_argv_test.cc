@@ -427,3 +427,39 @@ TEST(ContainerArgvTest, ProgramArgumentsAreNotRuntimeFlags) {
 
 }  // namespace
 }  // namespace np
+
+namespace np {
+namespace {
+
+// Issue 17: a persistent home is bound read-write in place of the tmpfs,
+// and the caller's account view read-only over /etc/passwd and /etc/group.
+TEST(ContainerArgvTest, PersistentHomeAndAccountViewAreBinds) {
+  for (Runtime runtime : {Runtime::kDocker, Runtime::kPodman}) {
+    ContainerSpawn spawn = Spawn();
+    std::vector<std::string> plain = Build(Config(runtime), spawn);
+    EXPECT_TRUE(AnyStartsWith(plain, "/home/np-exec:rw,"));
+    EXPECT_FALSE(AnyContains(plain, "target=/etc/passwd"));
+    spawn.home_source = "/state/np-exec/homes/abc";
+    spawn.passwd_file = "/run/user/1000/np-exec-account-x/passwd";
+    spawn.group_file = "/run/user/1000/np-exec-account-x/group";
+    std::vector<std::string> argv = Build(Config(runtime), spawn);
+    EXPECT_FALSE(AnyStartsWith(argv, "/home/np-exec:rw,"));
+    EXPECT_TRUE(HasSequence(
+        argv, {"--mount", "type=bind,source=/state/np-exec/homes/abc,target=/home/np-exec"}));
+    EXPECT_TRUE(HasSequence(argv, {"--mount",
+                                   "type=bind,source=/run/user/1000/np-exec-account-x/passwd,"
+                                   "target=/etc/passwd,readonly"}));
+    EXPECT_TRUE(HasSequence(argv, {"--mount",
+                                   "type=bind,source=/run/user/1000/np-exec-account-x/group,"
+                                   "target=/etc/group,readonly"}));
+    EXPECT_TRUE(Contains(argv, "HOME=/home/np-exec"));
+  }
+  ContainerSpawn relative = Spawn();
+  relative.home_source = "state/homes/abc";
+  absl::StatusOr<std::vector<std::string>> argv = BuildContainerArgv(Config(), {}, relative);
+  ASSERT_FALSE(argv.ok());
+  EXPECT_EQ(ErrorCode(argv.status()), "isolation-mount-bad-source");
+}
+
+}  // namespace
+}  // namespace np

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -252,6 +253,26 @@ bool PrivateDockerd::LoadImageFromMain(const std::string& image) {
                   "sh", image, docker_host()},
                  Options(RuntimeEnv(), 120000));
   return r.exit_code == 0;
+}
+
+RunResult RunAsUser1000(const std::string& np_exec, const std::vector<std::string>& args,
+                        const std::vector<std::string>& env, const std::string& cwd) {
+  std::vector<std::string> argv = {"/usr/bin/setpriv", "--reuid=1000", "--regid=1000",
+                                   "--clear-groups", np_exec};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunProcess(argv, Options(env, 120000, cwd));
+}
+
+std::string StartDockerdForUser1000(const std::string& dir, std::unique_ptr<PrivateDockerd>* daemon,
+                                    std::vector<std::string>& env) {
+  *daemon = std::make_unique<PrivateDockerd>(dir);
+  const std::string started = (*daemon)->Start();
+  if (!started.empty()) return started;
+  if (!(*daemon)->LoadImageFromMain("np-test:local")) return "cannot load np-test:local";
+  chmod(dir.c_str(), 0755);
+  if (chmod((*daemon)->socket().c_str(), 0666) != 0) return "cannot open the socket to uid 1000";
+  SetEnv(env, "DOCKER_HOST", (*daemon)->docker_host());
+  return "";
 }
 
 }  // namespace np::testing

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,18 @@ bool WaitFor(F predicate, int timeout_ms) {
     usleep(50 * 1000);
   }
 }
+
+// Runs `np_exec` ARGS as uid/gid 1000 with no supplementary groups
+// (setpriv), from `cwd`.
+RunResult RunAsUser1000(const std::string& np_exec, const std::vector<std::string>& args,
+                        const std::vector<std::string>& env, const std::string& cwd);
+
+class PrivateDockerd;
+// Starts a private dockerd in `dir` whose socket uid 1000 may use (the main
+// one stays root-only), loads np-test:local into it and points DOCKER_HOST in
+// `env` at it. Empty on success, otherwise why not.
+std::string StartDockerdForUser1000(const std::string& dir, std::unique_ptr<PrivateDockerd>* daemon,
+                                    std::vector<std::string>& env);
 
 // Recursively chowns `path` (lchown, links not followed).
 void ChownTree(const std::string& path, uid_t uid, gid_t gid);

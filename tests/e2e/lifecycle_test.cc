@@ -284,15 +284,6 @@ TEST(DockerFaultTest, DaemonStoppedRefuses69AndNothingRuns) {
   EXPECT_FALSE(FileExists(sentinel)) << "the program ran although the daemon was down";
 }
 
-// Runs np-exec as uid/gid 1000 with no supplementary groups.
-RunResult RunAsUser1000(const std::string& np_exec, const std::vector<std::string>& args,
-                        const std::vector<std::string>& env, const std::string& cwd) {
-  std::vector<std::string> argv = {"/usr/bin/setpriv", "--reuid=1000", "--regid=1000",
-                                   "--clear-groups", np_exec};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return RunProcess(argv, Options(env, 120000, cwd));
-}
-
 class NonRootCallerTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(NonRootCallerTest, FilesWrittenInsideBelongToTheCaller) {
@@ -314,13 +305,7 @@ TEST_P(NonRootCallerTest, FilesWrittenInsideBelongToTheCaller) {
 
   std::unique_ptr<PrivateDockerd> daemon;
   if (runtime == "docker") {
-    daemon = std::make_unique<PrivateDockerd>(dir.MakeDir("d"));
-    ASSERT_EQ(daemon->Start(), "");
-    ASSERT_TRUE(daemon->LoadImageFromMain("np-test:local"));
-    // A private daemon's socket only; the main one stays root-only.
-    chmod(dir.Path("d").c_str(), 0755);
-    ASSERT_EQ(chmod(daemon->socket().c_str(), 0666), 0);
-    SetEnv(env, "DOCKER_HOST", daemon->docker_host());
+    ASSERT_EQ(StartDockerdForUser1000(dir.MakeDir("d"), &daemon, env), "");
   }
   // The caller's own operator state store, and its own trust of the config.
   const std::string state = dir.MakeDir("state");

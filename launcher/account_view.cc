@@ -1,0 +1,178 @@
+#include "launcher/account_view.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/container_argv.h"
+#include "core/errors.h"
+#include "core/passwd_view.h"
+#include "core/paths.h"
+#include "core/runtime.h"
+#include "launcher/state_store.h"
+
+namespace np {
+namespace {
+
+constexpr size_t kMaxAccountFileBytes = 4 << 20;
+
+absl::Status Failed(absl::string_view path, int err) {
+  return MakeError(absl::StatusCode::kFailedPrecondition, "account-view-failed",
+                   absl::StrCat("cannot write the sandbox's passwd and group view in ", path, ": ",
+                                strerror(err)),
+                   {{"path", path}});
+}
+
+// The host's account file, without following a link in its place; "" when
+// it cannot be read.
+std::string ReadAccountFile(const char* path) {
+  const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return "";
+  std::string text;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    char buffer[8192];
+    ssize_t n;
+    while ((n = read(fd, buffer, sizeof(buffer))) > 0 && text.size() < kMaxAccountFileBytes) {
+      text.append(buffer, static_cast<size_t>(n));
+    }
+  }
+  close(fd);
+  return text.size() < kMaxAccountFileBytes ? text : "";
+}
+
+int WriteNew(const std::string& path, const std::string& text) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  size_t done = 0;
+  int err = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : EIO;
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  // The umask may have narrowed it; the uid inside must read it.
+  if (err == 0 && fchmod(fd, 0644) != 0) err = errno;
+  close(fd);
+  return err;
+}
+
+constexpr char kSpawns[] = "spawns";
+
+// Removes the views of spawns whose np-exec is gone (a SIGKILL runs no
+// destructor): entries "<pid>-XXXXXX" of `spawns` with no such process; only
+// the two files np-exec writes, never following a link.
+void RemoveStaleViews(int spawns) {
+  const int fd = dup(spawns);
+  DIR* dir = fd < 0 ? nullptr : fdopendir(fd);
+  if (dir == nullptr) {
+    if (fd >= 0) close(fd);
+    return;
+  }
+  std::vector<std::string> stale;
+  while (dirent* entry = readdir(dir)) {
+    const std::string name = entry->d_name;
+    const size_t dash = name.find('-');
+    int pid = 0;
+    if (dash == std::string::npos || !absl::SimpleAtoi(name.substr(0, dash), &pid) || pid <= 0) {
+      continue;
+    }
+    if (kill(pid, 0) != 0 && errno == ESRCH) stale.push_back(name);
+  }
+  closedir(dir);
+  for (const std::string& name : stale) {
+    const int view = openat(spawns, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (view < 0) continue;
+    unlinkat(view, "passwd", 0);
+    unlinkat(view, "group", 0);
+    close(view);
+    unlinkat(spawns, name.c_str(), AT_REMOVEDIR);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AccountView>> AccountView::Create(const HostFacts& host,
+                                                                 bool from_host,
+                                                                 const std::string& dir) {
+  const std::string passwd = ReadAccountFile("/etc/passwd");
+  const std::string group = ReadAccountFile("/etc/group");
+  const SandboxAccount account = AccountFor(host.uid, host.gid, passwd, group);
+  const std::string spawns_path = dir.substr(0, dir.rfind('/'));
+  const std::string store_dir = spawns_path.substr(0, spawns_path.rfind('/'));
+  absl::StatusOr<StateStore> store = StateStore::Open(store_dir, host.uid);
+  if (!store.ok()) return store.status();
+  if (mkdirat(store->dir_fd(), kSpawns, 0700) != 0 && errno != EEXIST) {
+    return Failed(spawns_path, errno);
+  }
+  const int spawns =
+      openat(store->dir_fd(), kSpawns, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (spawns < 0) return Failed(spawns_path, errno);
+  struct stat st;
+  if (fstat(spawns, &st) != 0 || st.st_uid != host.uid || (st.st_mode & 077) != 0) {
+    close(spawns);
+    return Failed(spawns_path, EPERM);
+  }
+  RemoveStaleViews(spawns);
+  // Exactly the planned name, and only if nothing is there.
+  const int made = mkdirat(spawns, BaseName(dir).c_str(), 0700);
+  const int made_errno = errno;
+  close(spawns);
+  if (made != 0) return Failed(dir, made_errno);
+  std::unique_ptr<AccountView> view(new AccountView(dir));
+  // A host file np-exec cannot read leaves the minimal base, never a view
+  // without root.
+  const absl::string_view passwd_base =
+      from_host && !passwd.empty() ? absl::string_view(passwd) : kMinimalPasswd;
+  const absl::string_view group_base =
+      from_host && !group.empty() ? absl::string_view(group) : kMinimalGroup;
+  int err =
+      WriteNew(AccountPasswdPath(view->dir_), PasswdView(passwd_base, account, kContainerHome));
+  if (err == 0) err = WriteNew(AccountGroupPath(view->dir_), GroupView(group_base, account));
+  if (err != 0) return Failed(view->dir_, err);
+  return view;
+}
+
+AccountView::~AccountView() {
+  unlink(AccountPasswdPath(dir_).c_str());
+  unlink(AccountGroupPath(dir_).c_str());
+  rmdir(dir_.c_str());
+}
+
+std::string PlannedAccountViewDir(const Settings& settings, const HostFacts& host) {
+  const ContainerConfig& container = settings.config.container;
+  if (settings.resolved.tier != Tier::kContainer || settings.project_root.empty() ||
+      container.user.kind != UserSpec::Kind::kCaller) {
+    return "";
+  }
+  absl::StatusOr<std::string> store = StateStoreDir(GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
+  if (!store.ok()) return "";
+  uint32_t random = 0;
+  if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
+  return absl::StrFormat("%s/%s/%d-%08x", *store, kSpawns, host.pid, random);
+}
+
+absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(const Settings& settings,
+                                                              const HostFacts& host,
+                                                              const std::string& dir) {
+  if (dir.empty()) return std::unique_ptr<AccountView>();
+  return AccountView::Create(host, TraitsOf(settings.config.container.runtime).program_from_host,
+                             dir);
+}
+
+}  // namespace np
