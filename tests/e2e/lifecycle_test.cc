@@ -111,6 +111,62 @@ TEST_P(SignalTest, NpExecExits128PlusNAndLeavesNothingBehind) {
   }
 }
 
+// Issue 15, item 7: a program that ignores every signal it can outlived a
+// SIGKILLed np-exec (docker until a later spawn reaped it, podman without its
+// API service forever), and the log got no exit line. np-exec's watchdog now
+// removes the container and writes the exit line.
+class WatchdogTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(WatchdogTest, ASigkilledNpExecLeavesNoContainerEvenIfTheProgramIgnoresSignals) {
+  const std::string runtime = GetParam();
+  NP_REQUIRE_RUNTIME(runtime);
+  TempDir dir;
+  const std::string project = dir.MakeDir("project");
+  MakeProject(project, ContainerConfig(runtime, "np-test:local"));
+  const std::string seconds = std::to_string(300 + std::random_device()() % 600);
+  const std::string marker = std::string("sleep\0", 6) + seconds + std::string("\0", 1);
+  pid_t pid = StartProcess({NpExecBin(), "--", "sh", "-c",
+                            "trap '' TERM INT HUP QUIT USR1 USR2; sleep " + seconds + " & wait"},
+                           Options(RuntimeEnv(), 0, project), dir.Path("out"), dir.Path("err"));
+  ASSERT_GT(pid, 0);
+  const std::string prefix = ContainerPrefix(pid);
+  ASSERT_TRUE(WaitFor([&] { return !PidsWithCmdlinePrefix(marker).empty(); }, 60000))
+      << ReadFile(dir.Path("err"));
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  EXPECT_EQ(WaitProcess(pid, 20000), 128 + SIGKILL);
+  const bool gone = WaitFor(
+      [&] {
+        return LabelledContainers(runtime, prefix).empty() && PidsWithCmdline(marker).empty();
+      },
+      30000);
+  EXPECT_TRUE(gone) << "left behind: containers "
+                    << ::testing::PrintToString(LabelledContainers(runtime, prefix));
+  if (!gone) {
+    for (const std::string& c : LabelledContainers(runtime, prefix)) {
+      RunRuntime(runtime, {"rm", "-f", c});
+    }
+    for (pid_t p : PidsWithCmdline(marker)) kill(p, SIGKILL);
+  }
+  // The exit line, saying np-exec was killed.
+  nlohmann::json exit_line;
+  const bool logged = WaitFor(
+      [&] {
+        int bad = 0;
+        for (const nlohmann::json& line : ReadAuditLog(project, &bad)) {
+          if (line.value("event", "") == "exit") exit_line = line;
+        }
+        return exit_line.is_object();
+      },
+      10000);
+  ASSERT_TRUE(logged) << ReadFile(project + "/.nubos-pilot/audit/np-exec.jsonl");
+  EXPECT_EQ(exit_line["np_exec"], "killed");
+  EXPECT_TRUE(exit_line["exit_status"].is_null());
+  // The line of this spawn: its container, named after this np-exec.
+  EXPECT_EQ(exit_line.value("container", "").rfind(prefix, 0), 0u) << exit_line.dump();
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, WatchdogTest, ::testing::Values("docker", "podman"), RuntimeName);
+
 INSTANTIATE_TEST_SUITE_P(Runtimes, SignalTest,
                          ::testing::Combine(::testing::Values("docker", "podman", "bwrap"),
                                             ::testing::Values(SIGTERM, SIGINT, SIGHUP, SIGKILL)),
