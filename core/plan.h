@@ -111,10 +111,10 @@ struct SpawnPlan {
   // creates the placeholders before running it (protected_placeholders.h).
   std::vector<ProtectedBind> protected_binds;
   std::vector<std::string> git_roots;  // Container only: see git_mounts.h.
-  std::string image;           // Image runtimes only.
-  bool pull_missing = false;   // Image runtimes: `pull: "missing"`.
-  std::string container_name;  // Named runtimes only.
-  std::string self_path;       // np-exec's path, for a printed bubblewrap plan.
+  std::string image;                   // Image runtimes only.
+  bool pull_missing = false;           // Image runtimes: `pull: "missing"`.
+  std::string container_name;          // Named runtimes only.
+  std::string self_path;               // np-exec's path, for a printed bubblewrap plan.
   // network "allowlist": the endpoint the launcher must serve the egress proxy
   // on for as long as the runtime runs; empty otherwise.
   std::string egress_socket;
