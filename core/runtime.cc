@@ -28,6 +28,7 @@ std::vector<RuntimeTraits>* MakeTable() {
        false,
        false,
        true,
+       false,
        BuildContainerArgv,
        "",
        {kEngineLimit}},
@@ -38,6 +39,7 @@ std::vector<RuntimeTraits>* MakeTable() {
        false,
        false,
        true,
+       true,
        BuildContainerArgv,
        "",
        {kEngineLimit}},
@@ -47,6 +49,7 @@ std::vector<RuntimeTraits>* MakeTable() {
        true,
        true,
        true,
+       false,
        false,
        BwrapArgv,
        " Runtime bwrap: no daemon and no image; the host's /usr and a few /etc "

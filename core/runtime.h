@@ -44,6 +44,10 @@ struct RuntimeTraits {
   // A daemon-backed engine whose containers can outlive their client, so
   // they are named, labelled and reaped.
   bool named_containers;
+  // Keeps a container's environment values in its state database after the
+  // container is gone (podman), so forwarded values go in as secrets
+  // (launcher/runtime/podman_secrets.h).
+  bool forwards_as_secrets;
   ArgvBuilder build_argv;
   // Added to the container tier's summary and to what it does not protect against.
   absl::string_view summary_note;

@@ -13,6 +13,7 @@
 #include "launcher/exec.h"
 #include "launcher/protected_placeholders.h"
 #include "launcher/runtime/driver.h"
+#include "launcher/runtime/podman_secrets.h"
 #include "launcher/runtime/reaper.h"
 #include "launcher/spawn_facts.h"
 #include "launcher/trust_gate.h"
@@ -175,6 +176,12 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
     watch.runtime_bin = plan.exec_path;
     watch.socket = endpoint.socket;
     watch.container_name = plan.container_name;
+    if (TraitsOf(plan.runtime).forwards_as_secrets) {
+      const size_t count = ForwardedNamesSet(plan.env_names, host.envp).size();
+      for (size_t i = 0; i < count; ++i) {
+        watch.secrets.push_back(PodmanSecretName(plan.container_name, i));
+      }
+    }
     watch.project_root = settings.project_root;
     watch.run_record = run_record;
     absl::StatusOr<Watchdog> started = Watchdog::Start(watch);

@@ -15,6 +15,7 @@
 #include "core/errors.h"
 #include "launcher/audit_log.h"
 #include "launcher/exec.h"
+#include "launcher/runtime/podman_secrets.h"
 #include "launcher/runtime/reaper.h"
 
 extern char** environ;
@@ -43,13 +44,14 @@ absl::StatusOr<Watchdog> Watchdog::Start(const WatchdogSpec& spec) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return CannotStart(errno);
   std::vector<std::string> argv = {
-      "np-exec",   kWatchdogVerb,
+      "np-exec",   std::string(kWatchdogVerb),
       "--bin",     spec.runtime_bin,
       "--name",    spec.container_name,
       "--project", spec.project_root,
       "--started", absl::StrCat(NowMs()),
       "--record",  spec.run_record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
   if (spec.socket.has_value()) argv.insert(argv.end(), {"--socket", *spec.socket});
+  for (const std::string& secret : spec.secrets) argv.insert(argv.end(), {"--secret", secret});
   std::vector<char*> c_argv = CStrings(argv);
   std::vector<char*> c_env = CStrings(spec.env);
   posix_spawn_file_actions_t actions;
@@ -107,6 +109,7 @@ void Watchdog::Disarm() {
 int RunWatchdog(absl::Span<const std::string> args) {
   std::string bin, name, project, record_text;
   std::optional<std::string> socket;
+  std::vector<std::string> secrets;
   long long started = 0;
   for (size_t i = 0; i + 1 < args.size(); i += 2) {
     const std::string& key = args[i];
@@ -121,6 +124,8 @@ int RunWatchdog(absl::Span<const std::string> args) {
       record_text = value;
     } else if (key == "--socket") {
       socket = value;
+    } else if (key == "--secret") {
+      secrets.push_back(value);
     } else if (key == "--started") {
       if (!absl::SimpleAtoi(value, &started)) return 2;
     } else {
@@ -145,6 +150,7 @@ int RunWatchdog(absl::Span<const std::string> args) {
       usleep(static_cast<useconds_t>(delay_ms) * 1000);
       ForceRemoveContainer(bin, env, socket, name);
     }
+    RemovePodmanSecrets(bin, env, secrets);
   }
   nlohmann::json record = nlohmann::json::parse(record_text, nullptr, false);
   if (!record.is_object() || project.empty()) return 1;

@@ -21,12 +21,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "nlohmann/json.hpp"
 
 namespace np {
 
-inline constexpr char kWatchdogVerb[] = "container-watchdog";
+inline constexpr absl::string_view kWatchdogVerb = "container-watchdog";
 
 struct WatchdogSpec {
   std::string self_path;              // np-exec's own binary.
@@ -34,6 +35,7 @@ struct WatchdogSpec {
   std::string runtime_bin;            // For `rm -f` without a socket.
   std::optional<std::string> socket;  // The engine API socket, when there is one.
   std::string container_name;         // Empty: nothing to remove (bubblewrap).
+  std::vector<std::string> secrets;   // podman secrets of the spawn, removed too.
   std::string project_root;           // Whose audit log gets the exit line.
   nlohmann::json run_record;          // The run line; the exit line is made from it.
 };

@@ -116,9 +116,9 @@ project() {  # project NAME TIER [RUNTIME]
   # Every protected path present as a real node (README, "Protected paths"),
   # so the argv `wrap` prints runs as it is: np-exec creates placeholders for
   # missing ones only around its own spawns.
-  mkdir -p "$dir"/.git/{hooks,modules,worktrees} "$dir"/.{claude,vscode,idea} \
+  mkdir -p "$dir"/.git/{hooks,info,modules,worktrees} "$dir"/.{claude,vscode,idea} \
     "$dir"/.nubos-pilot/{bin,audit}
-  touch "$dir"/.git/config "$dir"/.{envrc,mcp.json,gitmodules}
+  touch "$dir"/.git/{config,config.worktree} "$dir"/.{envrc,mcp.json,gitmodules}
   printf '.\n' >"$dir/.git/commondir"
   local container=""
   if [ -n "${3:-}" ]; then

@@ -15,6 +15,7 @@
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/engine_api.h"
 #include "launcher/runtime/image_program.h"
+#include "launcher/runtime/podman_secrets.h"
 #include "launcher/runtime/reaper.h"
 #include "launcher/runtime/trusted_binary.h"
 #include "launcher/subprocess.h"
@@ -168,8 +169,19 @@ class EngineDriver : public RuntimeDriver {
     request.cleanup = [bin = plan.exec_path, client_env, socket, name] {
       ForceRemoveContainer(bin, client_env, socket, name);
     };
+    // Forwarded values as secrets where the runtime would keep them in its
+    // state database (podman_secrets.h).
+    std::vector<std::string> secrets;
+    if (TraitsOf(flavor_.runtime).forwards_as_secrets && !name.empty()) {
+      absl::StatusOr<std::vector<std::string>> moved =
+          MoveEnvToPodmanSecrets(plan.exec_path, request.env, name,
+                                 ForwardedNamesSet(plan.env_names, host.envp), request.argv);
+      if (!moved.ok()) return moved.status();
+      secrets = *std::move(moved);
+    }
     RunOutcome outcome;
     outcome.result = Supervise(request);
+    RemovePodmanSecrets(plan.exec_path, client_env, secrets);
     if (outcome.result.start_errno != 0) {
       return RuntimeNotExecutable(plan.exec_path, outcome.result.start_errno);
     }

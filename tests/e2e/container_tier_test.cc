@@ -207,6 +207,28 @@ TEST_P(ContainerTierTest, ForwardedValueIsInNoHostCmdline) {
   EXPECT_TRUE(leaking.empty()) << "the value is in /proc/" << leaking.front() << "/cmdline";
 }
 
+// Issue 15, item 11: podman kept a forwarded value in its state database
+// (bolt_state.db) after the container was gone. Forwarded values now go in as
+// podman secrets removed with the spawn: the value arrives, and afterwards it
+// is neither in the database nor in a secret.
+TEST_P(ContainerTierTest, AForwardedValueLeavesNothingInTheRuntimesState) {
+  const std::string token = "np-secret-" + RandomToken();
+  std::vector<std::string> env = RuntimeEnv({"NP_E2E_SECRET=" + token});
+  RunResult r =
+      Np({"--env", "NP_E2E_SECRET", "--", "sh", "-c", "echo \"$NP_E2E_SECRET\""}, "", env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, token + "\n");
+  if (runtime() != "podman") return;
+  RunResult info = RunRuntime("podman", {"info", "--format", "{{.Store.GraphRoot}}"});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const std::string root = info.out.substr(0, info.out.find('\n'));
+  const std::string db = ReadFile(root + "/libpod/bolt_state.db");
+  ASSERT_FALSE(db.empty()) << root;
+  EXPECT_EQ(db.find(token), std::string::npos) << "the value is in podman's state database";
+  RunResult secrets = RunRuntime("podman", {"secret", "ls", "--format", "{{.Name}}"});
+  EXPECT_EQ(secrets.out.find("np-exec-"), std::string::npos) << secrets.out;
+}
+
 TEST_P(ContainerTierTest, ExitStatusPropagates) {
   EXPECT_EQ(Sh("exit 7").exit_code, 7);
   EXPECT_EQ(Sh("exit 0").exit_code, 0);

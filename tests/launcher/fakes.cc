@@ -177,9 +177,13 @@ std::string WriteFakeRuntime(const std::string& dir, const std::string& name,
   script << "#!/bin/sh\n"
          << "rec='" << base << "'\n"
          << "printf '%s\\n' \"$*\" >> \"$rec.calls\"\n"
+         // podman's secret calls around a run (podman_secrets.h) are only
+         // in the calls file: the argv and environment stay the run's.
+         << "if [ \"$1\" != secret ]; then\n"
          << ": > \"$rec.argv\"\n"
          << "for a in \"$@\"; do printf '%s\\0' \"$a\" >> \"$rec.argv\"; done\n"
          << "/usr/bin/env -0 > \"$rec.env\"\n"
+         << "fi\n"
          << "case \"$1\" in\n"
          << "  version) printf '%s\\n' '" << options.version_out << "'; exit "
          << options.version_exit << ";;\n"

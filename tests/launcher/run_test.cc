@@ -626,6 +626,13 @@ TEST(PodmanRunTest, RunsExactlyTheArgvCoreBuilt) {
   auto strip = [](std::vector<std::string> args) {
     std::vector<std::string> out;
     for (size_t i = 0; i < args.size(); ++i) {
+      // A forwarded value goes in as a podman secret (podman_secrets.h).
+      if (args[i] == "--secret" && i + 1 < args.size()) {
+        const size_t target = args[i + 1].find(",target=");
+        out.insert(out.end(), {"-e", args[i + 1].substr(target + 8)});
+        ++i;
+        continue;
+      }
       if (args[i] == "--name" || IsAccountViewMount(args, i) ||
           (args[i] == "--label" && i + 1 < args.size() &&
            args[i + 1].rfind("dev.nubos.np-exec.owner=", 0) == 0)) {
@@ -640,6 +647,11 @@ TEST(PodmanRunTest, RunsExactlyTheArgvCoreBuilt) {
   EXPECT_THAT(ReadNulSeparated(lab.fakes() + "/podman.env"),
               Contains("API_KEY=podman-secret-value"));
   for (const std::string& arg : ran) EXPECT_THAT(arg, Not(HasSubstr("podman-secret-value")));
+  EXPECT_THAT(ran, Contains(::testing::EndsWith(",type=env,target=API_KEY")));
+  const std::string calls = ReadFile(lab.fakes() + "/podman.calls");
+  EXPECT_THAT(calls, HasSubstr("secret create --env "));
+  EXPECT_THAT(calls, HasSubstr("-env-0 API_KEY\n"));
+  EXPECT_THAT(calls, HasSubstr("secret rm "));
   EXPECT_FALSE(lab.Invoked("docker"));
 }
 
