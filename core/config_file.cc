@@ -134,6 +134,19 @@ absl::StatusOr<std::string> FindProjectRoot(absl::string_view cwd) {
                    {{"startedFrom", cwd}});
 }
 
+std::vector<std::string> ProjectsAtOrAbove(absl::string_view path) {
+  std::vector<std::string> projects;
+  for (std::string dir(path);;) {
+    const std::string state = dir == "/" ? "/.nubos-pilot" : absl::StrCat(dir, "/.nubos-pilot");
+    struct stat st;
+    if (lstat(state.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) projects.push_back(dir);
+    const size_t slash = dir.rfind('/');
+    if (dir == "/" || slash == std::string::npos) break;
+    dir.resize(slash == 0 ? 1 : slash);
+  }
+  return projects;
+}
+
 std::string ProjectConfigPath(absl::string_view project_root) {
   return project_root == "/" ? std::string("/.nubos-pilot/config.json")
                              : absl::StrCat(project_root, "/.nubos-pilot/config.json");

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -26,6 +27,11 @@ inline constexpr int kMaxConfigDepth = 64;
 // Walks up from `cwd` (absolute) to the first directory containing a
 // `.nubos-pilot/` directory. Errors: `not-in-project`, `invalid-path`.
 absl::StatusOr<std::string> FindProjectRoot(absl::string_view cwd);
+
+// Every directory at or above `path` (absolute, normalised) that holds a
+// `.nubos-pilot/` directory, nearest first; lstat, so a `.nubos-pilot` link
+// does not count. What a sandboxed program of one of them can rename.
+std::vector<std::string> ProjectsAtOrAbove(absl::string_view path);
 
 // `<root>/.nubos-pilot/config.json`.
 std::string ProjectConfigPath(absl::string_view project_root);

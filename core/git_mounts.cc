@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "absl/strings/str_cat.h"
+#include "core/config_file.h"
 #include "core/errors.h"
 #include "core/git_layout.h"
 #include "core/paths.h"
@@ -67,9 +68,9 @@ absl::Status CheckRoot(const std::string& root, const std::string& main_top,
     return Unsafe(root,
                   absl::StrCat("would be mounted over or inside the project at ", project_target));
   }
-  for (std::string above = Parent(root); above != "/"; above = Parent(above)) {
-    if (above != main_top && IsDirectory(JoinPath(above, ".nubos-pilot"))) {
-      return Unsafe(root, absl::StrCat("lies inside the project ", above,
+  for (const std::string& project : ProjectsAtOrAbove(Parent(root))) {
+    if (project != main_top) {
+      return Unsafe(root, absl::StrCat("lies inside the project ", project,
                                        ", whose sandboxes could replace it with a link"));
     }
   }

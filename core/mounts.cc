@@ -10,6 +10,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "core/config_file.h"
 #include "core/errors.h"
 #include "core/paths.h"
 
@@ -224,15 +225,15 @@ absl::Status CheckMountSourceStable(const ValidatedMount& mount, uint32_t uid, u
                                   "project that only you and root can rename"),
                      {{"source", mount.source}});
   };
+  const std::vector<std::string> projects = ProjectsAtOrAbove(mount.source);
+  if (!projects.empty()) {
+    return unstable(absl::StrCat("lies inside the project ", projects.front(),
+                                 ", whose sandboxed programs can rename what is in it"));
+  }
   std::string child = mount.source;
   for (std::string dir = mount.source;;) {
-    struct stat st;
-    const std::string state = dir == "/" ? "/.nubos-pilot" : absl::StrCat(dir, "/.nubos-pilot");
-    if (lstat(state.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      return unstable(absl::StrCat("lies inside the project ", dir,
-                                   ", whose sandboxed programs can rename what is in it"));
-    }
     if (dir != mount.source) {
+      struct stat st;
       struct stat entry;
       if (lstat(dir.c_str(), &st) != 0 || lstat(child.c_str(), &entry) != 0) {
         return unstable(absl::StrCat("has a component (", dir, ") np-exec cannot examine"));

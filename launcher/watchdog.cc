@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "launcher/audit_log.h"
+#include "launcher/environment.h"
 #include "launcher/exec.h"
 #include "launcher/runtime/podman_secrets.h"
 #include "launcher/runtime/reaper.h"
@@ -141,11 +142,7 @@ int RunWatchdog(absl::Span<const std::string> args) {
   // creating the container when np-exec died, so it is removed again a little
   // later (removing a container that does not exist is harmless).
   if (!name.empty()) {
-    const std::vector<std::string> env = [] {
-      std::vector<std::string> out;
-      for (char** e = environ; *e != nullptr; ++e) out.emplace_back(*e);
-      return out;
-    }();
+    const std::vector<std::string> env = EditEnvironment(environ, {}, {});
     for (int delay_ms : {0, 1000, 3000}) {
       usleep(static_cast<useconds_t>(delay_ms) * 1000);
       ForceRemoveContainer(bin, env, socket, name);

@@ -14,18 +14,6 @@ namespace {
 
 constexpr int kSecretTimeoutMs = 30000;
 
-bool IsSet(char** envp, const std::string& name) {
-  if (envp == nullptr) return false;
-  for (char** e = envp; *e != nullptr; ++e) {
-    const std::string_view entry(*e);
-    if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&
-        entry[name.size()] == '=') {
-      return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 std::vector<std::string> ForwardedNamesSet(const std::vector<std::string>& env_names, char** envp) {
@@ -34,7 +22,8 @@ std::vector<std::string> ForwardedNamesSet(const std::vector<std::string>& env_n
     // The interposer's variables never reach a runtime client (plan.h).
     const bool interposer =
         std::find(kInterposerVars.begin(), kInterposerVars.end(), name) != kInterposerVars.end();
-    if (!interposer && IsSet(envp, name)) set.push_back(name);
+    // Set, even to "": GetEnv points into the entry (environment.cc).
+    if (!interposer && GetEnv(envp, name).data() != nullptr) set.push_back(name);
   }
   return set;
 }
