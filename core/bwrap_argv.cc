@@ -10,6 +10,7 @@
 #include "core/bwrap_targets.h"
 #include "core/egress_entry.h"
 #include "core/errors.h"
+#include "core/mount_pins.h"
 #include "core/paths.h"
 
 namespace np {
@@ -147,6 +148,33 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
   }
   // --- end of item 5 ---
 
+  // Every bind of a path a sandboxed program could swap (the project, its
+  // protected nodes, a worktree's git directories, the extra mounts), pinned
+  // (mount_pins.h): bound from the descriptor the launcher opened, or, in a
+  // printed plan, which carries none, checked inside by the entry point.
+  // np-exec's own files (the /etc view, the account view, the persistent
+  // home, the egress endpoint: in its private state, made after the plan)
+  // and placeholders (made after the plan, see ProtectedMount) go by path.
+  std::vector<MountExpectation> expected;
+  auto bind = [&](std::vector<std::string>& out, const std::string& source,
+                  absl::string_view target, bool writable,
+                  bool placeholder = false) -> absl::Status {
+    if (!spawn.pin || placeholder) {
+      out.insert(out.end(), {writable ? "--bind" : "--ro-bind", source, std::string(target)});
+      return absl::OkStatus();
+    }
+    absl::StatusOr<SourcePin> pin = spawn.pin(source);
+    if (!pin.ok()) return pin.status();
+    if (pin->fd >= 0) {
+      out.insert(out.end(), {writable ? "--bind-fd" : "--ro-bind-fd", absl::StrCat(pin->fd),
+                             std::string(target)});
+    } else {
+      out.insert(out.end(), {writable ? "--bind" : "--ro-bind", source, std::string(target)});
+      expected.push_back({std::string(target), pin->dev, pin->ino});
+    }
+    return absl::OkStatus();
+  };
+
   std::vector<std::string> argv = {"bwrap",
                                    "--unshare-user",
                                    "--unshare-pid",
@@ -195,14 +223,17 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
     if (!absolute.ok()) return absolute;
     argv.insert(argv.end(), {"--bind", spawn.home_source, std::string(kContainerHome)});
   }
-  argv.insert(argv.end(), {"--bind", spawn.project_root, project_target});
+  absl::Status bound = bind(argv, spawn.project_root, project_target, /*writable=*/true);
+  if (!bound.ok()) return bound;
   // bubblewrap mounts in argv order: writable parents (pinned as mount
   // points) first, then the read-only nodes on top, before the extra mounts.
-  for (const ProtectedMount& bind : *protected_mounts) {
-    argv.insert(argv.end(), {bind.writable ? "--bind" : "--ro-bind", bind.source, bind.target});
+  for (const ProtectedMount& entry : *protected_mounts) {
+    bound = bind(argv, entry.source, entry.target, entry.writable, entry.placeholder);
+    if (!bound.ok()) return bound;
   }
   for (const ValidatedMount& mount : binds) {
-    argv.insert(argv.end(), {mount.writable ? "--bind" : "--ro-bind", mount.source, mount.target});
+    bound = bind(argv, mount.source, mount.target, mount.writable);
+    if (!bound.ok()) return bound;
   }
   // What runs inside: the program, after the egress entry point on network
   // "allowlist".
@@ -224,6 +255,17 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
     command = EgressEntryPrefix();
   }
   // --- end egress allowlist ---
+  if (!expected.empty()) {
+    if (spawn.self_binary.empty()) return SelfBinaryMissing();
+    absl::Status valid = CheckAbsolutePath(spawn.self_binary, "isolation-mount-bad-source");
+    if (!valid.ok()) return valid;
+    if (!egress) {
+      argv.insert(argv.end(), {"--ro-bind", spawn.self_binary, std::string(kEgressSelfTarget)});
+    }
+    const std::vector<std::string> check = MountCheckPrefix(expected);
+    command.insert(command.begin(), check.begin(), check.end());
+  }
+  const bool self_bound = egress || !expected.empty();
   command.insert(command.end(), spawn.program.begin(), spawn.program.end());
   // Last, so the tmpfs root and its mount points become read-only while the
   // mounts on top of them (/tmp, HOME, the project) keep their own modes.
@@ -234,7 +276,7 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
     if (spawn.self_binary.empty()) return TooManyArguments(argv.size() + command.size());
     absl::Status valid = CheckAbsolutePath(spawn.self_binary, "isolation-mount-bad-source");
     if (!valid.ok()) return valid;
-    if (!egress) {
+    if (!self_bound) {
       argv.insert(argv.end(), {"--ro-bind", spawn.self_binary, std::string(kEgressSelfTarget)});
     }
     command.insert(command.begin(),

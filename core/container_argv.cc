@@ -17,6 +17,12 @@ std::string CsvField(absl::string_view field) {
 
 }  // namespace
 
+absl::Status SelfBinaryMissing() {
+  return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-mount-bad-source",
+                   "np-exec cannot tell its own binary's path (/proc/self/exe), which the "
+                   "sandbox's entry point needs to check its mounts; nothing ran");
+}
+
 absl::Status AllowlistNeedsNpExec() {
   return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-allowlist-needs-np-exec",
                    "isolation.container.network \"allowlist\" works only while np-exec "
@@ -64,7 +70,7 @@ absl::StatusOr<std::vector<ProtectedMount>> ProtectedMounts(const ContainerConfi
       if (!valid.ok()) return valid;
       out.push_back({BindHostPath(spawn.project_root, bind),
                      root.empty() ? JoinPath(target, bind.relative) : BindHostPath("", bind),
-                     bind.writable});
+                     bind.writable, bind.placeholder});
     }
     return absl::OkStatus();
   };
@@ -134,12 +140,27 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
   }
   absl::StatusOr<std::string> workdir = MapWorkingDirectory(config, spawn);
   if (!workdir.ok()) return workdir.status();
-  absl::StatusOr<std::string> project_mount =
-      FormatBindMount(config.runtime, spawn.project_root, ProjectTarget(config, spawn),
-                      /*writable=*/true, "isolation-project-path-unsupported");
-  if (!project_mount.ok()) return project_mount.status();
   absl::StatusOr<std::vector<ProtectedMount>> protected_mounts = ProtectedMounts(config, spawn);
   if (!protected_mounts.ok()) return protected_mounts.status();
+  // Every bind of a path a sandboxed program could swap (the project, its
+  // protected nodes, a worktree's git directories, the extra mounts), pinned
+  // (mount_pins.h): the entry point checks each target's identity inside
+  // before the program runs. np-exec's own files (in its private state, made
+  // after the plan) and placeholders (see ProtectedMount) go by path.
+  std::vector<MountExpectation> expected;
+  auto bind = [&](std::vector<std::string>& out, absl::string_view source, absl::string_view target,
+                  bool writable, absl::string_view code, bool placeholder = false) -> absl::Status {
+    absl::StatusOr<std::string> value =
+        FormatBindMount(config.runtime, source, target, writable, code);
+    if (!value.ok()) return value.status();
+    if (spawn.pin && !placeholder) {
+      absl::StatusOr<SourcePin> pin = spawn.pin(std::string(source));
+      if (!pin.ok()) return pin.status();
+      expected.push_back({std::string(target), pin->dev, pin->ino});
+    }
+    out.insert(out.end(), {"--mount", *std::move(value)});
+    return absl::OkStatus();
+  };
 
   std::vector<std::string> argv;
   argv.reserve(40 + 2 * (mounts.size() + spawn.env_names.size() + protected_mounts->size()) +
@@ -189,24 +210,20 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
   }
   if (config.memory.has_value()) argv.push_back(absl::StrCat("--memory=", *config.memory));
   if (config.cpus.has_value()) argv.push_back(absl::StrCat("--cpus=", *config.cpus));
-  argv.emplace_back("--mount");
-  argv.push_back(*std::move(project_mount));
+  absl::Status bound = bind(argv, spawn.project_root, ProjectTarget(config, spawn),
+                            /*writable=*/true, "isolation-project-path-unsupported");
+  if (!bound.ok()) return bound;
   // The runtime mounts by target depth, so these land on top of the project
   // mount whatever their order; sources are the project's own, checked
   // components (no link on the way, see PlanProtectedBinds).
-  for (const ProtectedMount& bind : *protected_mounts) {
-    absl::StatusOr<std::string> value = FormatBindMount(
-        config.runtime, bind.source, bind.target, bind.writable, "isolation-protected-path-unsafe");
-    if (!value.ok()) return value.status();
-    argv.emplace_back("--mount");
-    argv.push_back(*std::move(value));
+  for (const ProtectedMount& entry : *protected_mounts) {
+    bound = bind(argv, entry.source, entry.target, entry.writable,
+                 "isolation-protected-path-unsafe", entry.placeholder);
+    if (!bound.ok()) return bound;
   }
   for (const ValidatedMount& mount : mounts) {
-    absl::StatusOr<std::string> value = FormatBindMount(
-        config.runtime, mount.source, mount.target, mount.writable, "isolation-mount-bad-source");
-    if (!value.ok()) return value.status();
-    argv.emplace_back("--mount");
-    argv.push_back(*std::move(value));
+    bound = bind(argv, mount.source, mount.target, mount.writable, "isolation-mount-bad-source");
+    if (!bound.ok()) return bound;
   }
   // --- issue 17: the persistent home and the caller's account. ---
   struct ExtraBind {
@@ -214,17 +231,16 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
     absl::string_view target;
     bool writable;
   };
-  for (const ExtraBind& bind : {ExtraBind{spawn.home_source, kContainerHome, true},
-                                ExtraBind{spawn.passwd_file, "/etc/passwd", false},
-                                ExtraBind{spawn.group_file, "/etc/group", false}}) {
-    if (bind.source.empty()) continue;
-    absl::Status absolute = CheckAbsolutePath(bind.source, "isolation-mount-bad-source");
+  for (const ExtraBind& extra : {ExtraBind{spawn.home_source, kContainerHome, true},
+                                 ExtraBind{spawn.passwd_file, "/etc/passwd", false},
+                                 ExtraBind{spawn.group_file, "/etc/group", false}}) {
+    if (extra.source.empty()) continue;
+    absl::Status absolute = CheckAbsolutePath(extra.source, "isolation-mount-bad-source");
     if (!absolute.ok()) return absolute;
     absl::StatusOr<std::string> value = FormatBindMount(
-        config.runtime, bind.source, bind.target, bind.writable, "isolation-mount-bad-source");
+        config.runtime, extra.source, extra.target, extra.writable, "isolation-mount-bad-source");
     if (!value.ok()) return value.status();
-    argv.emplace_back("--mount");
-    argv.push_back(*std::move(value));
+    argv.insert(argv.end(), {"--mount", *std::move(value)});
   }
   // --- egress allowlist (issue 16): the proxy's endpoint, np-exec as entry. ---
   const bool egress = config.network == Network::kAllowlist;
@@ -234,11 +250,19 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
         FormatBindMount(config.runtime, spawn.egress_socket, kEgressSocketTarget,
                         /*writable=*/true, "isolation-mount-bad-source");
     if (!endpoint.ok()) return endpoint.status();
+    argv.insert(argv.end(), {"--mount", *std::move(endpoint)});
+  }
+  // np-exec's own binary, the entry point: not pinned (its identity is what
+  // would check it).
+  if (egress || !expected.empty()) {
+    if (spawn.self_binary.empty()) return SelfBinaryMissing();
     absl::StatusOr<std::string> self =
         FormatBindMount(config.runtime, spawn.self_binary, kEgressSelfTarget,
                         /*writable=*/false, "isolation-mount-bad-source");
     if (!self.ok()) return self.status();
-    argv.insert(argv.end(), {"--mount", *std::move(endpoint), "--mount", *std::move(self)});
+    argv.insert(argv.end(), {"--mount", *std::move(self)});
+  }
+  if (egress) {
     // np-exec's constants, not the caller's values: the one place -e has one.
     for (const std::string& assignment : EgressProxyEnvironment()) {
       argv.insert(argv.end(), {"-e", assignment});
@@ -252,6 +276,10 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
   argv.emplace_back("-w");
   argv.push_back(*std::move(workdir));
   argv.push_back(config.image);
+  if (!expected.empty()) {
+    const std::vector<std::string> check = MountCheckPrefix(expected);
+    argv.insert(argv.end(), check.begin(), check.end());
+  }
   if (egress) {
     const std::vector<std::string> entry = EgressEntryPrefix();
     argv.insert(argv.end(), entry.begin(), entry.end());

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/config.h"
+#include "core/mount_pins.h"
 #include "core/mounts.h"
 #include "core/protected_paths.h"
 
@@ -73,6 +74,9 @@ struct ContainerSpawn {
   // files bound read-only at /etc/passwd and /etc/group; empty: none.
   std::string passwd_file;
   std::string group_file;
+  // Pins every bind source after the checks (mount_pins.h); empty: sources
+  // go by path alone (unit tests).
+  PinSourceFn pin;
 };
 
 // The project's mount target: `workdir` when configured, else its host path.
@@ -91,6 +95,9 @@ struct ProtectedMount {
   std::string source;
   std::string target;
   bool writable = false;
+  // Made by the launcher only after the plan (ProtectedBind::placeholder), so
+  // it is bound by path, never pinned (mount_pins.h).
+  bool placeholder = false;
 };
 absl::StatusOr<std::vector<ProtectedMount>> ProtectedMounts(const ContainerConfig& config,
                                                             const ContainerSpawn& spawn);
@@ -113,6 +120,9 @@ absl::StatusOr<std::string> FormatBindMount(Runtime runtime, absl::string_view s
 // has no proxy (a printed plan, which nothing would serve). Shared by the
 // argv builders and the planner.
 absl::Status AllowlistNeedsNpExec();
+// np-exec's own binary is needed inside (the entry point) and its path is not
+// known. Code `isolation-mount-bad-source`.
+absl::Status SelfBinaryMissing();
 
 absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
     const ContainerConfig& config, const std::vector<ValidatedMount>& mounts,

@@ -233,6 +233,16 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   spawn.program = program;
   spawn.root_layout = facts.root_layout;
   spawn.etc_view = facts.etc_view;
+  if (facts.pin) {
+    spawn.pin = [&facts, &plan](const std::string& source) -> absl::StatusOr<SourcePin> {
+      absl::StatusOr<SourcePin> pin = facts.pin(source);
+      if (pin.ok() && pin->fd >= 0 &&
+          std::find(plan.bind_fds.begin(), plan.bind_fds.end(), pin->fd) == plan.bind_fds.end()) {
+        plan.bind_fds.push_back(pin->fd);
+      }
+      return pin;
+    };
+  }
   if (container.persistent_home) spawn.home_source = plan.agent_home = facts.agent_home;
   if (account_view) {
     spawn.passwd_file = facts.passwd_file;

@@ -19,6 +19,7 @@
 #include "core/bwrap_argv.h"
 #include "core/container_argv.h"
 #include "core/gate.h"
+#include "core/mount_pins.h"
 #include "core/mounts.h"
 #include "core/settings.h"
 
@@ -93,6 +94,9 @@ struct SpawnFacts {
   // per-spawn passwd and group files; empty: the sandbox's own files.
   std::string passwd_file;
   std::string group_file;
+  // Container only: pins each bind source after the checks (mount_pins.h);
+  // the launcher's (launcher/source_pins.h). Empty: sources go by path alone.
+  PinSourceFn pin;
 };
 
 struct SpawnPlan {
@@ -120,6 +124,9 @@ struct SpawnPlan {
   std::string egress_socket;
   std::string agent_home;  // The persistent home's host path; empty: a tmpfs.
   std::string program;     // Container only: the program as the sandbox runs it.
+  // bubblewrap: the descriptors its argv binds (--bind-fd), which the
+  // launcher keeps open for it; owned by the pin's owner.
+  std::vector<int> bind_fds;
 };
 
 // Plans one spawn of `program` with the extra forwarded `env_names` (from

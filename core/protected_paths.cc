@@ -185,8 +185,10 @@ absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
       if (S_ISLNK(st.st_mode)) return Unsafe(host_path, "a symbolic link");
       if (IsPlaceholder(st, prefix)) {
         // Another spawn's placeholder (or one a killed np-exec left): keep it
-        // as the read-only node; never create anything inside it.
-        nodes.push_back({prefix, false, false, S_ISDIR(st.st_mode), ""});
+        // as the read-only node; never create anything inside it. Still a
+        // placeholder: its spawn may remove it before this one's lock, and
+        // this one's re-creates it, so it is bound by path (mount_pins.h).
+        nodes.push_back({prefix, false, true, S_ISDIR(st.st_mode), ""});
         break;
       }
       if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {

@@ -82,8 +82,9 @@ struct ProtectedBind {
   // that it becomes a mount point and cannot be renamed away. False: the
   // protected node, read-only.
   bool writable = false;
-  // True: the node does not exist; the launcher creates it (a directory or a
-  // file holding PlaceholderContent, see IsPlaceholder) before the spawn.
+  // True: the node does not exist, or is another spawn's placeholder; the
+  // launcher creates it (a directory or a file holding PlaceholderContent,
+  // see IsPlaceholder) before the spawn when it is missing then.
   bool placeholder = false;
   bool directory = false;  // What the node is (or the placeholder will be).
   // Empty: `relative` is below the project. Otherwise the real host path of a

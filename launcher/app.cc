@@ -43,6 +43,8 @@ absl::StatusOr<Outcome> Dispatch(const CommandLine& cl, const HostFacts& host,
       return VerbSandboxExec(cl, host);
     case Verb::kEgressEntry:
       return VerbEgressEntry(cl, host);
+    case Verb::kMountCheck:
+      return VerbMountCheck(cl, host);
     case Verb::kContainerWatchdog:
       return Outcome{RunWatchdog(cl.program)};
     case Verb::kArgvEntry:
@@ -55,7 +57,7 @@ absl::StatusOr<Outcome> Dispatch(const CommandLine& cl, const HostFacts& host,
 // the verbs exit 0 or 1.
 CommandKind KindOf(Verb verb) {
   return verb == Verb::kRun || verb == Verb::kSandboxExec || verb == Verb::kEgressEntry ||
-                 verb == Verb::kArgvEntry
+                 verb == Verb::kArgvEntry || verb == Verb::kMountCheck
              ? CommandKind::kRun
              : CommandKind::kVerb;
 }

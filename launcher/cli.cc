@@ -224,6 +224,22 @@ absl::Status ParseEgressEntry(absl::Span<char* const> args, CommandLine* cl) {
   return absl::OkStatus();
 }
 
+// mount-check [--expect TARGET DEV:INO]... -- PROGRAM ARGS...
+absl::Status ParseMountCheck(absl::Span<char* const> args, CommandLine* cl) {
+  size_t i = 0;
+  for (; i + 2 < args.size() && absl::string_view(args[i]) == "--expect"; i += 3) {
+    absl::StatusOr<MountExpectation> expected = ParseMountExpectation(args[i + 1], args[i + 2]);
+    if (!expected.ok()) return expected.status();
+    cl->mount_expectations.push_back(*std::move(expected));
+  }
+  if (i >= args.size() || absl::string_view(args[i]) != "--" || i + 1 >= args.size() ||
+      absl::string_view(args[i + 1]).empty()) {
+    return Usage("mount-check takes --expect TARGET DEV:INO ... -- PROGRAM ARGS...");
+  }
+  cl->program.assign(args.begin() + static_cast<ptrdiff_t>(i + 1), args.end());
+  return absl::OkStatus();
+}
+
 // argv-entry --fd N
 absl::Status ParseArgvEntry(absl::Span<char* const> args, CommandLine* cl) {
   int fd = -1;
@@ -348,6 +364,7 @@ constexpr VerbRow kVerbRows[] = {
     {kEgressEntryVerb, Verb::kEgressEntry, nullptr, ParseEgressEntry},
     {kWatchdogVerb, Verb::kContainerWatchdog, nullptr, ParseWatchdog},
     {kArgvEntryVerb, Verb::kArgvEntry, nullptr, ParseArgvEntry},
+    {kMountCheckVerb, Verb::kMountCheck, nullptr, ParseMountCheck},
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "core/mount_pins.h"
 
 namespace np {
 
@@ -33,6 +34,7 @@ enum class Verb {
   kEgressEntry,        // Internal: the sandbox's entry point on network "allowlist".
   kContainerWatchdog,  // Internal: outlives a killed np-exec (watchdog.h).
   kArgvEntry,          // Internal: the sandbox's entry point for an argv past bubblewrap's limit.
+  kMountCheck,         // Internal: the sandbox's entry point that checks pinned mounts.
 };
 
 struct CommandLine {
@@ -54,11 +56,12 @@ struct CommandLine {
   std::string shims_action;       // shims install | list | remove
   std::string shims_dir;          // shims install DIR, list [DIR], remove DIR
   std::vector<std::string> shim_names;
-  std::string which_name;              // which NAME
-  int egress_port = -1;                // egress-entry --port
-  std::string egress_socket;           // egress-entry --socket
-  int argv_fd = -1;                    // argv-entry --fd
-  std::vector<std::string> env_names;  // --env, validated
+  std::string which_name;                            // which NAME
+  int egress_port = -1;                              // egress-entry --port
+  std::string egress_socket;                         // egress-entry --socket
+  int argv_fd = -1;                                  // argv-entry --fd
+  std::vector<MountExpectation> mount_expectations;  // mount-check --expect
+  std::vector<std::string> env_names;                // --env, validated
   std::vector<std::string> program;
 };
 

@@ -13,6 +13,7 @@
 #include "core/git_layout.h"
 #include "core/paths.h"
 #include "core/sha256.h"
+#include "launcher/nofollow_path.h"
 
 namespace np {
 namespace {
@@ -25,19 +26,41 @@ absl::Status CannotCreate(const std::string& path, absl::string_view why) {
                    {{"path", path}});
 }
 
+// The node's directory, opened without following a link (nofollow_path.h),
+// and the node's name in it: np-exec writes and removes placeholders through
+// it, so a project renamed and replaced by a link meanwhile (by a sandbox of
+// an enclosing project) never lets np-exec write where the link points.
+struct NodeAt {
+  int parent = -1;
+  std::string name;
+  ~NodeAt() {
+    if (parent >= 0) close(parent);
+  }
+};
+
+bool OpenNode(const std::string& path, NodeAt* node) {
+  const size_t slash = path.rfind('/');
+  node->name = path.substr(slash + 1);
+  node->parent = OpenDirNoFollow(slash == 0 ? "/" : absl::string_view(path).substr(0, slash));
+  return node->parent >= 0;
+}
+
 // Creates one placeholder; false with `why` when the path is taken or fails.
-bool MakePlaceholder(const std::string& path, const ProtectedBind& bind, std::string* why) {
+bool MakePlaceholder(const NodeAt& node, const ProtectedBind& bind, std::string* why) {
+  const char* name = node.name.c_str();
   if (bind.directory) {
-    if (mkdir(path.c_str(), kPlaceholderDirMode) != 0) {
+    if (mkdirat(node.parent, name, kPlaceholderDirMode) != 0) {
       *why = strerror(errno);
       return false;
     }
     // mkdir's mode is cut by the umask; the placeholder's mode is its mark.
-    if (chmod(path.c_str(), kPlaceholderDirMode) != 0) *why = strerror(errno);
+    const int dir = openat(node.parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir < 0 || fchmod(dir, kPlaceholderDirMode) != 0) *why = strerror(errno);
+    if (dir >= 0) close(dir);
     return why->empty();
   }
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                      kPlaceholderFileMode);
+  const int fd = openat(node.parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                        kPlaceholderFileMode);
   if (fd < 0) {
     *why = strerror(errno);
     return false;
@@ -81,12 +104,18 @@ absl::StatusOr<ProtectedPlaceholders> ProtectedPlaceholders::Create(
     absl::Status valid = ValidateProtectedBind(bind);
     if (!valid.ok()) return valid;
     const std::string path = BindHostPath(project_real, bind);
+    NodeAt node;
+    if (!OpenNode(path, &node)) {
+      return CannotCreate(path, errno == ENOTDIR || errno == ELOOP
+                                    ? "a symbolic link or a file is on the way"
+                                    : strerror(errno));
+    }
     // Twice at most: concurrent spawns hold the lock shared, so another may
     // create the same placeholder between the lstat and the create; what it
     // created is then judged like any node that was already there.
     for (int attempt = 0;; ++attempt) {
       struct stat st;
-      if (lstat(path.c_str(), &st) == 0) {
+      if (fstatat(node.parent, node.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISLNK(st.st_mode)) return CannotCreate(path, "it became a symbolic link");
         if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
           return CannotCreate(path, "it is neither a file nor a directory");
@@ -95,7 +124,7 @@ absl::StatusOr<ProtectedPlaceholders> ProtectedPlaceholders::Create(
       }
       if (errno != ENOENT) return CannotCreate(path, strerror(errno));
       std::string why;
-      if (MakePlaceholder(path, bind, &why)) {
+      if (MakePlaceholder(node, bind, &why)) {
         placeholders.created_.push_back(bind.relative);
         break;
       }
@@ -135,11 +164,16 @@ int ProtectedPlaceholders::Finish() {
     // Deepest first, so a placeholder inside another goes before it.
     for (auto it = binds_.rbegin(); it != binds_.rend(); ++it) {
       if (it->writable) continue;
-      const std::string path = BindHostPath(project_real_, *it);
+      NodeAt node;
+      if (!OpenNode(BindHostPath(project_real_, *it), &node)) continue;
       struct stat st;
-      if (lstat(path.c_str(), &st) != 0 || !IsPlaceholder(st, it->relative)) continue;
+      if (fstatat(node.parent, node.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+          !IsPlaceholder(st, it->relative)) {
+        continue;
+      }
       // rmdir fails on a directory a host tool filled meanwhile, which stays.
-      const int rc = S_ISDIR(st.st_mode) ? rmdir(path.c_str()) : unlink(path.c_str());
+      const int rc =
+          unlinkat(node.parent, node.name.c_str(), S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
       if (rc == 0) ++removed;
     }
   }

@@ -15,6 +15,7 @@
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/podman_secrets.h"
 #include "launcher/runtime/reaper.h"
+#include "launcher/source_pins.h"
 #include "launcher/spawn_facts.h"
 #include "launcher/trust_gate.h"
 #include "launcher/watchdog.h"
@@ -249,6 +250,10 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
     facts.group_file = AccountGroupPath(account_dir);
   }
   facts.agent_home = PlannedAgentHome(*settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
+  // Every bind source opened once after the plan's checks and held until the
+  // runtime is done with it: bubblewrap binds the descriptors.
+  SourcePins pins(/*keep_descriptors=*/runtime == Runtime::kBwrap);
+  if (container) facts.pin = pins.AsFunction();
 
   // 4. Plan: exactly one of exec-in-place or a runtime argv.
   absl::StatusOr<SpawnPlan> plan =

@@ -35,6 +35,9 @@ std::string AgentHomeText(const nlohmann::json& info);
 absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& host);
 // egress-entry: starts the egress bridge inside the sandbox and execs the program.
 absl::StatusOr<Outcome> VerbEgressEntry(const CommandLine& cl, const HostFacts& host);
+// mount-check: the sandbox's entry point on docker and podman (and in a
+// printed plan): each pinned mount is what np-exec checked, then the program.
+absl::StatusOr<Outcome> VerbMountCheck(const CommandLine& cl, const HostFacts& host);
 // argv-entry: reads the program's argv from a descriptor inside the sandbox and execs it.
 absl::StatusOr<Outcome> VerbArgvEntry(const CommandLine& cl, const HostFacts& host);
 

@@ -5,6 +5,7 @@
 #include "launcher/agent_home.h"
 #include "launcher/output.h"
 #include "launcher/runtime/driver.h"
+#include "launcher/source_pins.h"
 #include "launcher/spawn_facts.h"
 #include "launcher/trust_gate.h"
 #include "launcher/verbs.h"
@@ -22,7 +23,11 @@ absl::StatusOr<Outcome> VerbWrap(const CommandLine& cl, const HostFacts& host) {
   // The printed plan binds the persistent home; sandbox-exec creates it.
   facts.agent_home = PlannedAgentHome(*settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
   ProbeResult probe;
+  // A printed plan carries no descriptor: its entry point checks each mount's
+  // identity inside (core/mount_pins.h).
+  SourcePins pins(/*keep_descriptors=*/false);
   if (container) {
+    facts.pin = pins.AsFunction();
     const Endpoint endpoint = driver.Resolve(host);
     probe = driver.Probe(host, endpoint, ProbeDepth::kForPlan);
     AddContainerFacts(host, driver, endpoint, probe, "np-exec-wrap", /*owner=*/"",

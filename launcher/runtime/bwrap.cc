@@ -161,6 +161,8 @@ class BwrapDriverImpl : public RuntimeDriver {
     request.argv.insert(request.argv.begin() + 1, {"--info-fd", absl::StrCat(info[1])});
     request.env = BuildEnvironment(plan.env, host.envp);
     request.keep_fds = {info[1], *seccomp};
+    // The pinned mount sources (--bind-fd); bubblewrap closes them once bound.
+    request.keep_fds.insert(request.keep_fds.end(), plan.bind_fds.begin(), plan.bind_fds.end());
     if (*handed >= 0) request.keep_fds.push_back(*handed);
     request.parent_death_signal = SIGKILL;
     request.own_process_group = true;

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <set>
@@ -27,6 +29,16 @@ namespace {
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
+
+// The names in `dir`, sorted.
+std::vector<std::string> ListDir(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 std::string RandomToken() {
   std::random_device rd;
@@ -392,6 +404,83 @@ TEST_P(ContainerTierTest, AMountSourceSwappedForALinkNeverReachesTheRuntime) {
   EXPECT_EQ(WaitProcess(swapper, 60000), 0) << ReadFile(dir_.Path("swapper.err"));
   EXPECT_EQ(root_seen, 0);
   EXPECT_EQ(ReadFile(project_ + "/data/file.txt"), "data\n");
+}
+
+// Issue 15, item 2, the project mount itself: a project nested in another
+// (a slice worktree, a package of a monorepo) can be renamed by the outer
+// project's sandbox. Its program swaps the inner project for a link to a
+// folder outside every project in a tight loop while the inner project
+// spawns: np-exec checked the path, the runtime resolved it again, and the
+// inner sandbox got the linked folder read-write. Now every spawn either runs
+// in the real inner project or is refused, and the folder outside is byte for
+// byte what it was.
+TEST_P(ContainerTierTest, AProjectSwappedForALinkIsNeverWhatTheSandboxGets) {
+  Configure({});
+  const std::string inner = dir_.MakeDir("project/inner");
+  MakeProject(inner, ContainerConfig(runtime(), "np-test:local"));
+  dir_.Write("project/inner/mine.txt", "inner\n");
+  const std::string decoy = dir_.MakeDir("decoy");
+  dir_.Write("decoy/secret.txt", "decoy secret\n");
+  // The inner project's caller: a shell whose working directory is the real
+  // inner project, whatever its name at the moment, runs the spawns. (A
+  // docker client fed a path that vanished mid-start can hang; the timeout
+  // bounds that, and np-exec's watchdog removes the container.)
+  const int spawns = is_bwrap() ? 20 : 10;
+  const std::string out = dir_.MakeDir("out");
+  const pid_t caller = StartProcess(
+      {"/bin/sh", "-c",
+       "while [ ! -e " + out + "/go ]; do sleep 0.05; done; for i in $(seq " +
+           std::to_string(spawns) + "); do timeout -s KILL 30 " + NpExecBin() +
+           " -- sh -c 'cat secret.txt mine.txt 2>/dev/null; touch marker' > " + out +
+           "/out.$i 2> " + out + "/err.$i; echo $? > " + out + "/rc.$i; done"},
+      Options(RuntimeEnv(), 300000, inner), dir_.Path("caller.out"), dir_.Path("caller.err"));
+  ASSERT_GT(caller, 0);
+  // The outer sandbox's program: rename the inner project away, put a link
+  // to the decoy in its place, and put it back, as fast as it can.
+  const pid_t swapper = StartProcess(
+      {NpExecBin(), "--", "sh", "-c",
+       "ln -s " + decoy +
+           " link; touch started; while [ ! -e stop ]; do mv inner inner.x; mv link inner; "
+           "mv inner link; mv inner.x inner; sleep 0.01; done; rm -f link started"},
+      Options(RuntimeEnv(), 300000, project_), dir_.Path("swapper.out"), dir_.Path("swapper.err"));
+  ASSERT_GT(swapper, 0);
+  for (int i = 0; i < 600 && access((project_ + "/started").c_str(), F_OK) != 0; ++i) {
+    usleep(50000);
+  }
+  dir_.Write("out/go", "");
+  EXPECT_EQ(WaitProcess(caller, 280000), 0) << ReadFile(dir_.Path("caller.err"));
+  dir_.Write("project/stop", "");
+  EXPECT_EQ(WaitProcess(swapper, 60000), 0) << ReadFile(dir_.Path("swapper.err"));
+  int decoy_seen = 0;
+  int ran = 0;
+  for (int i = 1; i <= spawns; ++i) {
+    const std::string n = std::to_string(i);
+    const std::string spawn_out = ReadFile(out + "/out." + n);
+    const std::string spawn_err = ReadFile(out + "/err." + n);
+    const std::string rc = ReadFile(out + "/rc." + n);
+    if (spawn_out.find("decoy secret") != std::string::npos) ++decoy_seen;
+    if (rc == "0\n") {
+      ++ran;
+      EXPECT_EQ(spawn_out, "inner\n") << spawn_err;
+    } else {
+      // Caught mid-swap: refused before the program ran, by np-exec (a
+      // code) or by the runtime, which found a path gone or not the pinned
+      // one (125; podman says 127; bubblewrap 1, with its own message), or
+      // stopped by the timeout (137).
+      if (is_bwrap() && rc == "1\n") {
+        EXPECT_THAT(spawn_err, HasSubstr("bwrap: ")) << spawn_out;
+      } else {
+        EXPECT_THAT(rc, AnyOf("125\n", "127\n", "137\n")) << spawn_out << spawn_err;
+      }
+      EXPECT_EQ(spawn_out, "") << spawn_err;
+    }
+  }
+  EXPECT_EQ(decoy_seen, 0);
+  EXPECT_EQ(ListDir(decoy), std::vector<std::string>({"secret.txt"}));
+  EXPECT_EQ(ReadFile(decoy + "/secret.txt"), "decoy secret\n");
+  EXPECT_EQ(ReadFile(inner + "/mine.txt"), "inner\n");
+  // Not a test that passes by refusing everything.
+  EXPECT_GT(ran, 0);
 }
 
 TEST_P(ContainerTierTest, MemoryAndCpuLimitsAreInForce) {

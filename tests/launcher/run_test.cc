@@ -35,6 +35,7 @@ struct Started {
   pid_t pid;
   int status;
   std::string out;
+  std::string err;
 };
 Started StartAndWait(const Lab& lab, const std::vector<std::string>& args,
                      const std::vector<std::string>& env) {
@@ -46,7 +47,7 @@ Started StartAndWait(const Lab& lab, const std::vector<std::string>& args,
   const std::string out = lab.tmp().Path("started.out");
   pid_t pid = StartProcess(argv, options, out, lab.tmp().Path("started.err"));
   int status = WaitProcess(pid, 30000);
-  return {pid, status, ReadFile(out)};
+  return {pid, status, ReadFile(out), ReadFile(lab.tmp().Path("started.err"))};
 }
 
 // ---------------------------------------------------------------- direct
@@ -504,9 +505,13 @@ TEST_F(ContainerRunTest, ScriptModeRunsNodeInTheContainer) {
   RunResult r = lab_.Run({"tool.cjs", "a"}, env_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> ran = ReadNulSeparated(lab_.fakes() + "/docker.argv");
-  ASSERT_GE(ran.size(), 4u);
+  // The image, np-exec's mount check (core/mount_pins.h), then the program.
+  const auto image = std::find(ran.begin(), ran.end(), "node:22-bookworm-slim");
+  ASSERT_LT(image + 2, ran.end());
+  EXPECT_EQ(*(image + 1), "/run/np-exec/np-exec");
+  EXPECT_EQ(*(image + 2), "mount-check");
   EXPECT_EQ(std::vector<std::string>(ran.end() - 4, ran.end()),
-            (std::vector<std::string>{"node:22-bookworm-slim", "node", "tool.cjs", "a"}));
+            (std::vector<std::string>{"--", "node", "tool.cjs", "a"}));
 }
 
 // The image is not asked for before the client starts (issue 19): the
@@ -676,7 +681,7 @@ std::string WriteFakeBwrap(const Lab& lab, bool report) {
                       "  case $1 in --info-fd) fd=$2; shift ;; --) shift; break ;; esac\n"
                       "  shift\n"
                       "done\n" +
-                      std::string(report ? "eval \"echo '{\\\"child-pid\\\": 2}' >&$fd\"\n"
+                      std::string(report ? "echo '{\"child-pid\": 2}' > /proc/self/fd/$fd\n"
                                          : "echo 'bwrap: Creating new namespace failed' >&2\n"
                                            "exit 1\n") +
                       "echo \"parent $PPID\"\n"
@@ -696,7 +701,7 @@ TEST(BwrapRunTest, SupervisesBubblewrapWithValuesOnlyInItsEnvironment) {
   SetEnv(env, "API_KEY", "bwrap-secret-value");
   SetEnv(env, "OTHER_SECRET", "not-forwarded-value");
   Started s = StartAndWait(lab, {"--", "sh", "-c", "exit 7"}, env);
-  EXPECT_EQ(s.status, 7) << "the program's status passes through";
+  EXPECT_EQ(s.status, 7) << "the program's status passes through" << s.err;
   EXPECT_THAT(s.out, HasSubstr("parent " + std::to_string(s.pid) + "\n"))
       << "bubblewrap is np-exec's child";
   std::vector<std::string> argv = ReadNulSeparated(rec + ".argv");

@@ -24,7 +24,7 @@ const std::set<std::string>& NotCodes() {
       "protocol-error", "runtime-not-installed", "runtime-untrusted", "sandbox-exec",
       "egress-entry", "socket-missing", "timed-out",
       // An internal verb and the prepared /etc's directory (issue 19).
-      "argv-entry", "etc-view", "container-watchdog",
+      "argv-entry", "etc-view", "container-watchdog", "mount-check",
       // HTTP header names the egress proxy drops, and address classes.
       "not-needed",  // A trust state, as status reports it.
       "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "link-local",

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -224,9 +225,13 @@ TEST_F(RecipeTest, HeadlessClaudeOnTheContainerTierGoesThroughTheRuntime) {
   EXPECT_EQ(argv[0], "run");
   EXPECT_THAT(argv, Contains("--cap-drop"));
   EXPECT_THAT(argv, Contains("no-new-privileges"));
-  ASSERT_GE(argv.size(), 5u);
+  // The image, np-exec's mount check (core/mount_pins.h), then the program.
+  const auto image = std::find(argv.begin(), argv.end(), "node:22-bookworm-slim");
+  ASSERT_LT(image + 2, argv.end());
+  EXPECT_EQ(*(image + 1), "/run/np-exec/np-exec");
+  EXPECT_EQ(*(image + 2), "mount-check");
   EXPECT_THAT(std::vector<std::string>(argv.end() - 5, argv.end()),
-              ElementsAre("node:22-bookworm-slim", "claude", "-p", "--output-format", "json"));
+              ElementsAre("--", "claude", "-p", "--output-format", "json"));
 
   std::vector<nlohmann::json> audit = Audit();
   ASSERT_FALSE(audit.empty());

@@ -1,0 +1,140 @@
+// Mount sources pinned between np-exec's check and the runtime's mount (issue
+// 15 item 2): what the launcher opens (launcher/source_pins.h) and what the
+// sandbox's entry point checks (the mount-check verb of the built np-exec).
+#include "launcher/source_pins.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+
+namespace np {
+namespace {
+
+using ::np::testing::NpExecBin;
+using ::np::testing::RunProcess;
+using ::np::testing::RunResult;
+using ::np::testing::TempDir;
+using ::testing::HasSubstr;
+
+std::string Identity(const std::string& path) {
+  struct stat st;
+  EXPECT_EQ(stat(path.c_str(), &st), 0) << path;
+  return absl::StrCat(st.st_dev, ":", st.st_ino);
+}
+
+TEST(SourcePinsTest, ASourceIsOpenedOnceAndHeldWithItsIdentity) {
+  TempDir dir;
+  const std::string data = dir.MakeDir("data");
+  SourcePins pins(/*keep_descriptors=*/true);
+  absl::StatusOr<SourcePin> pin = pins.Pin(data);
+  ASSERT_TRUE(pin.ok()) << pin.status();
+  ASSERT_GE(pin->fd, 0);
+  EXPECT_EQ(absl::StrCat(pin->dev, ":", pin->ino), Identity(data));
+  // The descriptor is the folder itself, whatever happens to the path now.
+  ASSERT_EQ(rename(data.c_str(), dir.Path("moved").c_str()), 0);
+  struct stat st;
+  ASSERT_EQ(fstat(pin->fd, &st), 0);
+  EXPECT_EQ(absl::StrCat(st.st_dev, ":", st.st_ino), Identity(dir.Path("moved")));
+  // Asked again, the same pin: one descriptor per source.
+  absl::StatusOr<SourcePin> again = pins.Pin(data);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->fd, pin->fd);
+}
+
+TEST(SourcePinsTest, WithoutDescriptorsOnlyTheIdentityIsKept) {
+  TempDir dir;
+  const std::string data = dir.MakeDir("data");
+  SourcePins pins(/*keep_descriptors=*/false);
+  absl::StatusOr<SourcePin> pin = pins.Pin(data);
+  ASSERT_TRUE(pin.ok()) << pin.status();
+  EXPECT_EQ(pin->fd, -1);
+  EXPECT_EQ(absl::StrCat(pin->dev, ":", pin->ino), Identity(data));
+}
+
+// The attack: a folder of a project, checked by its real path, is renamed
+// and a link put in its place before the runtime mounts it.
+TEST(SourcePinsTest, ALinkInsideAProjectIsASwapAndRefused) {
+  TempDir dir;
+  const std::string project = dir.MakeDir("project");
+  ::np::testing::MakeProject(project, "{}");
+  const std::string inner = dir.MakeDir("project/inner");
+  const std::string decoy = dir.MakeDir("decoy");
+  ASSERT_EQ(rename(inner.c_str(), dir.Path("project/inner.x").c_str()), 0);
+  ASSERT_EQ(symlink(decoy.c_str(), inner.c_str()), 0);
+  SourcePins pins(/*keep_descriptors=*/true);
+  absl::StatusOr<SourcePin> pin = pins.Pin(inner);
+  ASSERT_FALSE(pin.ok());
+  EXPECT_EQ(ErrorCode(pin.status()), "isolation-mount-source-unstable");
+  EXPECT_THAT(pin.status().message(), HasSubstr(decoy));
+  // A link into a project from outside is one too.
+  ASSERT_EQ(symlink(dir.Path("project/inner.x").c_str(), dir.Path("into").c_str()), 0);
+  EXPECT_EQ(ErrorCode(pins.Pin(dir.Path("into")).status()), "isolation-mount-source-unstable");
+}
+
+TEST(SourcePinsTest, TheOperatorsOwnLinkOutsideEveryProjectIsFollowed) {
+  TempDir dir;
+  const std::string real = dir.MakeDir("real-home");
+  ASSERT_EQ(symlink(real.c_str(), dir.Path("home").c_str()), 0);
+  SourcePins pins(/*keep_descriptors=*/false);
+  absl::StatusOr<SourcePin> pin = pins.Pin(dir.Path("home"));
+  ASSERT_TRUE(pin.ok()) << pin.status();
+  EXPECT_EQ(absl::StrCat(pin->dev, ":", pin->ino), Identity(real));
+}
+
+TEST(SourcePinsTest, AMissingSourceIsRefused) {
+  TempDir dir;
+  SourcePins pins(/*keep_descriptors=*/false);
+  EXPECT_EQ(ErrorCode(pins.Pin(dir.Path("gone")).status()), "isolation-mount-source-missing");
+}
+
+// The entry point inside: a target that is not what was pinned stops the
+// spawn before the program exists.
+TEST(MountCheckTest, AMountThatIsNotThePinnedOneRunsNothing) {
+  TempDir dir;
+  const std::string data = dir.MakeDir("data");
+  const std::string other = dir.MakeDir("other");
+  const std::string marker = dir.Path("ran");
+  RunResult wrong = RunProcess({NpExecBin(), "mount-check", "--expect", data, Identity(other), "--",
+                                "/usr/bin/touch", marker},
+                               {});
+  EXPECT_EQ(wrong.exit_code, 125) << wrong.err;
+  EXPECT_THAT(wrong.err, HasSubstr("(isolation-mount-source-unstable)"));
+  EXPECT_THAT(wrong.err, HasSubstr(data));
+  EXPECT_FALSE(::np::testing::FileExists(marker));
+  RunResult missing = RunProcess({NpExecBin(), "mount-check", "--expect", dir.Path("gone"),
+                                  Identity(data), "--", "/usr/bin/touch", marker},
+                                 {});
+  EXPECT_EQ(missing.exit_code, 125) << missing.err;
+  EXPECT_FALSE(::np::testing::FileExists(marker));
+  RunResult right =
+      RunProcess({NpExecBin(), "mount-check", "--expect", data, Identity(data), "--expect", other,
+                  Identity(other), "--", "/bin/sh", "-c", "touch \"$0\"; exit 7", marker},
+                 {});
+  EXPECT_EQ(right.exit_code, 7) << right.err;
+  EXPECT_TRUE(::np::testing::FileExists(marker));
+}
+
+TEST(MountCheckTest, AMalformedCommandLineIsAUsageError) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--expect", "/x", "1-2", "--", "true"},
+        std::vector<std::string>{"--expect", "rel", "1:2", "--", "true"},
+        std::vector<std::string>{"--expect", "/x", "1:2"}, std::vector<std::string>{"true"}}) {
+    std::vector<std::string> argv = {NpExecBin(), "mount-check"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    RunResult r = RunProcess(argv, {});
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("(usage)"));
+  }
+}
+
+}  // namespace
+}  // namespace np
