@@ -73,6 +73,9 @@ struct ContainerSpawn {
   // files bound read-only at /etc/passwd and /etc/group; empty: none.
   std::string passwd_file;
   std::string group_file;
+  // bubblewrap: PATH inside when it is not kSandboxPath (core/plan.h's
+  // SandboxPathFor), set with --setenv; empty: kSandboxPath.
+  std::string sandbox_path;
 };
 
 // The project's mount target: `workdir` when configured, else its host path.
