@@ -54,6 +54,24 @@ std::string DockerfileVersion(const std::string& agent, const std::string& arg_n
 
 std::string PinnedVersion(const std::string& agent) { return DockerfileVersion(agent, "PACKAGE"); }
 
+// The audit log's last line: the spawn exited 0 on the container tier on
+// `runtime` (in `image`, unless empty).
+void ExpectContainerExit(const std::string& project, const std::string& runtime,
+                         const std::string& image) {
+  int bad = 0;
+  std::vector<nlohmann::json> audit = ReadAuditLog(project, &bad);
+  EXPECT_EQ(bad, 0);
+  ASSERT_FALSE(audit.empty());
+  const nlohmann::json& exit_line = audit.back();
+  EXPECT_EQ(exit_line.value("event", ""), "exit") << exit_line.dump();
+  EXPECT_EQ(exit_line.value("tier", ""), "container");
+  EXPECT_EQ(exit_line.value("runtime", ""), runtime);
+  if (!image.empty()) {
+    EXPECT_EQ(exit_line.value("image", ""), image);
+  }
+  EXPECT_EQ(exit_line.value("exit_status", -1), 0);
+}
+
 class AgentImageTest : public ::testing::TestWithParam<Param> {
  protected:
   void SetUp() override {
@@ -93,16 +111,7 @@ TEST_P(AgentImageTest, CliVersionRunsInTheImageThroughItsShim) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr(version)) << r.err;
 
-  int bad = 0;
-  std::vector<nlohmann::json> audit = ReadAuditLog(project_, &bad);
-  EXPECT_EQ(bad, 0);
-  ASSERT_FALSE(audit.empty());
-  const nlohmann::json& exit_line = audit.back();
-  EXPECT_EQ(exit_line.value("event", ""), "exit") << exit_line.dump();
-  EXPECT_EQ(exit_line.value("tier", ""), "container");
-  EXPECT_EQ(exit_line.value("runtime", ""), runtime());
-  EXPECT_EQ(exit_line.value("image", ""), image());
-  EXPECT_EQ(exit_line.value("exit_status", -1), 0);
+  ExpectContainerExit(project_, runtime(), image());
 }
 
 // "docker_claude", ...
@@ -189,15 +198,7 @@ TEST_P(AgentPrefixCliTest, CliVersionRunsFromTheMountedPrefixThroughItsShim) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr(version)) << r.err;
 
-  int bad = 0;
-  std::vector<nlohmann::json> audit = ReadAuditLog(project_, &bad);
-  EXPECT_EQ(bad, 0);
-  ASSERT_FALSE(audit.empty());
-  const nlohmann::json& exit_line = audit.back();
-  EXPECT_EQ(exit_line.value("event", ""), "exit") << exit_line.dump();
-  EXPECT_EQ(exit_line.value("tier", ""), "container");
-  EXPECT_EQ(exit_line.value("runtime", ""), "bwrap");
-  EXPECT_EQ(exit_line.value("exit_status", -1), 0);
+  ExpectContainerExit(project_, "bwrap", "");
 }
 
 // "claude_ephemeral", ...
