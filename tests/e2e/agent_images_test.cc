@@ -248,9 +248,13 @@ TEST_F(AgentPrefixTest, UnmountedPrefixIsAClearErrorAndNothingRuns) {
                         "/bin\"},{\"source\":\"" + prefix_ + "/lib/node_modules\",\"target\":\"" +
                         prefix_ + "/lib/node_modules\"}"));
   EXPECT_THAT(r.err, Not(HasSubstr(PinnedVersion("claude"))));
-  // Nothing ran: the audit log records no spawn that exited.
+  // Nothing ran: the audit log records the refusal and no spawn that exited.
   int bad = 0;
-  for (const nlohmann::json& line : ReadAuditLog(project_, &bad)) {
+  const std::vector<nlohmann::json> audit = ReadAuditLog(project_, &bad);
+  ASSERT_FALSE(audit.empty());
+  EXPECT_EQ(audit.back().value("decision", ""), "refused") << audit.back().dump();
+  EXPECT_EQ(audit.back().value("code", ""), "program-not-in-sandbox");
+  for (const nlohmann::json& line : audit) {
     EXPECT_NE(line.value("event", ""), "exit") << line.dump();
   }
 }
