@@ -13,8 +13,10 @@
 # with --prefer-offline, so what the agent images' build already fetched into
 # npm's cache is not fetched again. Cached: PREFIX/.np-exec-recipe holds the
 # hash of this file and the Dockerfiles; a second run with it in place does
-# nothing (NP_REBUILD_IMAGES=1 forces a new install). A new install goes into
-# PREFIX.new and replaces PREFIX only once complete.
+# nothing (NP_REBUILD_IMAGES=1 forces a new install). A new install starts
+# from an empty PREFIX, in place (a package's install script may record where
+# it was put), and writes the stamp's recipe last, so an interrupted one is
+# redone. A PREFIX that holds anything but what this script made is refused.
 #
 # Usage: bash scripts/install-agent-clis.sh PREFIX [NAME...]
 #        (NAME: claude, codex, gemini; default all three)
@@ -63,28 +65,28 @@ if [ "${NP_REBUILD_IMAGES:-0}" != 1 ] && [ "$(cat "$prefix/.np-exec-recipe" 2>/d
   exit 0
 fi
 
-new=$prefix.new
-rm -rf "$new"
-mkdir -p "$new"
-trap 'rm -rf "$new"' EXIT
+# Only a prefix this script made (its stamp, complete or not) is emptied.
+if [ -e "$prefix" ] && [ ! -e "$prefix/.np-exec-recipe" ] && [ -n "$(ls -A "$prefix")" ]; then
+  log "$prefix exists and is not one this script made (no .np-exec-recipe): refusing to empty it"
+  exit 1
+fi
+rm -rf "$prefix"
+mkdir -p "$prefix"
+echo installing >"$prefix/.np-exec-recipe"
 npm_opts=(--prefer-offline --no-fund --no-audit --no-update-notifier --loglevel=warn)
 start=$(date +%s)
-npm install -g --prefix "$new" "${npm_opts[@]}" "$node_package@$node_version" >/dev/null ||
+npm install -g --prefix "$prefix" "${npm_opts[@]}" "$node_package@$node_version" >/dev/null ||
   { log "cannot install $node_package@$node_version from the npm registry"; exit 1; }
-log "node $("$new/bin/node" --version) from $node_package@$node_version"
+log "node $("$prefix/bin/node" --version) from $node_package@$node_version"
 # The CLIs' `#!/usr/bin/env node` and npm itself run the prefix's node.
-PATH=$new/bin:$PATH npm install -g --prefix "$new" --ignore-scripts "${npm_opts[@]}" "${packages[@]}" >/dev/null ||
+PATH=$prefix/bin:$PATH npm install -g --prefix "$prefix" --ignore-scripts "${npm_opts[@]}" "${packages[@]}" >/dev/null ||
   { log "npm install of ${packages[*]} failed"; exit 1; }
 pkg_names=()
 for package in "${packages[@]}"; do pkg_names+=("${package%@*}"); done
-PATH=$new/bin:$PATH npm rebuild -g --prefix "$new" "${npm_opts[@]}" "${pkg_names[@]}" >/dev/null ||
+PATH=$prefix/bin:$PATH npm rebuild -g --prefix "$prefix" "${npm_opts[@]}" "${pkg_names[@]}" >/dev/null ||
   { log "npm rebuild of ${pkg_names[*]} failed"; exit 1; }
 for name in "${names[@]}"; do
-  [ -x "$new/bin/$name" ] || { log "no $new/bin/$name after the install"; exit 1; }
+  [ -x "$prefix/bin/$name" ] || { log "no $prefix/bin/$name after the install"; exit 1; }
 done
-echo "$recipe" >"$new/.np-exec-recipe"
-# npm wrote absolute paths nowhere (bin/ links are relative), so the tree moves.
-rm -rf "$prefix"
-mv "$new" "$prefix"
-trap - EXIT
+echo "$recipe" >"$prefix/.np-exec-recipe"
 log "$prefix: ${packages[*]} in $(($(date +%s) - start)) s, $(du -sm "$prefix" | cut -f1) MB"
