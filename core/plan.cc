@@ -123,16 +123,16 @@ absl::Status NotInSandbox(absl::string_view name, absl::string_view host_path,
       {{"program", name}, {"path", host_path}, {"fix_mount", dirs.front()}, {"fix_mounts", dirs}});
 }
 
-// bubblewrap shows the host's files at their own paths, so the host answers
-// whether the program is there: bubblewrap would report a missing program as
-// its own exit status 1, so it is refused here with 127 instead. The lookup
-// uses the sandbox's PATH (`sandbox_path`, SandboxPathFor) and does not skip
-// np-exec: bubblewrap's own search inside finds the same file. A name the
-// sandbox's PATH lacks but the caller's PATH has (a user's `npm --prefix`
-// install whose directory no mount shows) is `program-not-in-sandbox` with
-// the fix; when the sandbox shows it there anyway (a mount at another path
-// that holds it, or a link into one), it runs by that absolute path. Returns
-// the program as the sandbox runs it.
+// bubblewrap shows the host's files at their own paths, so the host answers whether the program is
+// there: bubblewrap would report a missing program as its own exit status 1, so it is refused here
+// with 127 instead. The lookup uses the sandbox's PATH (`sandbox_path`, SandboxPathFor) and, as a
+// shim's lookup does, skips np-exec's copies (its ELF note). On kSandboxPath the program runs by
+// name (bubblewrap's own search inside finds the same file); on a PATH a mount extended, by the
+// path found, so that what runs is what was checked even where a mounted directory holds an np-exec
+// shim of that name before it. A name the sandbox's PATH lacks but the caller's PATH has (a user's
+// `npm --prefix` install whose directory no mount shows) is `program-not-in-sandbox` with the fix;
+// when the sandbox shows it there anyway (a mount at another path that holds it, or a link into
+// one), it runs by that absolute path. Returns the program as the sandbox runs it.
 absl::StatusOr<std::string> ProgramInSandbox(const SpawnFacts& facts, const SpawnPlan& plan,
                                              const std::string& name,
                                              absl::string_view sandbox_path) {
@@ -157,7 +157,7 @@ absl::StatusOr<std::string> ProgramInSandbox(const SpawnFacts& facts, const Spaw
   absl::StatusOr<std::string> real = ResolveRealPath(inside, "program-not-found");
   if (real.ok() &&
       VisibleInSandbox(inside, *real, plan.project_real, plan.mounts, facts.root_layout)) {
-    return on_caller_path ? inside : name;
+    return on_caller_path || sandbox_path != kSandboxPath ? inside : name;
   }
   return NotInSandbox(name, inside, real.ok() ? absl::string_view(*real) : absl::string_view());
 }

@@ -278,11 +278,11 @@ TEST_F(BwrapPrefixTest, SandboxPathIsTheCallersAsFarAsMountsShowIt) {
 TEST_F(BwrapPrefixTest, MountedPrefixIsOnTheSandboxPath) {
   absl::StatusOr<SpawnPlan> plan = Plan({{prefix_, prefix_, false}});
   ASSERT_TRUE(plan.ok()) << plan.status();
-  // Run by name: bubblewrap finds it on the PATH it sets, as np-exec did.
-  EXPECT_EQ(plan->program, "cli");
+  // Run by the path np-exec found and checked on that PATH.
+  EXPECT_EQ(plan->program, prefix_ + "/bin/cli");
   EXPECT_TRUE(
       HasSequence(plan->argv, {"--setenv", "PATH", prefix_ + "/bin:/usr/bin:/bin:/usr/local/bin"}));
-  EXPECT_TRUE(HasSequence(plan->argv, {"--", "cli", "--version"}));
+  EXPECT_TRUE(HasSequence(plan->argv, {"--", prefix_ + "/bin/cli", "--version"}));
   // Without a mount of it, PATH stays the sandbox's own.
   absl::StatusOr<SpawnPlan> system = Plan({}, {"sh", "-c", "true"});
   ASSERT_TRUE(system.ok()) << system.status();
@@ -308,7 +308,7 @@ TEST_F(BwrapPrefixTest, UnmountedPrefixNamesBothDirectoriesToMount) {
   }
   absl::StatusOr<SpawnPlan> fixed = Plan(fix);
   ASSERT_TRUE(fixed.ok()) << fixed.status();
-  EXPECT_EQ(fixed->program, "cli");
+  EXPECT_EQ(fixed->program, prefix_ + "/bin/cli");
   // Only bin mounted: the link would dangle inside.
   absl::StatusOr<SpawnPlan> half = Plan({{prefix_ + "/bin", prefix_ + "/bin", false}});
   ASSERT_FALSE(half.ok());
