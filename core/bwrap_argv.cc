@@ -235,6 +235,9 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
     bound = bind(argv, mount.source, mount.target, mount.writable);
     if (!bound.ok()) return bound;
   }
+  // np-exec's value, not the caller's: their PATH as far as the sandbox shows it.
+  if (!spawn.sandbox_path.empty())
+    argv.insert(argv.end(), {"--setenv", "PATH", spawn.sandbox_path});
   // What runs inside: the program, after the egress entry point on network
   // "allowlist".
   std::vector<std::string> command;

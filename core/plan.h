@@ -50,6 +50,15 @@ struct EnvPlan {
 // forwarded names (never the interposer's), nothing else of the caller's.
 EnvPlan SandboxEnvPlan(const std::vector<std::string>& forward);
 
+// PATH inside the bubblewrap sandbox, which shows host programs at their own
+// paths: the entries of the caller's PATH (`caller_path`) that are
+// kSandboxPath's or that an extra mount shows at their own path (the same
+// directory inside as on the host), in the caller's order, then kSandboxPath's
+// entries it lacks. Relative entries, the project's and any other are left
+// out. "" when no mount adds an entry: PATH stays kSandboxPath.
+std::string SandboxPathFor(absl::string_view caller_path,
+                           const std::vector<ValidatedMount>& mounts);
+
 // Finds `name` on `path_list` (relative to `cwd`), skipping np-exec itself
 // when `skip_self`; the launcher injects shim/'s FindRealProgram.
 using FindProgramFn = std::function<absl::StatusOr<std::string>(

