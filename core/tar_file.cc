@@ -4,14 +4,15 @@
 #include <limits>
 #include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace np {
 namespace {
 
 constexpr size_t kBlock = 512;
-// Extension headers (PAX, GNU long names) allowed before the file itself.
-constexpr int kMaxHeaders = 8;
 constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
 
 // A numeric header field: octal digits between optional leading spaces and
@@ -64,9 +65,26 @@ bool AllZero(absl::string_view block) {
   return true;
 }
 
-// PAX records "LENGTH key=value\n": the value of `size` into `size`, if
-// there is one. False when a record is malformed.
-bool ReadPaxSize(absl::string_view records, std::optional<uint64_t>* size) {
+// A NUL-padded text field.
+absl::string_view TextField(absl::string_view field) { return field.substr(0, field.find('\0')); }
+
+// A member's name as compared: without a leading "./" and a trailing "/".
+std::string CleanName(absl::string_view name) {
+  while (absl::ConsumePrefix(&name, "./")) {
+  }
+  while (absl::ConsumeSuffix(&name, "/")) {
+  }
+  return std::string(name);
+}
+
+// What PAX records ("LENGTH key=value\n") say of the next member.
+struct Pax {
+  std::optional<uint64_t> size;
+  std::optional<std::string> path;
+};
+
+// False when a record is malformed.
+bool ReadPax(absl::string_view records, Pax* pax) {
   while (!records.empty()) {
     const size_t space = records.find(' ');
     uint64_t length = 0;
@@ -79,10 +97,14 @@ bool ReadPaxSize(absl::string_view records, std::optional<uint64_t>* size) {
     record.remove_suffix(1);
     const size_t equals = record.find('=');
     if (equals == absl::string_view::npos) return false;
-    if (record.substr(0, equals) == "size") {
-      uint64_t value = 0;
-      if (!absl::SimpleAtoi(record.substr(equals + 1), &value)) return false;
-      *size = value;
+    const absl::string_view key = record.substr(0, equals);
+    const absl::string_view value = record.substr(equals + 1);
+    if (key == "size") {
+      uint64_t size = 0;
+      if (!absl::SimpleAtoi(value, &size)) return false;
+      pax->size = size;
+    } else if (key == "path") {
+      pax->path = std::string(value);
     }
     records.remove_prefix(length);
   }
@@ -91,44 +113,67 @@ bool ReadPaxSize(absl::string_view records, std::optional<uint64_t>* size) {
 
 }  // namespace
 
-TarFile FirstTarFile(absl::string_view archive, size_t max_bytes) {
+TarFile FindTarFile(absl::string_view archive, absl::string_view name, size_t max_bytes) {
   TarFile out;
-  std::optional<uint64_t> pax_size;
+  const std::string wanted = CleanName(name);
+  Pax pax;                                   // For the next member only.
+  std::optional<std::string> gnu_long_name;  // Likewise.
   size_t at = 0;
-  for (int headers = 0; headers < kMaxHeaders; ++headers) {
+  // Every header consumes a block, so this ends.
+  while (true) {
     if (archive.size() < kBlock || at > archive.size() - kBlock) return out;
     const absl::string_view header = archive.substr(at, kBlock);
-    // The end-of-archive marker before any file.
-    if (AllZero(header) || !ChecksumOk(header)) return out;
-    const std::optional<uint64_t> size = NumericField(header.substr(124, 12));
-    if (!size.has_value()) return out;
+    if (AllZero(header)) {
+      out.kind = TarFile::Kind::kMissing;
+      return out;
+    }
+    if (!ChecksumOk(header)) return out;
+    const std::optional<uint64_t> header_size = NumericField(header.substr(124, 12));
+    if (!header_size.has_value()) return out;
     const char type = header[156];
     at += kBlock;
     const uint64_t left = archive.size() - at;
-    if (type == 'x' || type == 'g' || type == 'L' || type == 'K') {
-      if (*size > left) return out;
-      if (type == 'x' && !ReadPaxSize(archive.substr(at, *size), &pax_size)) return out;
-      // Padded to a whole block; a cut-short padding fails the next header.
-      const uint64_t padded = (*size + kBlock - 1) / kBlock * kBlock;
-      at += padded > left ? left : padded;
-      continue;
+    const bool extension = type == 'x' || type == 'g' || type == 'L' || type == 'K';
+    // Links, devices, directories and FIFOs carry no data.
+    const bool has_data = extension || type == '0' || type == '\0' || type == '7';
+    const uint64_t size = extension ? *header_size : pax.size.value_or(*header_size);
+    if (extension) {
+      if (size > left) return out;
+      const absl::string_view data = archive.substr(at, size);
+      if (type == 'x' && !ReadPax(data, &pax)) return out;
+      if (type == 'L') gnu_long_name = std::string(TextField(data));
+    } else {
+      std::string member;
+      if (pax.path.has_value()) {
+        member = *pax.path;
+      } else if (gnu_long_name.has_value()) {
+        member = *gnu_long_name;
+      } else {
+        const absl::string_view prefix = TextField(header.substr(345, 155));
+        const absl::string_view base = TextField(header.substr(0, 100));
+        const bool ustar = header.substr(257, 5) == "ustar";
+        member = ustar && !prefix.empty() ? absl::StrCat(prefix, "/", base) : std::string(base);
+      }
+      if (CleanName(member) == wanted) {
+        if (!has_data) {
+          out.kind = TarFile::Kind::kNotRegular;
+        } else if (size > max_bytes) {
+          out.kind = TarFile::Kind::kTooLarge;
+        } else if (size <= left) {
+          out.kind = TarFile::Kind::kRegular;
+          out.content = std::string(archive.substr(at, size));
+        }
+        return out;
+      }
+      pax = Pax{};
+      gnu_long_name.reset();
     }
-    // '0', and '\0' from old writers, is a regular file; '7' a contiguous one.
-    if (type != '0' && type != '\0' && type != '7') {
-      out.kind = TarFile::Kind::kNotRegular;
-      return out;
-    }
-    const uint64_t file_size = pax_size.value_or(*size);
-    if (file_size > max_bytes) {
-      out.kind = TarFile::Kind::kTooLarge;
-      return out;
-    }
-    if (file_size > left) return out;
-    out.kind = TarFile::Kind::kRegular;
-    out.content = std::string(archive.substr(at, file_size));
-    return out;
+    if (!has_data) continue;
+    // Padded to a whole block; a cut-short archive fails the next header.
+    if (size > left) return out;
+    const uint64_t padded = (size + kBlock - 1) / kBlock * kBlock;
+    at += padded > left ? left : padded;
   }
-  return out;
 }
 
 }  // namespace np

@@ -53,10 +53,11 @@ std::optional<bool> AnyInImage(const SpawnPlan& plan, const std::vector<std::str
   return !results->empty() && copied(results->back());
 }
 
-// One account file of a copy-out: its well-formed lines, or nullopt.
-std::optional<std::string> AccountBaseOf(const CaptureResult& copied, AccountFile file) {
-  if (copied.timed_out || copied.exit_code != 0) return std::nullopt;
-  const TarFile tar = FirstTarFile(copied.out, kMaxImageAccountBytes);
+// One account file of /etc's copy-out: its well-formed lines, or nullopt.
+std::optional<std::string> AccountBaseOf(const CaptureResult& etc, absl::string_view member,
+                                         AccountFile file) {
+  if (etc.timed_out || etc.exit_code != 0) return std::nullopt;
+  const TarFile tar = FindTarFile(etc.out, member, kMaxImageAccountBytes);
   if (tar.kind != TarFile::Kind::kRegular) return std::nullopt;
   return ImageAccountBase(tar.content, file);
 }
@@ -88,15 +89,17 @@ std::optional<std::vector<CaptureResult>> CopyOutOfImage(
 }
 
 std::optional<ImageAccountBases> CopyImageAccounts(const SpawnPlan& plan, const HostFacts& host) {
-  // The tar header and padding around a file at the cap.
-  constexpr size_t kArchiveSlack = 4096;
+  // The directory, not the two files: one copy, and its links stay links
+  // (podman's copy of a single file is its link's target, named as that).
+  // Members past the cap are not seen (the minimal base).
+  constexpr size_t kMaxEtcArchiveBytes = 16 << 20;
   std::optional<std::vector<CaptureResult>> copied =
       CopyOutOfImage(plan.exec_path, plan.image, absl::StrCat(plan.container_name, "-accounts"),
-                     {"/etc/passwd", "/etc/group"}, host, kMaxImageAccountBytes + kArchiveSlack);
-  if (!copied.has_value() || copied->size() != 2) return std::nullopt;
+                     {"/etc"}, host, kMaxEtcArchiveBytes);
+  if (!copied.has_value() || copied->size() != 1) return std::nullopt;
   ImageAccountBases bases;
-  bases.passwd = AccountBaseOf((*copied)[0], AccountFile::kPasswd);
-  bases.group = AccountBaseOf((*copied)[1], AccountFile::kGroup);
+  bases.passwd = AccountBaseOf(copied->front(), "etc/passwd", AccountFile::kPasswd);
+  bases.group = AccountBaseOf(copied->front(), "etc/group", AccountFile::kGroup);
   return bases;
 }
 

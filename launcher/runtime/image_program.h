@@ -52,8 +52,9 @@ struct ImageAccountBases {
 };
 
 // /etc/passwd and /etc/group of the plan's image (its client, image and
-// container name): CopyOutOfImage. nullopt when no container could be created
-// (it cannot be told: not worth remembering).
+// container name): CopyOutOfImage of /etc, whose archive keeps a link a link
+// (core/tar_file.h). nullopt when no container could be created (it cannot be
+// told: not worth remembering).
 std::optional<ImageAccountBases> CopyImageAccounts(const SpawnPlan& plan, const HostFacts& host);
 
 // The paths inside the image where `program` would be found: itself when
