@@ -26,4 +26,13 @@ absl::string_view ImagePinningName(ImagePinning pinning) {
   return "moving";
 }
 
+std::string ImageIdHex(absl::string_view id) {
+  if (id.substr(0, 7) == "sha256:") id.remove_prefix(7);
+  if (id.size() != 64) return "";
+  for (char c : id) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return "";
+  }
+  return std::string(id);
+}
+
 }  // namespace np

@@ -1,6 +1,9 @@
-// How firmly an image reference pins the sandbox's contents. Pure.
+// How firmly an image reference pins the sandbox's contents, and the
+// content ID an engine gives an image. Pure.
 #ifndef NP_EXEC_CORE_IMAGE_REF_H_
 #define NP_EXEC_CORE_IMAGE_REF_H_
+
+#include <string>
 
 #include "absl/strings/string_view.h"
 
@@ -13,6 +16,12 @@ enum class ImagePinning { kDigest, kTag, kMoving };
 
 ImagePinning ClassifyImage(absl::string_view image);
 absl::string_view ImagePinningName(ImagePinning pinning);
+
+// The 64 lowercase hex digits of an engine's image ID ("sha256:HEX" from
+// the engine API, bare HEX from `podman image inspect`): the digest of the
+// image's configuration, which names its layers, so one ID is one content
+// whatever tag points at it. "" for anything else.
+std::string ImageIdHex(absl::string_view id);
 
 }  // namespace np
 

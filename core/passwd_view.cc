@@ -1,5 +1,6 @@
 #include "core/passwd_view.h"
 
+#include <optional>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -22,18 +23,23 @@ bool SplitLine(absl::string_view line, size_t fields, std::vector<absl::string_v
   return out->size() >= fields && !(*out)[0].empty() && absl::SimpleAtoi((*out)[2], id);
 }
 
-// `base` minus the lines whose name is `name` or id is `id`.
-std::string Without(absl::string_view base, size_t fields, absl::string_view name, uint32_t id) {
+// The well-formed lines of `base` (exactly `fields` fields) minus those
+// whose name is `name` or id is `id` (none when nullopt).
+std::string Without(absl::string_view base, size_t fields, absl::string_view name,
+                    std::optional<uint32_t> id) {
   std::string kept;
   for (absl::string_view line : absl::StrSplit(base, '\n', absl::SkipEmpty())) {
     std::vector<absl::string_view> parts;
     uint32_t line_id = 0;
-    if (!SplitLine(line, fields, &parts, &line_id)) continue;
-    if (parts[0] == name || line_id == id) continue;
+    if (!SplitLine(line, fields, &parts, &line_id) || parts.size() != fields) continue;
+    if ((!name.empty() && parts[0] == name) || line_id == id) continue;
     absl::StrAppend(&kept, line, "\n");
   }
   return kept;
 }
+
+constexpr size_t kPasswdFields = 7;
+constexpr size_t kGroupFields = 4;
 
 }  // namespace
 
@@ -66,14 +72,23 @@ SandboxAccount AccountFor(uint32_t uid, uint32_t gid, absl::string_view passwd_t
   return account;
 }
 
+std::optional<std::string> ImageAccountBase(absl::string_view text, AccountFile file) {
+  if (text.size() > kMaxImageAccountBytes) return std::nullopt;
+  std::string kept =
+      Without(text, file == AccountFile::kPasswd ? kPasswdFields : kGroupFields, "", std::nullopt);
+  if (kept.empty()) return std::nullopt;
+  return kept;
+}
+
 std::string PasswdView(absl::string_view base, const SandboxAccount& account,
                        absl::string_view home) {
-  return absl::StrCat(Without(base, 7, account.user, account.uid), account.user, ":x:", account.uid,
-                      ":", account.gid, ":", account.user, ":", home, ":/bin/sh\n");
+  return absl::StrCat(Without(base, kPasswdFields, account.user, account.uid), account.user,
+                      ":x:", account.uid, ":", account.gid, ":", account.user, ":", home,
+                      ":/bin/sh\n");
 }
 
 std::string GroupView(absl::string_view base, const SandboxAccount& account) {
-  return absl::StrCat(Without(base, 4, account.group, account.gid), account.group,
+  return absl::StrCat(Without(base, kGroupFields, account.group, account.gid), account.group,
                       ":x:", account.gid, ":", account.user, "\n");
 }
 

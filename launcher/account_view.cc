@@ -17,10 +17,10 @@
 #include "absl/strings/str_format.h"
 #include "core/container_argv.h"
 #include "core/errors.h"
+#include "core/image_ref.h"
 #include "core/passwd_view.h"
 #include "core/paths.h"
 #include "core/runtime.h"
-#include "launcher/state_store.h"
 
 namespace np {
 namespace {
@@ -73,6 +73,21 @@ int WriteNew(const std::string& path, const std::string& text) {
 }
 
 constexpr char kSpawns[] = "spawns";
+constexpr char kImageAccounts[] = "image-accounts";
+// Two capped texts as JSON (escapes, and U+FFFD for a byte that is not
+// UTF-8, can triple a byte).
+constexpr size_t kMaxImageRecordBytes = 6 * kMaxImageAccountBytes + 4096;
+
+// A cached text back into a base: null is the minimal base; anything else
+// passes ImageAccountBase again.
+std::optional<std::string> CachedBase(const nlohmann::json& value, AccountFile file) {
+  if (!value.is_string()) return std::nullopt;
+  return ImageAccountBase(value.get<std::string>(), file);
+}
+
+nlohmann::json BaseToJson(const std::optional<std::string>& base) {
+  return base.has_value() ? nlohmann::json(*base) : nlohmann::json(nullptr);
+}
 
 // Removes the views of spawns whose np-exec is gone (a SIGKILL runs no
 // destructor): entries "<pid>-XXXXXX" of `spawns` with no such process; only
@@ -107,43 +122,70 @@ void RemoveStaleViews(int spawns) {
 
 }  // namespace
 
+ImageAccountBases CachedImageAccounts(const StateStore& store, const std::string& image_id,
+                                      const ImageAccountsCopier& copy_out) {
+  const std::string hex = ImageIdHex(image_id);
+  if (hex.empty()) return {};
+  absl::StatusOr<int> dir = store.OpenSubdir(kImageAccounts);
+  if (!dir.ok()) return {};
+  const std::string dir_path = JoinPath(store.dir(), kImageAccounts);
+  const std::string name = hex + ".json";
+  absl::StatusOr<std::optional<std::string>> text =
+      store.ReadFileAt(*dir, dir_path, name, kMaxImageRecordBytes);
+  if (text.ok() && text->has_value()) {
+    const nlohmann::json record = nlohmann::json::parse(**text, nullptr, false);
+    if (record.is_object() && record.value("image_id", "") == hex && record.contains("passwd") &&
+        record.contains("group")) {
+      close(*dir);
+      return {CachedBase(record["passwd"], AccountFile::kPasswd),
+              CachedBase(record["group"], AccountFile::kGroup)};
+    }
+  }
+  std::optional<ImageAccountBases> copied = copy_out();
+  if (copied.has_value()) {
+    const nlohmann::json record = {{"image_id", hex},
+                                   {"passwd", BaseToJson(copied->passwd)},
+                                   {"group", BaseToJson(copied->group)}};
+    // A record np-exec cannot write is asked for again by the next spawn.
+    (void)store.WriteFileAt(*dir, dir_path, name,
+                            record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  close(*dir);
+  return copied.value_or(ImageAccountBases{});
+}
+
 absl::StatusOr<std::unique_ptr<AccountView>> AccountView::Create(const HostFacts& host,
+                                                                 const StateStore& store,
                                                                  bool from_host,
+                                                                 const ImageAccountBases& image,
                                                                  const std::string& dir) {
   const std::string passwd = ReadAccountFile("/etc/passwd");
   const std::string group = ReadAccountFile("/etc/group");
   const SandboxAccount account = AccountFor(host.uid, host.gid, passwd, group);
-  const std::string spawns_path = dir.substr(0, dir.rfind('/'));
-  const std::string store_dir = spawns_path.substr(0, spawns_path.rfind('/'));
-  absl::StatusOr<StateStore> store = StateStore::Open(store_dir, host.uid);
-  if (!store.ok()) return store.status();
-  if (mkdirat(store->dir_fd(), kSpawns, 0700) != 0 && errno != EEXIST) {
-    return Failed(spawns_path, errno);
-  }
-  const int spawns =
-      openat(store->dir_fd(), kSpawns, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (spawns < 0) return Failed(spawns_path, errno);
-  struct stat st;
-  if (fstat(spawns, &st) != 0 || st.st_uid != host.uid || (st.st_mode & 077) != 0) {
-    close(spawns);
-    return Failed(spawns_path, EPERM);
-  }
-  RemoveStaleViews(spawns);
+  absl::StatusOr<int> spawns = store.OpenSubdir(kSpawns);
+  if (!spawns.ok()) return spawns.status();
+  RemoveStaleViews(*spawns);
   // Exactly the planned name, and only if nothing is there.
-  const int made = mkdirat(spawns, BaseName(dir).c_str(), 0700);
+  const int made = mkdirat(*spawns, BaseName(dir).c_str(), 0700);
   const int made_errno = errno;
-  close(spawns);
+  close(*spawns);
   if (made != 0) return Failed(dir, made_errno);
   std::unique_ptr<AccountView> view(new AccountView(dir));
-  // A host file np-exec cannot read leaves the minimal base, never a view
+  // A file np-exec cannot read or use leaves the minimal base, never a view
   // without root.
-  const absl::string_view passwd_base =
-      from_host && !passwd.empty() ? absl::string_view(passwd) : kMinimalPasswd;
-  const absl::string_view group_base =
-      from_host && !group.empty() ? absl::string_view(group) : kMinimalGroup;
-  int err =
-      WriteNew(AccountPasswdPath(view->dir_), PasswdView(passwd_base, account, kContainerHome));
-  if (err == 0) err = WriteNew(AccountGroupPath(view->dir_), GroupView(group_base, account));
+  std::optional<std::string> passwd_base = image.passwd;
+  std::optional<std::string> group_base = image.group;
+  if (from_host) {
+    passwd_base = passwd.empty() ? std::nullopt : std::optional<std::string>(passwd);
+    group_base = group.empty() ? std::nullopt : std::optional<std::string>(group);
+  }
+  int err = WriteNew(
+      AccountPasswdPath(view->dir_),
+      PasswdView(passwd_base.value_or(std::string(kMinimalPasswd)), account, kContainerHome));
+  if (err == 0) {
+    err = WriteNew(AccountGroupPath(view->dir_),
+                   GroupView(group_base.value_or(std::string(kMinimalGroup)), account));
+  }
   if (err != 0) return Failed(view->dir_, err);
   return view;
 }
@@ -168,11 +210,23 @@ std::string PlannedAccountViewDir(const Settings& settings, const HostFacts& hos
 }
 
 absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(const Settings& settings,
+                                                              const SpawnPlan& plan,
                                                               const HostFacts& host,
-                                                              const std::string& dir) {
+                                                              const std::string& dir,
+                                                              const std::string& image_id) {
   if (dir.empty()) return std::unique_ptr<AccountView>();
-  return AccountView::Create(host, TraitsOf(settings.config.container.runtime).program_from_host,
-                             dir);
+  // The store the planned directory is in: <store>/spawns/<name>.
+  const std::string spawns_path = dir.substr(0, dir.rfind('/'));
+  absl::StatusOr<StateStore> store =
+      StateStore::Open(spawns_path.substr(0, spawns_path.rfind('/')), host.uid);
+  if (!store.ok()) return store.status();
+  const RuntimeTraits& traits = TraitsOf(settings.config.container.runtime);
+  ImageAccountBases image;
+  if (!traits.program_from_host && traits.uses_image) {
+    image = CachedImageAccounts(*store, image_id,
+                                [&plan, &host] { return CopyImageAccounts(plan, host); });
+  }
+  return AccountView::Create(host, *store, traits.program_from_host, image, dir);
 }
 
 }  // namespace np

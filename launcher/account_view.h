@@ -5,16 +5,28 @@
 // /etc/group, removed when the spawn ends; what a SIGKILLed np-exec left there
 // is removed by the next spawn (its pid is gone). The store lies outside
 // every project (the plan checks it is outside everything the sandbox can
-// write). Touches the filesystem.
+// write).
+//
+// The base of the view: on bubblewrap the host's own files; on docker and
+// podman the image's own, copied out of the image (image_program.h) the
+// first time a spawn meets its content ID and kept in
+// `<store>/image-accounts/<id>.json`, so a spawn with a cached image reads
+// one small file; a tag moved to another image has another ID. Touches the
+// filesystem; a cache miss runs the runtime's client.
 #ifndef NP_EXEC_LAUNCHER_ACCOUNT_VIEW_H_
 #define NP_EXEC_LAUNCHER_ACCOUNT_VIEW_H_
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "core/plan.h"
 #include "core/settings.h"
 #include "launcher/host.h"
+#include "launcher/runtime/image_program.h"
+#include "launcher/state_store.h"
 
 namespace np {
 
@@ -22,10 +34,14 @@ class AccountView {
  public:
   // Writes the view for the caller of `host` into the new directory `dir`
   // (PlannedAccountViewDir). `from_host`: the sandbox shows the host's /usr
-  // (bubblewrap), so the host's own files are the base; otherwise a minimal
-  // base (root, nobody), since np-exec does not read the image's files.
-  // Codes: `account-view-failed`, the store's.
-  static absl::StatusOr<std::unique_ptr<AccountView>> Create(const HostFacts& host, bool from_host,
+  // (bubblewrap), so the host's own files are the base; otherwise `image`'s
+  // (each unusable one: the minimal base, root and nobody). Codes:
+  // `account-view-failed`, the store's.
+  // `dir` lies in `store`'s `spawns` directory.
+  static absl::StatusOr<std::unique_ptr<AccountView>> Create(const HostFacts& host,
+                                                             const StateStore& store,
+                                                             bool from_host,
+                                                             const ImageAccountBases& image,
                                                              const std::string& dir);
 
   // Removes both files and the directory.
@@ -49,11 +65,31 @@ std::string PlannedAccountViewDir(const Settings& settings, const HostFacts& hos
 inline std::string AccountPasswdPath(const std::string& dir) { return dir + "/passwd"; }
 inline std::string AccountGroupPath(const std::string& dir) { return dir + "/group"; }
 
-// Creates the planned view (`dir` from PlannedAccountViewDir) for a spawn of
-// `settings`; nullptr when `dir` is empty.
+// Copies an image's passwd and group out of it; nullopt when it cannot be
+// told (never cached).
+using ImageAccountsCopier = std::function<std::optional<ImageAccountBases>()>;
+
+// The bases of the image whose content ID is `image_id`: the store's record
+// `image-accounts/<ImageIdHex>.json` when it holds this ID, else what
+// `copy_out` finds, then recorded (atomically; a link there is replaced, never
+// followed). A record that is a link, not the caller's, open to others, too
+// large, corrupt or of another ID is no record: the cache only ever holds
+// what the image holds, and every text passes ImageAccountBase again on the
+// way out. An ID that is no sha256 ID, or a store np-exec cannot use, gets
+// the minimal bases without a copy-out (nothing could remember it, and a
+// copy-out per spawn costs a container each time).
+ImageAccountBases CachedImageAccounts(const StateStore& store, const std::string& image_id,
+                                      const ImageAccountsCopier& copy_out);
+
+// Creates the planned view (`dir` from PlannedAccountViewDir) for the spawn
+// `plan` of `settings`, whose probe named the image's content ID `image_id`
+// (RuntimeDriver::ProbeForSpawn; "" when unknown: the minimal base); nullptr
+// when `dir` is empty.
 absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(const Settings& settings,
+                                                              const SpawnPlan& plan,
                                                               const HostFacts& host,
-                                                              const std::string& dir);
+                                                              const std::string& dir,
+                                                              const std::string& image_id);
 
 }  // namespace np
 

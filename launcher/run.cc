@@ -145,7 +145,7 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
                                    const HostFacts& host, const Reporter& reporter,
                                    const SpawnLog& log, const TrustGate& trust,
                                    nlohmann::json tier_record, egress::EgressSession* session,
-                                   const std::string& account_dir) {
+                                   const std::string& account_dir, const std::string& image_id) {
   // Missing protected paths get placeholders for exactly this spawn, held
   // until it ends (the last spawn of the project removes them).
   absl::StatusOr<ProtectedPlaceholders> placeholders =
@@ -159,7 +159,7 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
   if (!home.ok()) return log.Refuse(std::move(tier_record), home.status());
   // Removed with the view when the spawn ends.
   absl::StatusOr<std::unique_ptr<AccountView>> account =
-      MaybeAccountView(settings, host, account_dir);
+      MaybeAccountView(settings, plan, host, account_dir, image_id);
   if (!account.ok()) return log.Refuse(std::move(tier_record), account.status());
   // The ratchet remembers the tier before the program starts, so even a run
   // whose np-exec is killed counts.
@@ -230,9 +230,10 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
                     cl.program.front().find('/') == std::string::npos;
   Endpoint endpoint;
   ProbeResult probe;
+  std::string image_id;  // The account view's cache key (account_view.h).
   if (container) {
     endpoint = driver.Resolve(host);
-    probe = driver.Probe(host, endpoint, ProbeDepth::kForRun);
+    probe = driver.ProbeForSpawn(host, endpoint, settings->config.container.image, &image_id);
     AddContainerFacts(host, driver, endpoint, probe, "np-exec",
                       OwnerLabelValue(host.pid, ProcessStartTime(host.pid)),
                       !settings->config.container.mounts.empty(), facts);
@@ -277,7 +278,7 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   // 6. Record and carry it out.
   if (plan->wrapped) {
     return RunWrapped(*settings, *plan, cl.program, driver, endpoint, host, reporter, log, *trust,
-                      tier_record, session->get(), account_dir);
+                      tier_record, session->get(), account_dir, image_id);
   }
   absl::Status recorded = RecordSpawnRan(*trust, host.uid);
   if (!recorded.ok()) return log.Refuse(tier_record, recorded);

@@ -129,9 +129,26 @@ std::string StateStore::FileStem(absl::string_view key) { return Sha256Hex(key);
 absl::StatusOr<std::optional<TrustRecord>> StateStore::Read(absl::string_view key) const {
   const std::string name = FileStem(key) + ".json";
   const std::string path = JoinPath(dir_, name);
-  const int fd = openat(dir_fd_, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  absl::StatusOr<std::optional<std::string>> text =
+      ReadFileAt(dir_fd_, dir_, name, kMaxRecordBytes);
+  if (!text.ok()) return text.status();
+  if (!text->has_value()) return std::optional<TrustRecord>();
+  nlohmann::json value = nlohmann::json::parse(**text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) return Invalid(path, "is not valid JSON");
+  absl::StatusOr<TrustRecord> record = TrustRecordFromJson(value, key);
+  if (!record.ok()) return record.status();
+  return std::optional<TrustRecord>(*std::move(record));
+}
+
+absl::StatusOr<std::optional<std::string>> StateStore::ReadFileAt(int dir,
+                                                                  const std::string& dir_path,
+                                                                  absl::string_view name,
+                                                                  size_t max_bytes) const {
+  const std::string file(name);
+  const std::string path = JoinPath(dir_path, file);
+  const int fd = openat(dir, file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
-    if (errno == ENOENT) return std::optional<TrustRecord>();
+    if (errno == ENOENT) return std::optional<std::string>();
     if (errno == ELOOP) return Invalid(path, "is a symbolic link");
     return Invalid(path, absl::StrCat("cannot be read: ", strerror(errno)));
   }
@@ -140,19 +157,67 @@ absl::StatusOr<std::optional<TrustRecord>> StateStore::Read(absl::string_view ke
   if (own.ok()) {
     char buffer[8192];
     ssize_t n;
-    while ((n = read(fd, buffer, sizeof(buffer))) > 0 && text.size() <= kMaxRecordBytes) {
+    while ((n = read(fd, buffer, sizeof(buffer))) > 0 && text.size() <= max_bytes) {
       text.append(buffer, static_cast<size_t>(n));
     }
     if (n < 0) own = Invalid(path, absl::StrCat("cannot be read: ", strerror(errno)));
   }
   close(fd);
   if (!own.ok()) return own;
-  if (text.size() > kMaxRecordBytes) return Invalid(path, "is too large");
-  nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) return Invalid(path, "is not valid JSON");
-  absl::StatusOr<TrustRecord> record = TrustRecordFromJson(value, key);
-  if (!record.ok()) return record.status();
-  return std::optional<TrustRecord>(*std::move(record));
+  if (text.size() > max_bytes) return Invalid(path, "is too large");
+  return std::optional<std::string>(std::move(text));
+}
+
+absl::StatusOr<int> StateStore::OpenSubdir(absl::string_view name) const {
+  const std::string sub(name);
+  const std::string path = JoinPath(dir_, sub);
+  if (sub.empty() || sub.find('/') != std::string::npos || sub.find('\0') != std::string::npos) {
+    return Invalid(dir_, "was asked for a directory with a bad name");
+  }
+  if (mkdirat(dir_fd_, sub.c_str(), 0700) != 0 && errno != EEXIST) return Unwritable(path, errno);
+  const int fd = openat(dir_fd_, sub.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP || errno == ENOTDIR) return Invalid(path, "is a link or not a directory");
+    return Unwritable(path, errno);
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_uid != uid_ || (st.st_mode & 077) != 0) {
+    close(fd);
+    return Invalid(path, "is not yours alone (want mode 0700, owned by you)");
+  }
+  return fd;
+}
+
+absl::Status StateStore::WriteFileAt(int dir, const std::string& dir_path, absl::string_view name,
+                                     absl::string_view text) const {
+  static std::atomic<unsigned> counter{0};
+  const std::string file(name);
+  const std::string tmp = absl::StrCat(file, ".tmp-", getpid(), "-", counter++);
+  const int fd =
+      openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return Unwritable(JoinPath(dir_path, tmp), errno);
+  size_t done = 0;
+  int err = 0;
+  while (done < text.size()) {
+    ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : EIO;
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  // The data reaches the disk before the name does, so a crash leaves the
+  // old file or the new one, never a torn one.
+  if (err == 0 && fsync(fd) != 0) err = errno;
+  if (close(fd) != 0 && err == 0) err = errno;
+  if (err == 0 && renameat(dir, tmp.c_str(), dir, file.c_str()) != 0) err = errno;
+  if (err != 0) {
+    unlinkat(dir, tmp.c_str(), 0);
+    return Unwritable(JoinPath(dir_path, file), err);
+  }
+  if (fsync(dir) != 0) return Unwritable(dir_path, errno);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int> StateStore::OpenLockFile(absl::string_view name) const {
@@ -197,35 +262,10 @@ absl::StatusOr<TrustRecord> StateStore::Update(
   next.key = std::string(key);
   if (current->has_value() && **current == next) return next;
 
-  static std::atomic<unsigned> counter{0};
-  const std::string tmp = absl::StrCat(stem, ".json.tmp-", getpid(), "-", counter++);
-  const std::string name = stem + ".json";
   const std::string text =
       TrustRecordToJson(next).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  const int fd =
-      openat(dir_fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return Unwritable(JoinPath(dir_, tmp), errno);
-  size_t done = 0;
-  int err = 0;
-  while (done < text.size()) {
-    ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      err = n < 0 ? errno : EIO;
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
-  // The data reaches the disk before the name does, so a crash leaves the
-  // old record or the new one, never a torn one.
-  if (err == 0 && fsync(fd) != 0) err = errno;
-  if (close(fd) != 0 && err == 0) err = errno;
-  if (err == 0 && renameat(dir_fd_, tmp.c_str(), dir_fd_, name.c_str()) != 0) err = errno;
-  if (err != 0) {
-    unlinkat(dir_fd_, tmp.c_str(), 0);
-    return Unwritable(JoinPath(dir_, name), err);
-  }
-  if (fsync(dir_fd_) != 0) return Unwritable(dir_, errno);
+  absl::Status written = WriteFileAt(dir_fd_, dir_, stem + ".json", text);
+  if (!written.ok()) return written;
   return next;
 }
 

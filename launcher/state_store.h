@@ -76,6 +76,28 @@ class StateStore {
   // another owner), `state-store-unwritable`.
   absl::StatusOr<int> OpenLockFile(absl::string_view name) const;
 
+  // The store's subdirectory `name` (no slash), created with mode 0700 when
+  // missing and opened without following a link; it must be the caller's and
+  // closed to others, as the store itself. The descriptor (close-on-exec) is
+  // the caller's to close. Codes: `state-store-invalid`,
+  // `state-store-unwritable`.
+  absl::StatusOr<int> OpenSubdir(absl::string_view name) const;
+
+  // The file `name` in the store's directory `dir` (dir_fd() or an
+  // OpenSubdir's, at `dir_path`), opened without following a link; nullopt
+  // when there is none. `state-store-invalid` for a file that is a link, not
+  // a regular file, not the caller's, writable by others, linked twice, or
+  // larger than `max_bytes`.
+  absl::StatusOr<std::optional<std::string>> ReadFileAt(int dir, const std::string& dir_path,
+                                                        absl::string_view name,
+                                                        size_t max_bytes) const;
+
+  // Replaces the file `name` in `dir` with `text` (mode 0600) atomically: a
+  // temporary file, fsync, rename over the name (a link there is replaced,
+  // never followed), fsync of the directory. Code `state-store-unwritable`.
+  absl::Status WriteFileAt(int dir, const std::string& dir_path, absl::string_view name,
+                           absl::string_view text) const;
+
   // The file name (without extension) a key's record and lock use.
   static std::string FileStem(absl::string_view key);
 

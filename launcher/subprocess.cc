@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -31,7 +32,7 @@ int ExitCodeOf(int wait_status) {
 }
 
 absl::StatusOr<CaptureResult> RunAndCapture(const std::vector<std::string>& argv, char** envp,
-                                            int timeout_ms) {
+                                            int timeout_ms, size_t max_out) {
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
     return MakeError(absl::StatusCode::kInternal, "spawn-failed",
@@ -79,7 +80,9 @@ absl::StatusOr<CaptureResult> RunAndCapture(const std::vector<std::string>& argv
     ssize_t n = read(pipe_fds[0], buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    if (result.out.size() < 65536) result.out.append(buffer, static_cast<size_t>(n));
+    const size_t room = max_out - result.out.size();
+    result.out.append(buffer, std::min(room, static_cast<size_t>(n)));
+    if (static_cast<size_t>(n) > room) result.truncated = true;
   }
   close(pipe_fds[0]);
   int status = 0;

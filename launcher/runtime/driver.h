@@ -60,6 +60,17 @@ class RuntimeDriver {
   virtual ProbeResult Probe(const HostFacts& host, const Endpoint& endpoint,
                             ProbeDepth depth) const = 0;
 
+  // The probe of a spawn about to run `image` (ProbeDepth::kForRun). An
+  // engine answers it with the image's own entry (`GET /images/NAME/json`,
+  // or `image inspect` where the client is the engine), which also names the
+  // image's content ID in `image_id` ("" when absent or not told), so a
+  // spawn learns it in the probe's one round trip. The default: Probe.
+  virtual ProbeResult ProbeForSpawn(const HostFacts& host, const Endpoint& endpoint,
+                                    const std::string& /*image*/, std::string* image_id) const {
+    image_id->clear();
+    return Probe(host, endpoint, ProbeDepth::kForRun);
+  }
+
   // Adds this runtime's facts to a container spawn's facts: forbidden mount
   // sources (the engine socket), podman's init, bubblewrap's host root.
   virtual void AddSpawnFacts(const HostFacts& host, const Endpoint& endpoint,

@@ -4,11 +4,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/container_argv.h"
 #include "core/errors.h"
+#include "core/passwd_view.h"
 #include "core/paths.h"
+#include "core/tar_file.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
-#include "launcher/subprocess.h"
+#include "launcher/runtime/reaper.h"
 #include "shim/find_real_program.h"
 
 namespace np {
@@ -35,31 +38,70 @@ std::string ImagePath(const std::string& bin, const std::string& image, char** e
   return kDefaultImagePath;
 }
 
-// Whether any of `candidates` exists in `image`: a container created (never
-// started) and the engine's copy-out of each path; nullopt when it cannot be
-// told.
-std::optional<bool> AnyInImage(const std::string& bin, const SpawnPlan& plan,
-                               const std::vector<std::string>& candidates, char** envp) {
-  const std::string name = absl::StrCat(plan.container_name, "-probe");
-  absl::StatusOr<CaptureResult> created =
-      RunAndCapture({bin, "create", "--pull=never", "--network", "none", "--label",
-                     "dev.nubos.np-exec=1", "--name", name, plan.image, "/np-exec-probe"},
-                    envp, kClientTimeoutMs);
-  if (!created.ok() || created->timed_out || created->exit_code != 0) return std::nullopt;
-  bool found = false;
-  for (const std::string& path : candidates) {
-    absl::StatusOr<CaptureResult> copied =
-        RunAndCapture({bin, "cp", absl::StrCat(name, ":", path), "-"}, envp, kClientTimeoutMs);
-    if (copied.ok() && !copied->timed_out && copied->exit_code == 0) {
-      found = true;
-      break;
-    }
-  }
-  (void)RunAndCapture({bin, "rm", "-f", name}, envp, kClientTimeoutMs);
-  return found;
+// Whether any of `candidates` exists in the plan's image; nullopt when it
+// cannot be told.
+std::optional<bool> AnyInImage(const SpawnPlan& plan, const std::vector<std::string>& candidates,
+                               const HostFacts& host) {
+  // A copy that went past the cap was there: only its archive is dropped.
+  const auto copied = [](const CaptureResult& r) {
+    return !r.timed_out && (r.exit_code == 0 || r.truncated);
+  };
+  std::optional<std::vector<CaptureResult>> results =
+      CopyOutOfImage(plan.exec_path, plan.image, absl::StrCat(plan.container_name, "-probe"),
+                     candidates, host, kDefaultCaptureBytes, copied);
+  if (!results.has_value()) return std::nullopt;
+  return !results->empty() && copied(results->back());
+}
+
+// One account file of /etc's copy-out: its well-formed lines, or nullopt.
+std::optional<std::string> AccountBaseOf(const CaptureResult& etc, absl::string_view member,
+                                         AccountFile file) {
+  if (etc.timed_out || etc.exit_code != 0) return std::nullopt;
+  const TarFile tar = FindTarFile(etc.out, member, kMaxImageAccountBytes);
+  if (tar.kind != TarFile::Kind::kRegular) return std::nullopt;
+  return ImageAccountBase(tar.content, file);
 }
 
 }  // namespace
+
+std::optional<std::vector<CaptureResult>> CopyOutOfImage(
+    const std::string& bin, const std::string& image, const std::string& name,
+    const std::vector<std::string>& paths, const HostFacts& host, size_t max_bytes,
+    const std::function<bool(const CaptureResult&)>& enough) {
+  std::vector<std::string> env = EditEnvironment(host.envp, {}, kInterposerVars);
+  std::vector<char*> envp = CStrings(env);
+  absl::StatusOr<CaptureResult> created = RunAndCapture(
+      {bin, "create", "--pull=never", "--network", "none", "--label",
+       absl::StrCat(kManagedLabel, "=1"), "--label",
+       absl::StrCat(kOwnerLabel, "=", OwnerLabelValue(host.pid, ProcessStartTime(host.pid))),
+       "--name", name, image, "/np-exec-probe"},
+      envp.data(), kClientTimeoutMs);
+  if (!created.ok() || created->timed_out || created->exit_code != 0) return std::nullopt;
+  std::vector<CaptureResult> results;
+  for (const std::string& path : paths) {
+    absl::StatusOr<CaptureResult> copied = RunAndCapture(
+        {bin, "cp", absl::StrCat(name, ":", path), "-"}, envp.data(), kClientTimeoutMs, max_bytes);
+    results.push_back(copied.ok() ? *std::move(copied) : CaptureResult{});
+    if (enough && enough(results.back())) break;
+  }
+  (void)RunAndCapture({bin, "rm", "-f", name}, envp.data(), kClientTimeoutMs);
+  return results;
+}
+
+std::optional<ImageAccountBases> CopyImageAccounts(const SpawnPlan& plan, const HostFacts& host) {
+  // The directory, not the two files: one copy, and its links stay links
+  // (podman's copy of a single file is its link's target, named as that).
+  // Members past the cap are not seen (the minimal base).
+  constexpr size_t kMaxEtcArchiveBytes = 16 << 20;
+  std::optional<std::vector<CaptureResult>> copied =
+      CopyOutOfImage(plan.exec_path, plan.image, absl::StrCat(plan.container_name, "-accounts"),
+                     {"/etc"}, host, kMaxEtcArchiveBytes);
+  if (!copied.has_value() || copied->size() != 1) return std::nullopt;
+  ImageAccountBases bases;
+  bases.passwd = AccountBaseOf(copied->front(), "etc/passwd", AccountFile::kPasswd);
+  bases.group = AccountBaseOf(copied->front(), "etc/group", AccountFile::kGroup);
+  return bases;
+}
 
 std::vector<std::string> ImageCandidates(const SpawnPlan& plan, const std::string& path_list) {
   std::vector<std::string> out;
@@ -94,7 +136,7 @@ absl::Status ExplainExitNotFound(const SpawnPlan& plan, const HostFacts& host) {
   if (path_list.empty()) return absl::OkStatus();
   const std::vector<std::string> candidates = ImageCandidates(plan, path_list);
   if (candidates.empty()) return absl::OkStatus();
-  if (AnyInImage(plan.exec_path, plan, candidates, envp.data()) != false) return absl::OkStatus();
+  if (AnyInImage(plan, candidates, host) != false) return absl::OkStatus();
   absl::StatusOr<std::string> on_host =
       FindRealProgram(plan.program, host.path, host.cwd, host.self, StatFile);
   const std::string host_part =

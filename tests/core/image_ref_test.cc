@@ -1,5 +1,6 @@
 #include "core/image_ref.h"
 
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -34,6 +35,21 @@ TEST(ImageRefTest, PinningNames) {
   EXPECT_EQ(ImagePinningName(ImagePinning::kDigest), "digest");
   EXPECT_EQ(ImagePinningName(ImagePinning::kTag), "tag");
   EXPECT_EQ(ImagePinningName(ImagePinning::kMoving), "moving");
+}
+
+// The cache of an image's accounts is keyed by this: the content, not a tag.
+TEST(ImageRefTest, ImageIdHexAcceptsOnlyASha256Id) {
+  const std::string hex(64, 'a');
+  EXPECT_EQ(ImageIdHex("sha256:" + hex), hex);
+  EXPECT_EQ(ImageIdHex(hex), hex);
+  const std::string digits = "c653999dbd3a5b911930058be61e56d7aa69bde8f92c391955be3a79cb9dde40";
+  EXPECT_EQ(ImageIdHex(digits), digits);
+  for (const std::string& bad :
+       {std::string(""), std::string("sha256:fake"), std::string(63, 'a'), std::string(65, 'a'),
+        std::string(64, 'A'), "sha512:" + hex, "../" + hex.substr(3), hex.substr(1) + "/",
+        std::string("np-test:local"), "sha256:" + hex.substr(1) + "g"}) {
+    EXPECT_EQ(ImageIdHex(bad), "") << bad;
+  }
 }
 
 }  // namespace

@@ -186,8 +186,10 @@ std::string WriteFakeRuntime(const std::string& dir, const std::string& name,
          << "fi\n"
          << "case \"$1\" in\n"
          << "  version) printf '%s\\n' '" << options.version_out << "'; exit "
-         << options.version_exit << ";;\n"
-         << "  image) exit 0;;\n"
+         << options.version_exit
+         << ";;\n"
+         // An engine that cannot say its version cannot answer for an image.
+         << "  image) exit " << options.version_exit << ";;\n"
          << "  run) echo fake-run-output; echo '" << options.run_stderr << "' >&2; exit "
          << options.run_exit << ";;\n"
          << "esac\n"

@@ -78,7 +78,7 @@ void WriteExecutable(const std::string& path, const std::string& content);
 // argv to DIR/NAME.calls (one line per call, arguments separated by spaces,
 // for counting) and writes its arguments NUL-separated to DIR/NAME.argv and
 // its environment (`env -0`) to DIR/NAME.env. `version` prints `version_out`
-// and exits `version_exit`; `image inspect` exits 0; `run` prints
+// and exits `version_exit`; `image inspect` exits `version_exit` too; `run` prints
 // "fake-run-output", says "fake-run-stderr" on stderr and exits `run_exit`;
 // anything else exits 0.
 struct FakeRuntimeOptions {

@@ -145,7 +145,7 @@ TEST_F(NeverDowngradeTest, DaemonDiesBetweenProbeAndRun) {
     EXPECT_THAT(r.err, HasSubstr("Cannot connect to the Docker daemon"));
     EXPECT_FALSE(FileExists(lab_.sentinel())) << "the program ran on the host";
   }
-  EXPECT_THAT(engine.requests(), ::testing::Contains("GET /version"));
+  EXPECT_THAT(engine.requests(), ::testing::Contains("GET /images/node:22-bookworm-slim/json"));
   EXPECT_THAT(ReadFile(lab_.fakes() + "/docker.calls"), HasSubstr("run "));
   std::vector<json> lines = ReadJsonLines(lab_.audit_log());
   ASSERT_FALSE(lines.empty());

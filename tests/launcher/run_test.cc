@@ -529,19 +529,30 @@ TEST_F(ContainerRunTest, MissingImageIsTheClearErrorAfterTheClientFails) {
   EXPECT_FALSE(FileExists(lab_.sentinel()));
   std::vector<std::string> ran = ReadNulSeparated(lab_.fakes() + "/docker.argv");
   EXPECT_THAT(ran, Contains("--pull=never"));
-  // No round trip before the client: the probe's ping (and its /version
-  // fallback), then the image only after the failure.
+  // No extra round trip before the client: the probe is the image's entry
+  // (a 404 that names no engine, as this fake's does not, falls back to the
+  // ping and /version), then the image again only after the failure.
   std::vector<std::string> requests = engine_.requests();
   ASSERT_FALSE(requests.empty());
+  EXPECT_EQ(requests.front(), "GET /images/node:22-bookworm-slim/json");
   EXPECT_EQ(requests.back(), "GET /images/node:22-bookworm-slim/json");
-  EXPECT_EQ(std::count(requests.begin(), requests.end(), requests.back()), 1);
+  EXPECT_EQ(std::count(requests.begin(), requests.end(), requests.back()), 2);
 }
 
-TEST_F(ContainerRunTest, NoImageRoundTripBeforeOrAfterASuccessfulRun) {
+// The spawn's probe is one request, the image's own entry (which names the
+// image's content ID for the account view's cache): no ping, no /version,
+// no image check before or after a successful run.
+TEST_F(ContainerRunTest, OneEngineRoundTripBeforeASuccessfulRun) {
   lab_.FakeDocker();
   RunResult r = lab_.Run({"--", "node"}, env_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(engine_.requests(), Not(Contains(::testing::StartsWith("GET /images/"))));
+  std::vector<std::string> requests = engine_.requests();
+  EXPECT_EQ(std::count(requests.begin(), requests.end(), "GET /images/node:22-bookworm-slim/json"),
+            1);
+  EXPECT_THAT(requests, Not(Contains("GET /_ping")));
+  EXPECT_THAT(requests, Not(Contains("GET /version")));
+  // This fake's ID is no sha256 ID: no copy-out (nothing could remember it).
+  EXPECT_THAT(ReadFile(lab_.fakes() + "/docker.calls"), Not(HasSubstr("create")));
 }
 
 // A program of the container's own that exits 125 is its status, not an

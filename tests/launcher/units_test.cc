@@ -20,6 +20,7 @@
 #include "launcher/outcome.h"
 #include "launcher/output.h"
 #include "launcher/runtime/engine_api.h"
+#include "launcher/subprocess.h"
 #include "launcher/supervise.h"
 #include "tests/launcher/fakes.h"
 #include "tests/support/temp_dir.h"
@@ -369,6 +370,29 @@ TEST(EngineApiTest, UnreachableReasonsAreCoded) {
       EngineRequest(tmp.Path("silent.sock"), "GET", "/_ping", /*timeout_ms=*/100);
   ASSERT_FALSE(timed_out.ok());
   EXPECT_EQ(ErrorDetails(timed_out.status())["reason"], "timed-out");
+}
+
+// An image's copy-out keeps up to its own cap, and says when there was more
+// (the rest is read and dropped: the command still exits by itself).
+TEST(RunAndCaptureTest, KeepsAtMostMaxOutAndSaysSo) {
+  char* envp[] = {nullptr};
+  absl::StatusOr<CaptureResult> big =
+      RunAndCapture({"/bin/sh", "-c", "head -c 300000 /dev/zero"}, envp, 10000, 200000);
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ(big->exit_code, 0);
+  EXPECT_EQ(big->out.size(), 200000u);
+  EXPECT_TRUE(big->truncated);
+  absl::StatusOr<CaptureResult> fits =
+      RunAndCapture({"/bin/sh", "-c", "head -c 70000 /dev/zero"}, envp, 10000, 70000);
+  ASSERT_TRUE(fits.ok());
+  EXPECT_EQ(fits->out.size(), 70000u);
+  EXPECT_FALSE(fits->truncated);
+  // The default cap.
+  absl::StatusOr<CaptureResult> small =
+      RunAndCapture({"/bin/sh", "-c", "head -c 70000 /dev/zero"}, envp, 10000);
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(small->out.size(), kDefaultCaptureBytes);
+  EXPECT_TRUE(small->truncated);
 }
 
 TEST(SuperviseTest, CompanionLivesExactlyAsLongAsTheChild) {

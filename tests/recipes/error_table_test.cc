@@ -25,6 +25,8 @@ const std::set<std::string>& NotCodes() {
       "egress-entry", "socket-missing", "timed-out",
       // An internal verb and the prepared /etc's directory (issue 19).
       "argv-entry", "etc-view", "container-watchdog", "mount-check",
+      // The state store's directory of each image's own passwd and group (issue 17).
+      "image-accounts",
       // HTTP header names the egress proxy drops, and address classes.
       "not-needed",  // A trust state, as status reports it.
       "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "link-local",
