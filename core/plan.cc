@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -262,16 +263,7 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   spawn.program = program;
   spawn.root_layout = facts.root_layout;
   spawn.etc_view = facts.etc_view;
-  if (facts.pin) {
-    spawn.pin = [&facts, &plan](const std::string& source) -> absl::StatusOr<SourcePin> {
-      absl::StatusOr<SourcePin> pin = facts.pin(source);
-      if (pin.ok() && pin->fd >= 0 &&
-          std::find(plan.bind_fds.begin(), plan.bind_fds.end(), pin->fd) == plan.bind_fds.end()) {
-        plan.bind_fds.push_back(pin->fd);
-      }
-      return pin;
-    };
-  }
+  spawn.pin = facts.pin;
   if (container.persistent_home) spawn.home_source = plan.agent_home = facts.agent_home;
   if (account_view) {
     spawn.passwd_file = facts.passwd_file;
@@ -338,6 +330,15 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   }
   plan.program = spawn.program.front();
   plan.argv = *std::move(argv);
+  // The descriptors the final argv binds (an argv built twice left others,
+  // which stay close-on-exec and never reach bubblewrap).
+  for (size_t i = 0; i + 1 < plan.argv.size() && plan.argv[i] != "--"; ++i) {
+    int fd = -1;
+    if ((plan.argv[i] == "--bind-fd" || plan.argv[i] == "--ro-bind-fd") &&
+        absl::SimpleAtoi(plan.argv[i + 1], &fd)) {
+      plan.bind_fds.push_back(fd);
+    }
+  }
   plan.exec_path = facts.runtime_bin;
   plan.wrapped = true;
   if (traits.sandbox_env_from_runtime) {
@@ -441,9 +442,12 @@ std::vector<std::string> PrintedCommand(const SpawnPlan& plan) {
   std::vector<std::string> command = {plan.self_path, std::string(kSandboxExecVerb),
                                       "--runtime",    std::string(RuntimeName(plan.runtime)),
                                       "--project",    plan.project_real};
-  // Only where the runtime hands its environment to the sandbox: a client
-  // forwards the -e names of its own argv.
-  if (TraitsOf(plan.runtime).sandbox_env_from_runtime && !plan.env.forward.empty()) {
+  // Where the runtime hands its environment to the sandbox, and where the
+  // values go in as podman secrets; a docker client forwards the -e names of
+  // its own argv.
+  const RuntimeTraits& traits = TraitsOf(plan.runtime);
+  if ((traits.sandbox_env_from_runtime || traits.forwards_as_secrets) &&
+      !plan.env.forward.empty()) {
     command.insert(command.end(), {"--env", absl::StrJoin(plan.env.forward, ",")});
   }
   command.emplace_back("--");

@@ -202,7 +202,7 @@ std::string PlannedAccountViewDir(const Settings& settings, const HostFacts& hos
       container.user.kind != UserSpec::Kind::kCaller) {
     return "";
   }
-  absl::StatusOr<std::string> store = StateStoreDir(GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
+  absl::StatusOr<std::string> store = HostStateStoreDir(host);
   if (!store.ok()) return "";
   uint32_t random = 0;
   if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;

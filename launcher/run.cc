@@ -51,10 +51,7 @@ class SpawnLog {
     absl::Status logged = AppendAudit(project_root_, record);
     if (logged.ok()) return error;
     reporter_.Warn(logged);
-    absl::StatusOr<std::string> dir =
-        StateStoreDir(GetEnv(host_.envp, "XDG_STATE_HOME"), host_.home);
-    absl::StatusOr<StateStore> store =
-        dir.ok() ? StateStore::Open(*dir, host_.uid) : absl::StatusOr<StateStore>(dir.status());
+    absl::StatusOr<StateStore> store = OpenStateStore(host_);
     // One warning either way (the project's log failed); the operator's copy
     // is best effort.
     if (store.ok()) (void)AppendOperatorAudit(store->dir(), project_root_, record);
@@ -145,13 +142,20 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
                                    const HostFacts& host, const Reporter& reporter,
                                    const SpawnLog& log, const TrustGate& trust,
                                    nlohmann::json tier_record, egress::EgressSession* session,
-                                   const std::string& account_dir, const std::string& image_id) {
+                                   const std::string& account_dir, const std::string& image_id,
+                                   SourcePins& pins) {
   // Missing protected paths get placeholders for exactly this spawn, held
   // until it ends (the last spawn of the project removes them).
   absl::StatusOr<ProtectedPlaceholders> placeholders =
       CreatePlaceholdersForSpawn(GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid,
                                  plan.project_real, plan.protected_binds);
   if (!placeholders.ok()) return log.Refuse(std::move(tier_record), placeholders.status());
+  // Now that they exist, the placeholders are pinned like every other source.
+  SpawnPlan pinned_plan = plan;
+  absl::Status placeholders_pinned =
+      PinPlaceholderBinds(plan.runtime, plan.protected_binds, plan.project_real, plan.project_mount,
+                          pins, pinned_plan.argv, pinned_plan.bind_fds);
+  if (!placeholders_pinned.ok()) return log.Refuse(std::move(tier_record), placeholders_pinned);
   // A persistent home is created (and seeded) only now that trust allowed
   // the config asking for it, and held until the spawn ends.
   absl::StatusOr<std::optional<AgentHomeLease>> home =
@@ -191,7 +195,7 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
   }
   log.Append(run_record);
   absl::StatusOr<RunOutcome> ran =
-      driver.Run(plan, endpoint, host, EgressCompanions(session, settings, host, log));
+      driver.Run(pinned_plan, endpoint, host, EgressCompanions(session, settings, host, log));
   if (watchdog.has_value()) watchdog->Disarm();
   placeholders->Finish();
   if (session != nullptr && !session->start_error().ok()) {
@@ -278,7 +282,7 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   // 6. Record and carry it out.
   if (plan->wrapped) {
     return RunWrapped(*settings, *plan, cl.program, driver, endpoint, host, reporter, log, *trust,
-                      tier_record, session->get(), account_dir, image_id);
+                      tier_record, session->get(), account_dir, image_id, pins);
   }
   absl::Status recorded = RecordSpawnRan(*trust, host.uid);
   if (!recorded.ok()) return log.Refuse(tier_record, recorded);

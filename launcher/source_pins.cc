@@ -6,11 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "core/config_file.h"
+#include "core/egress_entry.h"
 #include "core/errors.h"
+#include "core/paths.h"
 
 namespace np {
 namespace {
@@ -38,11 +40,12 @@ SourcePins::~SourcePins() {
   for (const auto& [source, pin] : pinned_) {
     if (pin.fd >= 0) close(pin.fd);
   }
+  for (int fd : handed_) close(fd);
 }
 
 absl::StatusOr<SourcePin> SourcePins::Pin(const std::string& source) {
   auto known = pinned_.find(source);
-  if (known != pinned_.end()) return known->second;
+  if (known != pinned_.end()) return Handed(known->second);
   const int fd = open(source.c_str(), O_PATH | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR) {
@@ -54,9 +57,12 @@ absl::StatusOr<SourcePin> SourcePins::Pin(const std::string& source) {
     }
     return Unstable(source, absl::StrCat("could not be opened (", strerror(errno), ")"));
   }
+  // Every source np-exec pins is a real path (the plan resolved it), so any
+  // other name for what was opened is a change: a link on the way or a
+  // rename. Judging where the link points would be too late: a walk of the
+  // swapped path goes through the link itself.
   const std::string opened = OpenedPath(fd);
-  if (opened != source && (opened.empty() || !ProjectsAtOrAbove(source).empty() ||
-                           !ProjectsAtOrAbove(opened).empty())) {
+  if (opened != source) {
     close(fd);
     return Unstable(source, absl::StrCat("resolved to ", opened.empty() ? "nothing" : opened));
   }
@@ -75,7 +81,55 @@ absl::StatusOr<SourcePin> SourcePins::Pin(const std::string& source) {
     close(fd);
   }
   pinned_.emplace(source, pin);
-  return pin;
+  return Handed(pin);
+}
+
+SourcePin SourcePins::Handed(const SourcePin& pin) {
+  if (pin.fd < 0) return pin;
+  // bubblewrap closes each descriptor once it has bound it, so a source bound
+  // twice (two targets of one folder) needs a descriptor per bind.
+  SourcePin handed = pin;
+  handed.fd = fcntl(pin.fd, F_DUPFD_CLOEXEC, 3);
+  if (handed.fd >= 0) handed_.push_back(handed.fd);
+  return handed;
+}
+
+absl::Status PinPlaceholderBinds(Runtime runtime, const std::vector<ProtectedBind>& binds,
+                                 const std::string& project_real, const std::string& project_mount,
+                                 SourcePins& pins, std::vector<std::string>& argv,
+                                 std::vector<int>& bind_fds) {
+  auto missing = [](absl::string_view what) {
+    return MakeError(absl::StatusCode::kInternal, "spawn-failed",
+                     absl::StrCat("the runtime's argv has no ", what, "; nothing ran"));
+  };
+  const auto options_end = std::find(argv.begin(), argv.end(), "--");
+  for (const ProtectedBind& bind : binds) {
+    if (!bind.placeholder || bind.writable) continue;
+    const std::string source = BindHostPath(project_real, bind);
+    const std::string target =
+        bind.root.empty() ? JoinPath(project_mount, bind.relative) : BindHostPath("", bind);
+    absl::StatusOr<SourcePin> pin = pins.Pin(source);
+    if (!pin.ok()) return pin.status();
+    if (runtime == Runtime::kBwrap) {
+      if (pin->fd < 0) return missing("descriptor for a placeholder");
+      auto at = argv.begin();
+      for (; at + 2 < options_end; ++at) {
+        if (*at == "--ro-bind" && *(at + 1) == source && *(at + 2) == target) break;
+      }
+      if (at + 2 >= options_end) return missing(absl::StrCat("bind of ", source));
+      *at = "--ro-bind-fd";
+      *(at + 1) = absl::StrCat(pin->fd);
+      bind_fds.push_back(pin->fd);
+      continue;
+    }
+    auto check = std::adjacent_find(argv.begin(), argv.end(),
+                                    [](const std::string& a, const std::string& b) {
+                                      return a == kEgressSelfTarget && b == kMountCheckVerb;
+                                    });
+    if (check == argv.end()) return missing("mount-check");
+    argv.insert(check + 2, {"--expect", target, absl::StrCat(pin->dev, ":", pin->ino)});
+  }
+  return absl::OkStatus();
 }
 
 PinSourceFn SourcePins::AsFunction() {

@@ -3,19 +3,20 @@
 // so what the runtime mounts is what np-exec checked (issue 15 item 2).
 //
 // A source is opened with O_PATH and the kernel's name for what was opened
-// (/proc/self/fd) must be the path np-exec checked. When it is not, a link is
-// on the way: inside a project (where a sandboxed program can rename and
-// link) that is a swap, refused with `isolation-mount-source-unstable`;
-// elsewhere it is the operator's own link (a HOME under a linked /home), and
-// what it resolves to is pinned. Touches the filesystem.
+// (/proc/self/fd) must be the path np-exec checked, a real path: anything
+// else (a link on the way, a rename) is a swap, refused with
+// `isolation-mount-source-unstable`. Touches the filesystem.
 #ifndef NP_EXEC_LAUNCHER_SOURCE_PINS_H_
 #define NP_EXEC_LAUNCHER_SOURCE_PINS_H_
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/mount_pins.h"
+#include "core/protected_paths.h"
+#include "core/runtime.h"
 
 namespace np {
 
@@ -29,7 +30,9 @@ class SourcePins {
   SourcePins(const SourcePins&) = delete;
   SourcePins& operator=(const SourcePins&) = delete;
 
-  // Each source is opened once, however often the plan asks. Codes:
+  // Each source is opened once, however often the plan asks; with
+  // descriptors, each call hands out a descriptor of its own (a duplicate:
+  // bubblewrap closes what it binds), closed with this object. Codes:
   // `isolation-mount-source-missing`, `isolation-mount-source-unstable`.
   absl::StatusOr<SourcePin> Pin(const std::string& source);
 
@@ -37,9 +40,26 @@ class SourcePins {
   PinSourceFn AsFunction();
 
  private:
+  SourcePin Handed(const SourcePin& pin);
+
   bool keep_;
   std::map<std::string, SourcePin> pinned_;
+  std::vector<int> handed_;
 };
+
+// Pins the placeholder binds of the runtime argv `argv` once the
+// placeholders exist (ProtectedPlaceholders::Create, whose shared lock keeps
+// them until the spawn ends; the plan could not, they did not exist yet), as
+// the plan pinned the other sources: on bubblewrap each `--ro-bind` of a
+// placeholder becomes `--ro-bind-fd` (its descriptor appended to `bind_fds`;
+// `pins` must keep descriptors); on docker and podman each gets its
+// `--expect` in the argv's mount-check. `project_mount`: the project's target
+// inside. Codes: Pin's; `spawn-failed` for an argv without what it should
+// have (a placeholder bind, a mount-check).
+absl::Status PinPlaceholderBinds(Runtime runtime, const std::vector<ProtectedBind>& binds,
+                                 const std::string& project_real, const std::string& project_mount,
+                                 SourcePins& pins, std::vector<std::string>& argv,
+                                 std::vector<int>& bind_fds);
 
 }  // namespace np
 

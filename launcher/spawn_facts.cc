@@ -56,8 +56,7 @@ void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver, const
     }
     // np-exec's own state (every project's persistent home, trust records):
     // a mount of ~ or ~/.local would show it to the sandbox.
-    absl::StatusOr<std::string> state =
-        StateStoreDir(GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
+    absl::StatusOr<std::string> state = HostStateStoreDir(host);
     if (state.ok() && !HasDotDot(*state)) facts.extra_forbidden.push_back(*std::move(state));
   }
 }

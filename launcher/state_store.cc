@@ -14,6 +14,7 @@
 #include "core/git_layout.h"
 #include "core/paths.h"
 #include "core/sha256.h"
+#include "launcher/environment.h"
 
 namespace np {
 namespace {
@@ -71,6 +72,16 @@ absl::StatusOr<std::string> StateStoreDir(absl::string_view xdg_state_home,
   }
   return MakeError(absl::StatusCode::kFailedPrecondition, "state-store-unavailable",
                    "np-exec's state store needs XDG_STATE_HOME or HOME set to an absolute path");
+}
+
+absl::StatusOr<std::string> HostStateStoreDir(const HostFacts& host) {
+  return StateStoreDir(GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
+}
+
+absl::StatusOr<StateStore> OpenStateStore(const HostFacts& host) {
+  absl::StatusOr<std::string> dir = HostStateStoreDir(host);
+  if (!dir.ok()) return dir.status();
+  return StateStore::Open(*dir, host.uid);
 }
 
 absl::StatusOr<std::string> ProjectStoreKey(absl::string_view project_real) {

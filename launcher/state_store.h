@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/trust.h"
+#include "launcher/host.h"
 
 namespace np {
 
@@ -115,6 +116,12 @@ class StateStore {
   int dir_fd_ = -1;
   uid_t uid_ = 0;
 };
+
+// StateStoreDir of the caller of `host` (its XDG_STATE_HOME and HOME).
+absl::StatusOr<std::string> HostStateStoreDir(const HostFacts& host);
+
+// The caller's store, opened: HostStateStoreDir, then StateStore::Open.
+absl::StatusOr<StateStore> OpenStateStore(const HostFacts& host);
 
 }  // namespace np
 

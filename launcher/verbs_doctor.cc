@@ -22,6 +22,7 @@
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/reaper.h"
 #include "launcher/shim_dir.h"
+#include "launcher/source_pins.h"
 #include "launcher/spawn_facts.h"
 #include "launcher/subprocess.h"
 #include "launcher/trust_gate.h"
@@ -136,6 +137,9 @@ void CheckDeep(const Subject& s, bool deep, Report& r) {
     settings.config.container.network = Network::kNone;
     settings.config.container.allow_hosts = {};
   }
+  // Pinned as a printed plan is (core/mount_pins.h).
+  SourcePins pins(/*keep_descriptors=*/false);
+  facts.pin = pins.AsFunction();
   absl::StatusOr<SpawnPlan> plan = PlanSpawn(settings, &s.probe, facts, {"true"}, {});
   if (!plan.ok()) {
     r.problems.emplace_back(plan.status().message());

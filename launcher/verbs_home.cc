@@ -14,7 +14,7 @@ nlohmann::json AgentHomeJson(const Settings& settings, const HostFacts& host) {
   nlohmann::json out = {
       {"mode", settings.config.container.persistent_home ? "persistent" : "ephemeral"}};
   absl::StatusOr<TrustSubject> subject = LoadTrustSubject(settings);
-  absl::StatusOr<std::string> dir = StateStoreDir(GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
+  absl::StatusOr<std::string> dir = HostStateStoreDir(host);
   if (!subject.ok() || !dir.ok()) return out;
   absl::StatusOr<StateStore> store = StateStore::Open(*dir, host.uid);
   if (!store.ok()) {
@@ -39,13 +39,11 @@ absl::StatusOr<Outcome> VerbHome(const CommandLine& cl, const HostFacts& host) {
   absl::StatusOr<TrustSubject> subject = LoadTrustSubject(*settings);
   if (!subject.ok()) return subject.status();
   if (cl.home_reset) {
-    absl::StatusOr<std::string> dir = StateStoreDir(GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
-    if (!dir.ok()) return dir.status();
-    absl::StatusOr<StateStore> store = StateStore::Open(*dir, host.uid);
+    absl::StatusOr<StateStore> store = OpenStateStore(host);
     if (!store.ok()) return store.status();
     absl::StatusOr<bool> removed = ResetAgentHome(*store, subject->key);
     if (!removed.ok()) return removed.status();
-    const std::string path = AgentHomePath(*dir, subject->key);
+    const std::string path = AgentHomePath(store->dir(), subject->key);
     if (cl.json) {
       WriteJson({{"path", path}, {"removed", *removed}});
     } else {

@@ -11,6 +11,8 @@
 // only 0 to 2 inherited, and for bubblewrap the same system-call filter as
 // a run, bwrap_seccomp.h). So a printed plan, run as printed by a caller whose
 // environment holds anything at all, is as strict as a run.
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "core/git_mounts.h"
@@ -22,6 +24,8 @@
 #include "launcher/runtime/argv_handoff.h"
 #include "launcher/runtime/bwrap_seccomp.h"
 #include "launcher/runtime/driver.h"
+#include "launcher/runtime/podman_secrets.h"
+#include "launcher/source_pins.h"
 #include "launcher/spawn_facts.h"
 #include "launcher/supervise.h"
 #include "launcher/trust_gate.h"
@@ -95,6 +99,14 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
   request.argv = cl.program;
   request.argv.front() = std::string(traits.name);
   request.env = BuildEnvironment(env, host.envp);
+  // The placeholders, made just now, pinned like the plan's other sources
+  // (source_pins.h): bubblewrap binds their descriptors.
+  SourcePins pins(/*keep_descriptors=*/*runtime == Runtime::kBwrap);
+  std::vector<int> bind_fds;
+  absl::Status pinned = PinPlaceholderBinds(*runtime, *binds, policy->project_real,
+                                            workdir.has_value() ? *workdir : policy->project_real,
+                                            pins, request.argv, bind_fds);
+  if (!pinned.ok()) return pinned;
   if (traits.sandbox_env_from_runtime) {
     // As on the run path: bubblewrap dies with np-exec and takes the
     // program along; it has a process group of its own; and it gets the
@@ -106,12 +118,28 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
     absl::Status filtered = AddSeccompArg(request.argv, *seccomp);
     if (!filtered.ok()) return filtered;
     request.keep_fds = {*seccomp};
+    request.keep_fds.insert(request.keep_fds.end(), bind_fds.begin(), bind_fds.end());
     // Past bubblewrap's argument limit, as on the run path.
     absl::StatusOr<int> handed = HandOffArgv(request.argv);
     if (!handed.ok()) return handed.status();
     if (*handed >= 0) request.keep_fds.push_back(*handed);
   }
+  // podman keeps -e values in its state database: forwarded values go in as
+  // podman secrets, removed when the runtime exits, as on the run path.
+  std::vector<std::string> secrets;
+  if (traits.forwards_as_secrets && !cl.env_names.empty()) {
+    const auto name = std::find(request.argv.begin(), request.argv.end(), "--name");
+    if (name == request.argv.end() || name + 1 == request.argv.end()) {
+      return Usage("needs the plan's --name to forward values as podman secrets");
+    }
+    absl::StatusOr<std::vector<std::string>> moved =
+        MoveEnvToPodmanSecrets(request.bin, request.env, *(name + 1),
+                               ForwardedNamesSet(cl.env_names, host.envp), request.argv);
+    if (!moved.ok()) return moved.status();
+    secrets = *std::move(moved);
+  }
   SuperviseResult result = Supervise(request);
+  RemovePodmanSecrets(request.bin, request.env, secrets);
   placeholders->Finish();
   if (result.start_errno != 0) return RuntimeNotExecutable(request.bin, result.start_errno);
   return Outcome{result.exit_code};

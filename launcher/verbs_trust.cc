@@ -187,9 +187,7 @@ absl::StatusOr<Outcome> VerbTrust(const CommandLine& cl, const HostFacts& host) 
   if (!settings.ok()) return settings.status();
   absl::StatusOr<TrustSubject> subject = LoadTrustSubject(*settings);
   if (!subject.ok()) return subject.status();
-  absl::StatusOr<std::string> dir = StateStoreDir(GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
-  if (!dir.ok()) return dir.status();
-  absl::StatusOr<StateStore> store = StateStore::Open(*dir, host.uid);
+  absl::StatusOr<StateStore> store = OpenStateStore(host);
   if (!store.ok()) return store.status();
   absl::StatusOr<TrustVerbOutput> output = RunTrustVerb(mode, *subject, *store, UtcNow());
   if (!output.ok()) return output.status();

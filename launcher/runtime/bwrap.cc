@@ -67,9 +67,7 @@ std::vector<std::string> ProbeArgs(const std::string& bin) {
 // it cannot be had, and then core binds the files one by one, which makes the
 // same sandbox.
 std::string EtcView(const HostFacts& host) {
-  absl::StatusOr<std::string> dir = StateStoreDir(GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
-  if (!dir.ok()) return "";
-  absl::StatusOr<StateStore> store = StateStore::Open(*dir, host.uid);
+  absl::StatusOr<StateStore> store = OpenStateStore(host);
   if (!store.ok()) return "";
   absl::StatusOr<std::string> view = PrepareEtcView(store->dir(), host.uid, kBwrapMadeDirMode);
   return view.ok() ? *view : "";

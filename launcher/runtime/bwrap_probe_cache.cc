@@ -29,9 +29,7 @@ std::string ReadSetting(const char* path) {
 
 // The store directory, opened and checked as the caller's; "" when none.
 std::string StoreDir(const HostFacts& host) {
-  absl::StatusOr<std::string> dir = StateStoreDir(GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
-  if (!dir.ok()) return "";
-  absl::StatusOr<StateStore> store = StateStore::Open(*dir, host.uid);
+  absl::StatusOr<StateStore> store = OpenStateStore(host);
   return store.ok() ? store->dir() : "";
 }
 

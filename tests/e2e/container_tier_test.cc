@@ -241,6 +241,33 @@ TEST_P(ContainerTierTest, AForwardedValueLeavesNothingInTheRuntimesState) {
   EXPECT_EQ(secrets.out.find("np-exec-"), std::string::npos) << secrets.out;
 }
 
+// The same for a printed plan run as printed (sandbox-exec): on podman the
+// value goes in as a secret there too, and none is left.
+TEST_P(ContainerTierTest, APrintedPlansForwardedValueLeavesNothingInTheRuntimesState) {
+  const std::string token = "np-secret-" + RandomToken();
+  std::vector<std::string> env = RuntimeEnv({"NP_E2E_SECRET=" + token});
+  RunResult wrap =
+      Np({"wrap", "--env", "NP_E2E_SECRET", "--", "sh", "-c", "echo \"$NP_E2E_SECRET\""}, "", env);
+  ASSERT_EQ(wrap.exit_code, 0) << wrap.err;
+  const nlohmann::json plan = nlohmann::json::parse(wrap.out);
+  EXPECT_EQ(plan.dump().find(token), std::string::npos) << "a printed plan carries no value";
+  std::vector<std::string> argv = {plan["bin"].get<std::string>()};
+  for (const auto& arg : plan["args"]) argv.push_back(arg.get<std::string>());
+  RunResult r = RunProcess(argv, Options(env, 120000, project_));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, token + "\n");
+  if (runtime() != "podman") return;
+  EXPECT_EQ(std::find(argv.begin(), argv.end(), "--env") != argv.end(), true)
+      << "sandbox-exec is told the forwarded names";
+  RunResult info = RunRuntime("podman", {"info", "--format", "{{.Store.GraphRoot}}"});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const std::string root = info.out.substr(0, info.out.find('\n'));
+  EXPECT_EQ(ReadFile(root + "/libpod/bolt_state.db").find(token), std::string::npos)
+      << "the value is in podman's state database";
+  RunResult secrets = RunRuntime("podman", {"secret", "ls", "--format", "{{.Name}}"});
+  EXPECT_EQ(secrets.out.find("np-exec-"), std::string::npos) << secrets.out;
+}
+
 TEST_P(ContainerTierTest, ExitStatusPropagates) {
   EXPECT_EQ(Sh("exit 7").exit_code, 7);
   EXPECT_EQ(Sh("exit 0").exit_code, 0);
@@ -421,6 +448,9 @@ TEST_P(ContainerTierTest, AProjectSwappedForALinkIsNeverWhatTheSandboxGets) {
   dir_.Write("project/inner/mine.txt", "inner\n");
   const std::string decoy = dir_.MakeDir("decoy");
   dir_.Write("decoy/secret.txt", "decoy secret\n");
+  // What a placeholder (a protected name the inner project lacks) would bind
+  // through the link: a credential of the folder outside.
+  dir_.Write("decoy/.claude/credentials", "decoy credential\n");
   // The inner project's caller: a shell whose working directory is the real
   // inner project, whatever its name at the moment, runs the spawns. (A
   // docker client fed a path that vanished mid-start can hang; the timeout
@@ -431,8 +461,8 @@ TEST_P(ContainerTierTest, AProjectSwappedForALinkIsNeverWhatTheSandboxGets) {
       {"/bin/sh", "-c",
        "while [ ! -e " + out + "/go ]; do sleep 0.05; done; for i in $(seq " +
            std::to_string(spawns) + "); do timeout -s KILL 30 " + NpExecBin() +
-           " -- sh -c 'cat secret.txt mine.txt 2>/dev/null; touch marker' > " + out +
-           "/out.$i 2> " + out + "/err.$i; echo $? > " + out + "/rc.$i; done"},
+           " -- sh -c 'cat secret.txt .claude/credentials mine.txt 2>/dev/null; touch marker' > " +
+           out + "/out.$i 2> " + out + "/err.$i; echo $? > " + out + "/rc.$i; done"},
       Options(RuntimeEnv(), 300000, inner), dir_.Path("caller.out"), dir_.Path("caller.err"));
   ASSERT_GT(caller, 0);
   // The outer sandbox's program: rename the inner project away, put a link
@@ -458,7 +488,7 @@ TEST_P(ContainerTierTest, AProjectSwappedForALinkIsNeverWhatTheSandboxGets) {
     const std::string spawn_out = ReadFile(out + "/out." + n);
     const std::string spawn_err = ReadFile(out + "/err." + n);
     const std::string rc = ReadFile(out + "/rc." + n);
-    if (spawn_out.find("decoy secret") != std::string::npos) ++decoy_seen;
+    if (spawn_out.find("decoy") != std::string::npos) ++decoy_seen;
     if (rc == "0\n") {
       ++ran;
       EXPECT_EQ(spawn_out, "inner\n") << spawn_err;
@@ -476,11 +506,25 @@ TEST_P(ContainerTierTest, AProjectSwappedForALinkIsNeverWhatTheSandboxGets) {
     }
   }
   EXPECT_EQ(decoy_seen, 0);
-  EXPECT_EQ(ListDir(decoy), std::vector<std::string>({"secret.txt"}));
+  EXPECT_EQ(ListDir(decoy), std::vector<std::string>({".claude", "secret.txt"}));
+  EXPECT_EQ(ListDir(decoy + "/.claude"), std::vector<std::string>({"credentials"}));
   EXPECT_EQ(ReadFile(decoy + "/secret.txt"), "decoy secret\n");
   EXPECT_EQ(ReadFile(inner + "/mine.txt"), "inner\n");
   // Not a test that passes by refusing everything.
   EXPECT_GT(ran, 0);
+}
+
+// One folder at two targets: on bubblewrap each bind gets a descriptor of
+// its own (bubblewrap closes each one it binds).
+TEST_P(ContainerTierTest, OneSourceAtTwoTargetsIsMountedAtBoth) {
+  const std::string shared = dir_.MakeDir("shared");
+  dir_.Write("shared/file.txt", "shared\n");
+  Configure({{"mounts",
+              {{{"source", shared}, {"target", "/a"}, {"mode", "ro"}},
+               {{"source", shared}, {"target", "/b"}, {"mode", "ro"}}}}});
+  RunResult r = Np({"--", "cat", "/a/file.txt", "/b/file.txt"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "shared\nshared\n");
 }
 
 TEST_P(ContainerTierTest, MemoryAndCpuLimitsAreInForce) {

@@ -44,10 +44,15 @@ TEST(SourcePinsTest, ASourceIsOpenedOnceAndHeldWithItsIdentity) {
   struct stat st;
   ASSERT_EQ(fstat(pin->fd, &st), 0);
   EXPECT_EQ(absl::StrCat(st.st_dev, ":", st.st_ino), Identity(dir.Path("moved")));
-  // Asked again, the same pin: one descriptor per source.
+  // Asked again (one folder at two targets), the same object under a
+  // descriptor of its own: bubblewrap closes each one it binds. The folder
+  // is opened once: its rename above does not matter.
   absl::StatusOr<SourcePin> again = pins.Pin(data);
-  ASSERT_TRUE(again.ok());
-  EXPECT_EQ(again->fd, pin->fd);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_NE(again->fd, pin->fd);
+  ASSERT_EQ(fstat(again->fd, &st), 0);
+  EXPECT_EQ(absl::StrCat(st.st_dev, ":", st.st_ino), Identity(dir.Path("moved")));
+  EXPECT_EQ(again->ino, pin->ino);
 }
 
 TEST(SourcePinsTest, WithoutDescriptorsOnlyTheIdentityIsKept) {
@@ -80,20 +85,76 @@ TEST(SourcePinsTest, ALinkInsideAProjectIsASwapAndRefused) {
   EXPECT_EQ(ErrorCode(pins.Pin(dir.Path("into")).status()), "isolation-mount-source-unstable");
 }
 
-TEST(SourcePinsTest, TheOperatorsOwnLinkOutsideEveryProjectIsFollowed) {
+// Every source np-exec pins is a real path, so a link anywhere on the way
+// is a change, outside every project too: a top-level project whose parent
+// another user can write in, swapped for a link to `/`, walks through the
+// link, and no `.nubos-pilot/` above it would tell.
+TEST(SourcePinsTest, ALinkOutsideEveryProjectIsRefusedToo) {
   TempDir dir;
   const std::string real = dir.MakeDir("real-home");
   ASSERT_EQ(symlink(real.c_str(), dir.Path("home").c_str()), 0);
+  ASSERT_EQ(symlink("/", dir.Path("root").c_str()), 0);
   SourcePins pins(/*keep_descriptors=*/false);
-  absl::StatusOr<SourcePin> pin = pins.Pin(dir.Path("home"));
-  ASSERT_TRUE(pin.ok()) << pin.status();
-  EXPECT_EQ(absl::StrCat(pin->dev, ":", pin->ino), Identity(real));
+  EXPECT_EQ(ErrorCode(pins.Pin(dir.Path("home")).status()), "isolation-mount-source-unstable");
+  EXPECT_EQ(ErrorCode(pins.Pin(dir.Path("root")).status()), "isolation-mount-source-unstable");
 }
 
 TEST(SourcePinsTest, AMissingSourceIsRefused) {
   TempDir dir;
   SourcePins pins(/*keep_descriptors=*/false);
   EXPECT_EQ(ErrorCode(pins.Pin(dir.Path("gone")).status()), "isolation-mount-source-missing");
+}
+
+// Placeholders exist only once the spawn made them: pinned then, in the
+// runtime argv the plan built.
+TEST(PlaceholderPinsTest, BubblewrapBindsTheirDescriptorsAndDockerChecksThem) {
+  TempDir dir;
+  const std::string project = dir.MakeDir("project");
+  const std::string vscode = dir.MakeDir("project/.vscode");
+  ProtectedBind bind;
+  bind.relative = ".vscode";
+  bind.directory = true;
+  bind.placeholder = true;
+  ProtectedBind real;
+  real.relative = ".git";
+  real.directory = true;
+  {
+    SourcePins pins(/*keep_descriptors=*/true);
+    std::vector<std::string> argv = {"bwrap", "--ro-bind", vscode, "/p/.vscode", "--", "true"};
+    std::vector<int> fds;
+    ASSERT_TRUE(
+        PinPlaceholderBinds(Runtime::kBwrap, {bind, real}, project, "/p", pins, argv, fds).ok());
+    ASSERT_EQ(fds.size(), 1u);
+    EXPECT_EQ(argv, (std::vector<std::string>{"bwrap", "--ro-bind-fd", std::to_string(fds[0]),
+                                              "/p/.vscode", "--", "true"}));
+    struct stat st;
+    ASSERT_EQ(fstat(fds[0], &st), 0);
+    EXPECT_EQ(absl::StrCat(st.st_dev, ":", st.st_ino), Identity(vscode));
+  }
+  {
+    SourcePins pins(/*keep_descriptors=*/false);
+    std::vector<std::string> argv = {"docker",      "run", "img", "/run/np-exec/np-exec",
+                                     "mount-check", "--",  "true"};
+    std::vector<int> fds;
+    ASSERT_TRUE(PinPlaceholderBinds(Runtime::kDocker, {bind}, project, "/p", pins, argv, fds).ok());
+    EXPECT_TRUE(fds.empty());
+    EXPECT_EQ(argv, (std::vector<std::string>{"docker", "run", "img", "/run/np-exec/np-exec",
+                                              "mount-check", "--expect", "/p/.vscode",
+                                              Identity(vscode), "--", "true"}));
+    // Without a mount check to extend, nothing runs.
+    std::vector<std::string> bare = {"docker", "run", "img", "true"};
+    EXPECT_EQ(
+        ErrorCode(PinPlaceholderBinds(Runtime::kDocker, {bind}, project, "/p", pins, bare, fds)),
+        "spawn-failed");
+  }
+  // A placeholder swapped for a link before it is pinned is refused.
+  ASSERT_EQ(rename(vscode.c_str(), dir.Path("project/vscode.x").c_str()), 0);
+  ASSERT_EQ(symlink(dir.MakeDir("elsewhere").c_str(), vscode.c_str()), 0);
+  SourcePins pins(/*keep_descriptors=*/true);
+  std::vector<std::string> argv = {"bwrap", "--ro-bind", vscode, "/p/.vscode", "--", "true"};
+  std::vector<int> fds;
+  EXPECT_EQ(ErrorCode(PinPlaceholderBinds(Runtime::kBwrap, {bind}, project, "/p", pins, argv, fds)),
+            "isolation-mount-source-unstable");
 }
 
 // The entry point inside: a target that is not what was pinned stops the
