@@ -455,6 +455,20 @@ void AddMountCases(std::vector<Case>& cases) {
   cases.push_back({"MountSourceTheEngineSocketInUse",
                    mount([ro](Ctx& ctx) { return ro(ctx.engine.socket_path()); }),
                    "isolation-mount-forbidden-source"});
+  // Races (issue 15 item 2): a source a sandboxed program could swap for a
+  // link between np-exec's check and the runtime's mount.
+  cases.push_back({"MountSourceInsideTheProject", mount([ro](Ctx& ctx) {
+                     ctx.lab.tmp().MakeDir("proj/data");
+                     return ro(ctx.lab.tmp().Path("proj/data"));
+                   }),
+                   "isolation-mount-source-unstable"});
+  cases.push_back({"MountSourceBelowAWorldWritableDir", mount([ro](Ctx& ctx) {
+                     const std::string open_dir = ctx.lab.tmp().MakeDir("open");
+                     EXPECT_EQ(chmod(open_dir.c_str(), 0777), 0);
+                     ctx.lab.tmp().MakeDir("open/data");
+                     return ro(ctx.lab.tmp().Path("open/data"));
+                   }),
+                   "isolation-mount-source-unstable"});
   cases.push_back(
       {"MountWritableOutsideProject", mount([](Ctx& ctx) {
          ctx.lab.tmp().MakeDir("outside");
