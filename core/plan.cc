@@ -442,6 +442,11 @@ std::vector<std::string> PrintedCommand(const SpawnPlan& plan) {
   std::vector<std::string> command = {plan.self_path, std::string(kSandboxExecVerb),
                                       "--runtime",    std::string(RuntimeName(plan.runtime)),
                                       "--project",    plan.project_real};
+  // Where the project is inside, when not at its own path (a configured
+  // workdir, `wrap --workdir`): sandbox-exec pins the placeholders there.
+  if (plan.project_mount != plan.project_real) {
+    command.insert(command.end(), {"--mount-point", plan.project_mount});
+  }
   // Where the runtime hands its environment to the sandbox, and where the
   // values go in as podman secrets; a docker client forwards the -e names of
   // its own argv.

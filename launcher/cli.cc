@@ -188,13 +188,16 @@ absl::Status ParseWrap(absl::Span<char* const> args, CommandLine* cl) {
   return absl::OkStatus();
 }
 
-// sandbox-exec --runtime R --project P [--env NAMES] -- BIN ARGS...
+// sandbox-exec --runtime R --project P [--mount-point M] [--env NAMES] -- BIN ARGS...
 absl::Status ParseSandboxExec(absl::Span<char* const> args, CommandLine* cl) {
   ProgramSyntax syntax;
   syntax.options = {StringOption("--runtime", &cl->runtime),
-                    StringOption("--project", &cl->sandbox_project), EnvOption(cl)};
+                    StringOption("--project", &cl->sandbox_project),
+                    StringOption("--mount-point", &cl->sandbox_mount_point), EnvOption(cl)};
   syntax.unknown = [](absl::string_view) {
-    return Usage("sandbox-exec takes --runtime R --project P [--env NAMES] -- BIN ARGS...");
+    return Usage(
+        "sandbox-exec takes --runtime R --project P [--mount-point M] [--env NAMES] -- BIN "
+        "ARGS...");
   };
   return ParseOptionsThenProgram(args, syntax, cl).status();
 }

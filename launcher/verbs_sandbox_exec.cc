@@ -1,6 +1,6 @@
 // sandbox-exec: the internal verb every printed plan runs.
 //
-// `np-exec sandbox-exec --runtime R --project P [--env NAMES] -- BIN ARGS...`
+// `np-exec sandbox-exec --runtime R --project P [--mount-point M] [--env NAMES] -- BIN ARGS...`
 // does for a caller who runs a printed plan what the run path does around the
 // runtime: it checks trust and the ratchet for project P, creates the
 // placeholders of P's missing protected paths (held until the runtime exits,
@@ -35,9 +35,11 @@ namespace np {
 namespace {
 
 absl::Status Usage(absl::string_view why) {
-  return MakeError(absl::StatusCode::kInvalidArgument, "usage",
-                   absl::StrCat("sandbox-exec ", why,
-                                "; it takes --runtime R --project P [--env NAMES] -- BIN ARGS..."));
+  return MakeError(
+      absl::StatusCode::kInvalidArgument, "usage",
+      absl::StrCat("sandbox-exec ", why,
+                   "; it takes --runtime R --project P [--mount-point M] [--env NAMES] -- BIN "
+                   "ARGS..."));
 }
 
 }  // namespace
@@ -69,10 +71,18 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
   if (!binds.ok()) return binds.status();
   // The git directories of a worktree as the plan mounted them: their
   // placeholders too must exist before the runtime binds them.
+  // Where the project is inside: the printed plan's (`wrap --workdir`), else
+  // the configured workdir, else its own path.
   const std::optional<std::string>& workdir = settings->config.container.workdir;
-  absl::StatusOr<GitMounts> git = PlanGitMounts(
-      policy->project_real, workdir.has_value() ? *workdir : policy->project_real, *policy,
-      BaseFacts(host, policy->project_real).home, {"/tmp", std::string(kContainerHome)});
+  const std::string mount_point = !cl.sandbox_mount_point.empty() ? cl.sandbox_mount_point
+                                  : workdir.has_value()           ? *workdir
+                                                                  : policy->project_real;
+  if (mount_point.empty() || mount_point.front() != '/') {
+    return Usage("needs an absolute --mount-point");
+  }
+  absl::StatusOr<GitMounts> git = PlanGitMounts(policy->project_real, mount_point, *policy,
+                                                BaseFacts(host, policy->project_real).home,
+                                                {"/tmp", std::string(kContainerHome)});
   if (!git.ok()) return git.status();
   binds->insert(binds->end(), git->binds.begin(), git->binds.end());
   absl::StatusOr<ProtectedPlaceholders> placeholders =
@@ -103,8 +113,7 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
   // (source_pins.h): bubblewrap binds their descriptors.
   SourcePins pins(/*keep_descriptors=*/*runtime == Runtime::kBwrap);
   std::vector<int> bind_fds;
-  absl::Status pinned = PinPlaceholderBinds(*runtime, *binds, policy->project_real,
-                                            workdir.has_value() ? *workdir : policy->project_real,
+  absl::Status pinned = PinPlaceholderBinds(*runtime, *binds, policy->project_real, mount_point,
                                             pins, request.argv, bind_fds);
   if (!pinned.ok()) return pinned;
   if (traits.sandbox_env_from_runtime) {
