@@ -24,4 +24,9 @@ cmake --build "$build" -j "$jobs"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:verify_asan_link_order=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 cd "$build"
-ctest -LE e2e -j "$jobs" --output-on-failure --timeout 600
+# The load test's docker and podman spawns are left out: the container tier
+# runs np-exec's own binary inside the image as its entry point, which needs
+# the static build, and this one is dynamic (it is refused with
+# isolation-entry-not-static). Its bubblewrap spawns run here.
+ctest -LE e2e -E 'ContainerLoadTest\..*/(docker|podman)' -j "$jobs" --output-on-failure \
+  --timeout 600
