@@ -23,16 +23,6 @@ absl::Status SelfBinaryMissing() {
                    "sandbox's entry point needs to check its mounts; nothing ran");
 }
 
-absl::Status SelfBinaryNotStatic(absl::string_view path) {
-  return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-entry-not-static",
-                   absl::StrCat("np-exec's own binary ", path,
-                                " is dynamically linked, so it cannot run inside the image as "
-                                "the sandbox's entry point (which proves the mounts before the "
-                                "program runs); nothing ran. Use the static build (the Debian "
-                                "package's, or cmake's default)"),
-                   {{"bin", path}});
-}
-
 absl::Status AllowlistNeedsNpExec() {
   return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-allowlist-needs-np-exec",
                    "isolation.container.network \"allowlist\" works only while np-exec "
@@ -266,7 +256,6 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
   // would check it).
   if (egress || !expected.empty()) {
     if (spawn.self_binary.empty()) return SelfBinaryMissing();
-    if (!spawn.self_static) return SelfBinaryNotStatic(spawn.self_binary);
     absl::StatusOr<std::string> self =
         FormatBindMount(config.runtime, spawn.self_binary, kEgressSelfTarget,
                         /*writable=*/false, "isolation-mount-bad-source");

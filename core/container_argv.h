@@ -77,9 +77,6 @@ struct ContainerSpawn {
   // Pins every bind source after the checks (mount_pins.h); empty: sources
   // go by path alone (unit tests).
   PinSourceFn pin;
-  // Whether `self_binary` is statically linked: only then can it run inside
-  // an image as the entry point (mount-check, egress-entry).
-  bool self_static = true;
   // bubblewrap: PATH inside when it is not kSandboxPath (core/plan.h's
   // SandboxPathFor), set with --setenv; empty: kSandboxPath.
   std::string sandbox_path;
@@ -129,10 +126,6 @@ absl::Status AllowlistNeedsNpExec();
 // np-exec's own binary is needed inside (the entry point) and its path is not
 // known. Code `isolation-mount-bad-source`.
 absl::Status SelfBinaryMissing();
-// np-exec's own binary is needed inside an image and is dynamically linked
-// (a sanitizer or distribution build), so it cannot run there. Code
-// `isolation-entry-not-static`.
-absl::Status SelfBinaryNotStatic(absl::string_view path);
 
 absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
     const ContainerConfig& config, const std::vector<ValidatedMount>& mounts,

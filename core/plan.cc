@@ -264,7 +264,6 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   spawn.root_layout = facts.root_layout;
   spawn.etc_view = facts.etc_view;
   spawn.pin = facts.pin;
-  spawn.self_static = facts.self_static;
   if (container.persistent_home) spawn.home_source = plan.agent_home = facts.agent_home;
   if (account_view) {
     spawn.passwd_file = facts.passwd_file;

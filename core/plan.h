@@ -106,8 +106,6 @@ struct SpawnFacts {
   // Container only: pins each bind source after the checks (mount_pins.h);
   // the launcher's (launcher/source_pins.h). Empty: sources go by path alone.
   PinSourceFn pin;
-  // Whether np-exec's own binary is statically linked (ContainerSpawn).
-  bool self_static = true;
 };
 
 struct SpawnPlan {

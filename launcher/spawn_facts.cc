@@ -2,7 +2,6 @@
 
 #include <limits.h>
 #include <stdlib.h>
-#include <sys/auxv.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -39,8 +38,6 @@ SpawnFacts BaseFacts(const HostFacts& host, const std::string& cwd) {
   facts.pid = host.pid;
   facts.preload_names = std::string(GetEnv(host.envp, kPreloadNamesVar));
   facts.self_path = host.self_path;
-  // No program interpreter: a static binary, which runs inside any image.
-  facts.self_static = getauxval(AT_BASE) == 0;
   return facts;
 }
 

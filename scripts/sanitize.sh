@@ -26,7 +26,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 cd "$build"
 # The load test's docker and podman spawns are left out: the container tier
 # runs np-exec's own binary inside the image as its entry point, which needs
-# the static build, and this one is dynamic (it is refused with
-# isolation-entry-not-static). Its bubblewrap spawns run here.
+# the static build, and this one is dynamic (tini cannot exec it there). Its
+# bubblewrap spawns run here.
 ctest -LE e2e -E 'ContainerLoadTest\..*/(docker|podman)' -j "$jobs" --output-on-failure \
   --timeout 600

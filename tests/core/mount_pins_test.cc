@@ -144,23 +144,6 @@ TEST(MountPinsTest, DockerAndPodmanRunTheMountCheckBeforeTheProgram) {
   }
 }
 
-// A dynamically linked np-exec (a sanitizer build) cannot run inside an
-// image: refused with a code instead of a container whose entry point fails.
-TEST(MountPinsTest, ADynamicNpExecCannotBeTheEntryPointInAnImage) {
-  ContainerConfig config;
-  config.image = "img:1";
-  ContainerSpawn spawn = Spawn();
-  FakePins pins;
-  pins.descriptors = false;
-  spawn.pin = pins.Fn();
-  spawn.self_static = false;
-  EXPECT_EQ(ErrorCode(BuildContainerArgv(config, kMounts, spawn).status()),
-            "isolation-entry-not-static");
-  // bubblewrap shows the host's libraries: no such need there.
-  config.runtime = Runtime::kBwrap;
-  EXPECT_TRUE(BuildBwrapArgv(config, kMounts, spawn, kMergedUsr).ok());
-}
-
 TEST(MountPinsTest, WithoutAPinNothingChanges) {
   ContainerConfig config;
   config.image = "img:1";
