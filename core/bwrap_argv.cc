@@ -159,19 +159,17 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
   auto bind = [&](std::vector<std::string>& out, const std::string& source,
                   absl::string_view target, bool writable,
                   bool placeholder = false) -> absl::Status {
-    if (!spawn.pin || placeholder) {
-      out.insert(out.end(), {writable ? "--bind" : "--ro-bind", source, std::string(target)});
-      return absl::OkStatus();
-    }
-    absl::StatusOr<SourcePin> pin = spawn.pin(source);
-    if (!pin.ok()) return pin.status();
-    if (pin->fd >= 0) {
-      out.insert(out.end(), {writable ? "--bind-fd" : "--ro-bind-fd", absl::StrCat(pin->fd),
-                             std::string(target)});
-    } else {
-      out.insert(out.end(), {writable ? "--bind" : "--ro-bind", source, std::string(target)});
+    if (spawn.pin && !placeholder) {
+      absl::StatusOr<SourcePin> pin = spawn.pin(source);
+      if (!pin.ok()) return pin.status();
+      if (pin->fd >= 0) {
+        out.insert(out.end(), {writable ? "--bind-fd" : "--ro-bind-fd", absl::StrCat(pin->fd),
+                               std::string(target)});
+        return absl::OkStatus();
+      }
       expected.push_back({std::string(target), pin->dev, pin->ino});
     }
+    out.insert(out.end(), {writable ? "--bind" : "--ro-bind", source, std::string(target)});
     return absl::OkStatus();
   };
 

@@ -68,8 +68,7 @@ absl::StatusOr<std::vector<ProtectedMount>> ProtectedMounts(const ContainerConfi
       if (bind.root != root) continue;
       absl::Status valid = ValidateProtectedBind(bind);
       if (!valid.ok()) return valid;
-      out.push_back({BindHostPath(spawn.project_root, bind),
-                     root.empty() ? JoinPath(target, bind.relative) : BindHostPath("", bind),
+      out.push_back({BindHostPath(spawn.project_root, bind), BindHostPath(target, bind),
                      bind.writable, bind.placeholder});
     }
     return absl::OkStatus();

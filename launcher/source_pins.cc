@@ -106,8 +106,9 @@ absl::Status PinPlaceholderBinds(Runtime runtime, const std::vector<ProtectedBin
   for (const ProtectedBind& bind : binds) {
     if (!bind.placeholder || bind.writable) continue;
     const std::string source = BindHostPath(project_real, bind);
-    const std::string target =
-        bind.root.empty() ? JoinPath(project_mount, bind.relative) : BindHostPath("", bind);
+    // Inside, a git root's binds are at their host paths; the project's below
+    // its mount point.
+    const std::string target = BindHostPath(project_mount, bind);
     absl::StatusOr<SourcePin> pin = pins.Pin(source);
     if (!pin.ok()) return pin.status();
     if (runtime == Runtime::kBwrap) {

@@ -8,6 +8,7 @@
 // (core/plan.h) and execs it in place, so the program keeps this process: its
 // pid, stdio, signals and exit status. The environment passes through
 // unchanged.
+#include "launcher/environment.h"
 #include "launcher/exec.h"
 #include "launcher/runtime/argv_handoff.h"
 #include "launcher/verbs.h"
@@ -21,11 +22,7 @@ absl::StatusOr<Outcome> VerbArgvEntry(const CommandLine& cl, const HostFacts& ho
   absl::StatusOr<std::string> program =
       FindRealProgram(argv->front(), host.path, host.cwd, FileId{}, StatFile);
   if (!program.ok()) return program.status();
-  std::vector<std::string> env;
-  for (char** entry = host.envp; entry != nullptr && *entry != nullptr; ++entry) {
-    env.emplace_back(*entry);
-  }
-  absl::Status failed = ExecInPlace(*program, *argv, env);
+  absl::Status failed = ExecInPlace(*program, *argv, EditEnvironment(host.envp, {}, {}));
   return failed.ok() ? absl::InternalError("exec returned") : failed;
 }
 

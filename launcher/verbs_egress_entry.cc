@@ -11,6 +11,7 @@
 // environment passes through unchanged.
 #include "core/errors.h"
 #include "launcher/egress/bridge.h"
+#include "launcher/environment.h"
 #include "launcher/exec.h"
 #include "launcher/verbs.h"
 #include "shim/find_real_program.h"
@@ -25,11 +26,7 @@ absl::StatusOr<Outcome> VerbEgressEntry(const CommandLine& cl, const HostFacts& 
   absl::StatusOr<egress::BridgeProcess> bridge =
       egress::StartBridge(static_cast<uint16_t>(cl.egress_port), cl.egress_socket);
   if (!bridge.ok()) return bridge.status();
-  std::vector<std::string> env;
-  for (char** entry = host.envp; entry != nullptr && *entry != nullptr; ++entry) {
-    env.emplace_back(*entry);
-  }
-  absl::Status failed = ExecInPlace(*program, cl.program, env);
+  absl::Status failed = ExecInPlace(*program, cl.program, EditEnvironment(host.envp, {}, {}));
   return failed.ok() ? absl::InternalError("exec returned") : failed;
 }
 
