@@ -63,6 +63,8 @@ case $(dpkg --print-architecture) in
   *) log "no node-linux package for $(dpkg --print-architecture)"; exit 1 ;;
 esac
 command -v npm >/dev/null 2>&1 || { log "needs npm on the host (apt-get install npm)"; exit 1; }
+# shellcheck source=npm-env.sh
+. "$here/npm-env.sh"
 
 rootfs_init "$@"
 recipe_tag "$here/build-agent-image.sh" "$here/rootfs-lib.sh" "$dockerfile"

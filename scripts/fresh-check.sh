@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Checks the README's promise on a genuinely fresh Debian 12: builds a
 # minimal bookworm root filesystem (debootstrap --variant=minbase, from the
-# mirror this machine's apt uses), imports it into docker, copies the
+# mirror this machine's apt uses), gives it what a fresh machine of this kind
+# has and the project cannot know (ca-certificates with the host's added
+# certificate authorities, nothing else of the host), imports it into docker
+# with CI=true set as CI sets it, copies the
 # committed tree in (`git archive HEAD`: what a clone would hold, nothing
 # untracked or built), and runs the README's two commands in it:
 #   bash scripts/run-main.sh     then     bash scripts/test.sh
@@ -65,9 +68,9 @@ started=$(date +%s)
 elapsed() { echo "$(($(date +%s) - started)) s"; }
 
 say "logs: $logs"
-say "debootstrap --variant=minbase bookworm from $mirror (log: $logs/debootstrap.log)"
+say "debootstrap --variant=minbase --include=ca-certificates bookworm from $mirror (log: $logs/debootstrap.log)"
 rootfs=$work/rootfs
-debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >"$logs/debootstrap.log" 2>&1 ||
+debootstrap --variant=minbase --include=ca-certificates bookworm "$rootfs" "$mirror" >"$logs/debootstrap.log" 2>&1 ||
   die "debootstrap failed (see $logs/debootstrap.log)"
 cat >"$rootfs/etc/apt/sources.list" <<EOF
 deb $mirror bookworm main
@@ -77,6 +80,20 @@ EOF
 # A fresh machine has no package lists yet (debootstrap leaves its own):
 # the test command must run apt-get update itself.
 rm -rf "$rootfs/var/lib/apt/lists/"*
+# What a fresh machine of this kind has and the project cannot know: the
+# certificate authorities its image adds (the proxy the npm registry is
+# reached through), as the image installs them: the host's added ones are
+# copied to /usr/local/share/ca-certificates and update-ca-certificates folds
+# them into the system bundle (the ca-certificates package, whose
+# maintainer script runs it, comes with the machine image).
+added_cas=(/usr/local/share/ca-certificates/*.crt)
+if [ -e "${added_cas[0]}" ]; then
+  mkdir -p "$rootfs/usr/local/share/ca-certificates"
+  cp "${added_cas[@]}" "$rootfs/usr/local/share/ca-certificates/"
+fi
+chroot "$rootfs" update-ca-certificates >>"$logs/debootstrap.log" 2>&1 ||
+  die "update-ca-certificates failed in the root filesystem (see $logs/debootstrap.log)"
+say "added certificate authorities: ${#added_cas[@]} (${added_cas[*]##*/})"
 tar -C "$rootfs" -c . | docker import \
   -c 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' - "$image" >/dev/null ||
   die "docker import failed"
@@ -89,7 +106,8 @@ say "imported $image ($(elapsed))"
 # masked /proc and /sys paths, every device, /sys/fs/cgroup read-write, and
 # fresh anonymous volumes for the engines' state (overlayfs cannot stack on
 # the container's own overlay root).
-docker create --name "$id" --init --network "$network" \
+# CI=true, as CI runs the command: a test that lacks what it needs fails.
+docker create --name "$id" --init --network "$network" -e CI=true \
   --cap-add ALL --cap-drop SYS_RESOURCE \
   --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
   --security-opt systempaths=unconfined --device-cgroup-rule 'a *:* rwm' \

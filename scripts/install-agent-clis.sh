@@ -58,6 +58,8 @@ case $(dpkg --print-architecture) in
   *) log "no node-linux package for $(dpkg --print-architecture)"; exit 1 ;;
 esac
 command -v npm >/dev/null 2>&1 || { log "needs npm on the host (apt-get install npm)"; exit 1; }
+# shellcheck source=npm-env.sh
+. "$here/npm-env.sh"
 
 recipe=$( (cat "$here/install-agent-clis.sh" "${dockerfiles[@]}"; printf '%s\n' "${names[@]}") | sha256sum | cut -c1-12)
 if [ "${NP_REBUILD_IMAGES:-0}" != 1 ] && [ "$(cat "$prefix/.np-exec-recipe" 2>/dev/null)" = "$recipe" ]; then

@@ -1,6 +1,8 @@
 #include "core/config_file.h"
 
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
@@ -195,14 +197,25 @@ TEST(ConfigFileTest, SymlinkLoopIsUnreadable) {
   EXPECT_EQ(ErrorCode(parsed.status()), "config-unreadable");
 }
 
+// Root reads any file, so as root the read runs in a child that gave root up.
 TEST(ConfigFileTest, PermissionDeniedIsUnreadable) {
-  if (geteuid() == 0) GTEST_SKIP() << "root reads any file";
   TempDir tmp;
   const std::string path = tmp.Write("config.json", "{}", 0000);
   chmod(path.c_str(), 0000);
-  absl::StatusOr<json> parsed = ReadConfigFile(path);
-  ASSERT_FALSE(parsed.ok());
-  EXPECT_EQ(ErrorCode(parsed.status()), "config-unreadable");
+  chmod(tmp.path().c_str(), 0755);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (geteuid() == 0 && (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0)) {
+      _exit(2);
+    }
+    absl::StatusOr<json> parsed = ReadConfigFile(path);
+    _exit(!parsed.ok() && ErrorCode(parsed.status()) == "config-unreadable" ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: could not give up root; 1: not config-unreadable";
 }
 
 TEST(ConfigFileTest, TooLargeIsRefused) {

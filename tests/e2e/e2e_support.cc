@@ -82,11 +82,6 @@ RunOptions Options(const std::vector<std::string>& env, int timeout_ms, const st
   return options;
 }
 
-bool InCi() {
-  const char* ci = getenv("CI");
-  return ci != nullptr && std::string(ci) == "true";
-}
-
 std::string RuntimeUnavailableReason(const std::string& runtime) {
   static std::map<std::string, std::string> cache;
   auto it = cache.find(runtime);

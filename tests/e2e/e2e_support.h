@@ -14,6 +14,7 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/ci.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
@@ -22,9 +23,6 @@ namespace np::testing {
 // RunOptions without C++20 designated initializers.
 RunOptions Options(const std::vector<std::string>& env, int timeout_ms = 120000,
                    const std::string& cwd = "", const std::string& stdin_data = "");
-
-// True when CI=true: a missing runtime then fails the test, never skips it.
-bool InCi();
 
 // "docker", "podman" or "bwrap". Empty when usable, otherwise why not. The
 // first call for docker/podman also builds the test images when missing

@@ -25,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "launcher/protected_placeholders.h"
 #include "tests/launcher/fakes.h"
+#include "tests/support/ci.h"
 #include "tests/support/docker_csv.h"
 
 namespace np::testing {
@@ -768,7 +769,7 @@ TEST_P(HostileInputTest, RefusedWithItsCodeAndNothingRuns) {
   if (::testing::Test::HasFatalFailure()) return;
   if (ctx.as_nobody) {
     if (!IsRoot() || access("/usr/bin/setpriv", X_OK) != 0) {
-      GTEST_SKIP() << "needs root and setpriv to run np-exec as an unprivileged user";
+      NP_NEEDS("needs root and setpriv to run np-exec as an unprivileged user");
     }
     // Only the file under test is closed to nobody; the sentinel could be
     // written if the program ran.

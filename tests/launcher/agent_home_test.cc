@@ -14,6 +14,7 @@
 
 #include "core/errors.h"
 #include "gtest/gtest.h"
+#include "tests/support/ci.h"
 #include "tests/support/temp_dir.h"
 
 namespace np {
@@ -187,7 +188,7 @@ TEST_F(AgentHomeTest, SeedDirectoryCopiesNoLinkOrSpecialFile) {
 TEST_F(AgentHomeTest, DeviceNodesAreNeverOpened) {
   if (mknod((home_ + "/.codex/null").c_str(), S_IFCHR | 0600, makedev(1, 3)) != 0 ||
       mknod((home_ + "/.device").c_str(), S_IFCHR | 0600, makedev(1, 3)) != 0) {
-    GTEST_SKIP() << "cannot make a device node here (needs root)";
+    NP_NEEDS("cannot make a device node here (needs root)");
   }
   absl::StatusOr<AgentHomeLease> lease = AgentHomeLease::Acquire(*store_, "p", Seed({".codex"}));
   ASSERT_TRUE(lease.ok()) << lease.status();

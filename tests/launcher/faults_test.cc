@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/ci.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/launcher/fakes.h"
@@ -92,7 +93,7 @@ TEST_F(NeverDowngradeTest, SocketNeverAnswers) {
 
 TEST_F(NeverDowngradeTest, SocketPermissionDenied) {
   if (!IsRoot() || access("/usr/bin/setpriv", X_OK) != 0) {
-    GTEST_SKIP() << "needs root and setpriv to run np-exec as an unprivileged user";
+    NP_NEEDS("needs root and setpriv to run np-exec as an unprivileged user");
   }
   lab_.FakeDocker();
   FakeEngine engine(lab_.tmp().Path("engine.sock"));

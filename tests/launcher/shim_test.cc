@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/ci.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/launcher/fakes.h"
@@ -94,7 +95,7 @@ TEST_F(ShimTest, ThroughASymlinkedPathEntry) {
 TEST_F(ShimTest, HardLinkUnderAnotherNameInASecondDir) {
   const std::string dir = lab_.tmp().MakeDir("hard");
   if (link(NpExecBin().c_str(), (dir + "/node").c_str()) != 0) {
-    GTEST_SKIP() << "the build tree and $TMPDIR are on different filesystems";
+    NP_NEEDS("the build tree and $TMPDIR are on different filesystems");
   }
   RunResult r = RunNode(shims_, shims_ + ":" + dir + ":" + real_ + ":" + lab_.tools());
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -166,7 +167,7 @@ TEST_F(ShimTest, AProgramThatMerelyMentionsNpExecRuns) {
 // place. Root reads any file, so as root the shim runs as nobody.
 TEST_F(ShimTest, AnUnreadableCopyIsStillRefusedNotLooped) {
   if (IsRoot() && access("/usr/bin/setpriv", X_OK) != 0) {
-    GTEST_SKIP() << "needs setpriv to run the shim as an unprivileged user";
+    NP_NEEDS("needs setpriv to run the shim as an unprivileged user");
   }
   const std::string dir = lab_.tmp().MakeDir("copy");
   std::filesystem::copy_file(NpExecBin(), dir + "/node");

@@ -12,6 +12,7 @@
 #include "core/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/ci.h"
 #include "tests/support/temp_dir.h"
 
 namespace np {
@@ -132,7 +133,7 @@ INSTANTIATE_TEST_SUITE_P(
 class FindTrustedBinaryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root: the trusted directories must be root's";
+    if (geteuid() != 0) NP_NEEDS("needs root: the trusted directories must be root's");
     project_ = dir_.MakeDir("project");
     planted_ = dir_.Write("project/node_modules/.bin/bwrap", "#!/bin/sh\n", 0755);
     trusted_ = dir_.Write("system/bin/bwrap", "#!/bin/sh\n", 0755);

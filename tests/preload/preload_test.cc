@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/ci.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
@@ -341,7 +342,7 @@ TEST_F(PreloadTest, LibraryThroughALinkFindsNpExecBesideItsRealFile) {
 // to, in every process of the tree; issue 19). A wrapped exec does, which
 // shows the trace would see them.
 TEST_F(PreloadTest, ProcessesThatWrapNothingNeverLookForNpExec) {
-  if (access("/usr/bin/strace", X_OK) != 0) GTEST_SKIP() << "strace is not installed";
+  if (access("/usr/bin/strace", X_OK) != 0) NP_NEEDS("strace is not installed");
   auto trace = [&](const std::string& target, const std::string& name) {
     const std::string out = tmp_.Path(name);
     RunResult r =
@@ -385,10 +386,7 @@ class RealNodeTest : public PreloadTest {
     if (!HaveRealNode()) {
       // scripts/test.sh installs Debian's nodejs: under CI a missing node is a
       // broken set-up, never a silent skip.
-      const char* ci = getenv("CI");
-      if (ci != nullptr && std::string(ci) == "true")
-        FAIL() << kRealNode << " is required under CI=true";
-      GTEST_SKIP() << kRealNode << " is not installed";
+      NP_NEEDS(kRealNode << " is not installed");
     }
     PreloadTest::SetUp();
   }
