@@ -127,6 +127,10 @@ absl::StatusOr<std::string> FindProjectRoot(absl::string_view cwd) {
     size_t slash = dir.rfind('/');
     dir.resize(slash == 0 ? 1 : slash);
   }
+  return NotInProject(cwd);
+}
+
+absl::Status NotInProject(absl::string_view cwd) {
   return MakeError(absl::StatusCode::kFailedPrecondition, "not-in-project",
                    absl::StrCat("no .nubos-pilot/ directory in ", cwd,
                                 " or any parent; run np-exec inside a nubos-pilot "
@@ -152,26 +156,7 @@ std::string ProjectConfigPath(absl::string_view project_root) {
                              : absl::StrCat(project_root, "/.nubos-pilot/config.json");
 }
 
-absl::StatusOr<nlohmann::json> ReadConfigFile(absl::string_view path) {
-  const std::string name = BaseName(path);
-  if (path.find('\0') != absl::string_view::npos) {
-    return MakeError(absl::StatusCode::kInvalidArgument, "invalid-path",
-                     "config path contains a NUL byte", {{"file", name}});
-  }
-  const std::string p(path);
-  // O_NONBLOCK so that a FIFO planted as config.json cannot block every spawn.
-  int fd = open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) {
-    const int err = errno;
-    struct stat lst;
-    if (err == ENOENT && lstat(p.c_str(), &lst) != 0) {
-      return nlohmann::json::object();  // No file: defaults.
-    }
-    if (err == ENOENT || err == ELOOP) {
-      return Unreadable(name, "it is a symbolic link that leads nowhere");
-    }
-    return Unreadable(name, strerror(err));
-  }
+absl::StatusOr<nlohmann::json> ReadConfigDescriptor(int fd, absl::string_view name) {
   struct stat st;
   if (fstat(fd, &st) != 0) {
     const int err = errno;
@@ -210,19 +195,45 @@ absl::StatusOr<nlohmann::json> ReadConfigFile(absl::string_view path) {
   return ParseConfigText(text, name);
 }
 
+absl::StatusOr<nlohmann::json> ReadConfigFile(absl::string_view path) {
+  const std::string name = BaseName(path);
+  if (path.find('\0') != absl::string_view::npos) {
+    return MakeError(absl::StatusCode::kInvalidArgument, "invalid-path",
+                     "config path contains a NUL byte", {{"file", name}});
+  }
+  const std::string p(path);
+  // O_NONBLOCK so that a FIFO planted as config.json cannot block every spawn.
+  int fd = open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    struct stat lst;
+    if (err == ENOENT && lstat(p.c_str(), &lst) != 0) {
+      return nlohmann::json::object();  // No file: defaults.
+    }
+    if (err == ENOENT || err == ELOOP) {
+      return Unreadable(name, "it is a symbolic link that leads nowhere");
+    }
+    return Unreadable(name, strerror(err));
+  }
+  return ReadConfigDescriptor(fd, name);
+}
+
+absl::Status ProjectConfigLinkError(absl::string_view name) {
+  return MakeError(absl::StatusCode::kFailedPrecondition, "config-not-a-file",
+                   absl::StrCat("the project's ", name,
+                                " is a symbolic link; np-exec reads a project's config only "
+                                "from the project itself. Replace the link with the ",
+                                name == ".nubos-pilot" ? "directory" : "file"),
+                   {{"file", name}, {"kind", "symbolic link"}});
+}
+
 absl::StatusOr<nlohmann::json> ReadProjectConfigFile(absl::string_view project_root) {
   const std::string state = project_root == "/" ? std::string("/.nubos-pilot")
                                                 : absl::StrCat(project_root, "/.nubos-pilot");
   for (const std::string& path : {state, ProjectConfigPath(project_root)}) {
     struct stat st;
     if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-      const std::string name = BaseName(path);
-      return MakeError(absl::StatusCode::kFailedPrecondition, "config-not-a-file",
-                       absl::StrCat("the project's ", name,
-                                    " is a symbolic link; np-exec reads a project's config only "
-                                    "from the project itself. Replace the link with the ",
-                                    name == ".nubos-pilot" ? "directory" : "file"),
-                       {{"file", name}, {"kind", "symbolic link"}});
+      return ProjectConfigLinkError(BaseName(path));
     }
   }
   return ReadConfigFile(ProjectConfigPath(project_root));

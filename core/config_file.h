@@ -28,6 +28,9 @@ inline constexpr int kMaxConfigDepth = 64;
 // `.nubos-pilot/` directory. Errors: `not-in-project`, `invalid-path`.
 absl::StatusOr<std::string> FindProjectRoot(absl::string_view cwd);
 
+// `not-in-project`, started from `cwd`.
+absl::Status NotInProject(absl::string_view cwd);
+
 // Every directory at or above `path` (absolute, normalised) that holds a
 // `.nubos-pilot/` directory, nearest first; lstat, so a `.nubos-pilot` link
 // does not count. What a sandboxed program of one of them can rename.
@@ -44,12 +47,20 @@ std::string ProjectConfigPath(absl::string_view project_root);
 // only the file's base name.
 absl::StatusOr<nlohmann::json> ReadConfigFile(absl::string_view path);
 
+// Reads and parses the config file open at `fd` (closed here) as
+// ReadConfigFile does once it opened the file; `name` names it in errors.
+absl::StatusOr<nlohmann::json> ReadConfigDescriptor(int fd, absl::string_view name);
+
 // Reads the project's config (ProjectConfigPath) as ReadConfigFile does, but
 // never through a link: a `.nubos-pilot` or `config.json` that is a symbolic
 // link (a cloned repository's, or one a sandboxed program left) could point
 // the config anywhere, so either is `config-not-a-file`. (The operator file
 // may be a link: it is the operator's own.)
 absl::StatusOr<nlohmann::json> ReadProjectConfigFile(absl::string_view project_root);
+
+// `config-not-a-file` for a project's `.nubos-pilot` or `config.json`
+// (`name`) that is a symbolic link.
+absl::Status ProjectConfigLinkError(absl::string_view name);
 
 // Parses config text (as ReadConfigFile does after reading). `name` is used in
 // error details.

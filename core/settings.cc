@@ -1,7 +1,5 @@
 #include "core/settings.h"
 
-#include <sys/stat.h>
-
 #include "absl/strings/str_cat.h"
 #include "core/config_file.h"
 #include "core/errors.h"
@@ -23,16 +21,25 @@ absl::StatusOr<Settings> LoadSettings(const SettingsInputs& inputs) {
     absl::Status container = ParseOperatorContainer(*operator_file, operator_container);
     if (!container.ok()) return container;
   }
-  absl::StatusOr<std::string> root = FindProjectRoot(inputs.cwd);
-  if (root.ok()) {
-    settings.project_root = *std::move(root);
-    absl::StatusOr<nlohmann::json> file = ReadProjectConfigFile(settings.project_root);
+  ProjectLocation located;
+  if (inputs.project == nullptr) {
+    absl::StatusOr<ProjectLocation> found = LocateProjectFrom(inputs.cwd);
+    if (!found.ok()) return found.status();
+    located = *std::move(found);
+  }
+  const ProjectLocation& project = inputs.project != nullptr ? *inputs.project : located;
+  if (project.found()) {
+    settings.project = project;
+    settings.project_root = project.root;
+    absl::StatusOr<ProjectConfigRead> file = ReadProjectConfigAt(project);
     if (!file.ok()) return file.status();
-    absl::StatusOr<ProjectConfig> config = ParseProjectConfig(*file, operator_container);
+    settings.config_exists = file->exists;
+    settings.raw_config = std::move(file->json);
+    absl::StatusOr<ProjectConfig> config = ParseProjectConfig(settings.raw_config, operator_container);
     if (!config.ok()) return config.status();
     settings.config = *std::move(config);
-  } else if (!(inputs.allow_outside_project && HasErrorCode(root.status(), "not-in-project"))) {
-    return root.status();
+  } else if (!inputs.allow_outside_project) {
+    return NotInProject(inputs.cwd);
   } else {
     settings.config.container = operator_container;
   }
@@ -43,11 +50,7 @@ absl::StatusOr<Settings> LoadSettings(const SettingsInputs& inputs) {
   tiers.env = *env_floor;
   settings.resolved = ResolveTier(tiers);
 
-  if (settings.project_root.empty()) return settings;
-  struct stat st;
-  const std::string milestones = absl::StrCat(
-      settings.project_root == "/" ? "" : settings.project_root, "/.nubos-pilot/milestones");
-  settings.has_milestones = stat(milestones.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  settings.has_milestones = HasMilestonesAt(settings.project);
   return settings;
 }
 

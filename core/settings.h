@@ -11,7 +11,9 @@
 
 #include "absl/status/statusor.h"
 #include "core/config.h"
+#include "core/project_location.h"
 #include "core/resolve_tier.h"
+#include "nlohmann/json.hpp"
 
 namespace np {
 
@@ -23,17 +25,27 @@ struct SettingsInputs {
   // an empty project_root instead of failing with `not-in-project`; the
   // container tier then refuses, since there is no project to mount.
   bool allow_outside_project = false;
+  // The project found from the working directory's descriptor (host.h),
+  // which every decision of the spawn uses; null: located from `cwd` here.
+  const ProjectLocation* project = nullptr;
 };
 
 struct Settings {
   std::string project_root;  // Empty outside a project (allow_outside_project).
+  ProjectLocation project;   // The opened project folder (project.root == project_root).
+  // The project file as read, once: what the plan is parsed from and what
+  // trust and the ratchet hash and judge. Empty object without a file.
+  nlohmann::json raw_config = nlohmann::json::object();
+  bool config_exists = false;
   ProjectConfig config;
   ResolvedTier resolved;
   bool has_milestones = false;  // `.nubos-pilot/milestones/` exists.
 };
 
-// Finds the project, reads and validates its config and the operator floor,
-// and resolves the tier. Every error is coded (see config_file.h, config.h).
+// Finds the project (or takes inputs.project), reads its config once through
+// the project's descriptor, validates it and the operator floor, and
+// resolves the tier. Every error is coded (see config_file.h, config.h,
+// project_location.h).
 absl::StatusOr<Settings> LoadSettings(const SettingsInputs& inputs);
 
 }  // namespace np

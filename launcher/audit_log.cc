@@ -143,16 +143,11 @@ int OpenLogIn(int dir, const char* name, int* err);
 // O_NONBLOCK, so a FIFO planted in its place fails at once instead of
 // blocking every later spawn; and the log must be a regular file owned by
 // the caller. Returns the descriptor or the errno.
-int OpenAuditLog(const std::string& project_root, int* err) {
+// `root` is the project folder's descriptor.
+int OpenAuditLogAt(int root, int* err) {
   constexpr int kDir = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-  int root = open(project_root.c_str(), kDir & ~O_NOFOLLOW);
-  if (root < 0) {
-    *err = errno;
-    return -1;
-  }
   int state = openat(root, ".nubos-pilot", kDir);
   *err = errno;
-  close(root);
   if (state < 0) return -1;
   int dir = openat(state, "audit", kDir);
   if (dir < 0 && errno == ENOENT) {
@@ -211,8 +206,20 @@ absl::Status WriteLine(int fd, const std::string& path, nlohmann::json record) {
 
 absl::Status AppendAudit(const std::string& project_root, nlohmann::json record) {
   const std::string path = AuditLogPath(project_root);
+  const std::string root_path = project_root == "" ? std::string("/") : project_root;
+  const int root = open(root_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0) return Unwritable(path, errno);
   int open_errno = 0;
-  const int fd = OpenAuditLog(project_root == "" ? std::string("/") : project_root, &open_errno);
+  const int fd = OpenAuditLogAt(root, &open_errno);
+  close(root);
+  if (fd < 0) return Unwritable(path, open_errno);
+  return WriteLine(fd, path, std::move(record));
+}
+
+absl::Status AppendAudit(const ProjectLocation& project, nlohmann::json record) {
+  const std::string path = AuditLogPath(project.root);
+  int open_errno = 0;
+  const int fd = OpenAuditLogAt(project.fd(), &open_errno);
   if (fd < 0) return Unwritable(path, open_errno);
   return WriteLine(fd, path, std::move(record));
 }

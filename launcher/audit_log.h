@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "core/plan.h"
+#include "core/project_location.h"
 #include "core/settings.h"
 #include "launcher/host.h"
 #include "nlohmann/json.hpp"
@@ -51,6 +52,10 @@ nlohmann::json ExitRecord(nlohmann::json run_record, int exit_status, long long 
 // Appends one record (a JSON object; "time" is added) as one line. Returns
 // the error instead of writing it; the caller reports it.
 absl::Status AppendAudit(const std::string& project_root, nlohmann::json record);
+
+// The same, into the log of the opened project folder (its descriptor), so a
+// spawn's lines go to the project it judged even while its path is swapped.
+absl::Status AppendAudit(const ProjectLocation& project, nlohmann::json record);
 
 // Where a refusal goes when the project's own log cannot be written (a
 // `.nubos-pilot` or `audit` that is a link, a FIFO, someone else's file):

@@ -61,6 +61,10 @@ HostFacts ReadHostFacts(char** envp) {
   if (getcwd(buffer, sizeof(buffer)) != nullptr) {
     char real[PATH_MAX];
     host.cwd = realpath(buffer, real) != nullptr ? real : buffer;
+    // From the descriptor of the working directory itself, not its path: the
+    // folder np-exec was started in is the one whose project it judges.
+    host.project = LocateProject(AT_FDCWD, host.cwd);
+    host.project_located = true;
   }
   // /proc/self/exe is read once: np-exec's identity is that of the file at
   // its path, unless the file was removed or replaced since the exec (the
@@ -86,8 +90,20 @@ std::string OperatorConfigPath(const HostFacts& host) {
 }
 
 absl::StatusOr<Settings> LoadHostSettings(const HostFacts& host) {
-  return LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier,
-                       /*allow_outside_project=*/true});
+  if (host.project_located && !host.project.ok()) return host.project.status();
+  SettingsInputs inputs;
+  inputs.cwd = host.cwd;
+  inputs.project = host.project_located ? &*host.project : nullptr;
+  inputs.operator_config_path = OperatorConfigPath(host);
+  inputs.env_tier = host.env_tier;
+  inputs.allow_outside_project = true;
+  return LoadSettings(inputs);
+}
+
+std::string HostProjectRoot(const HostFacts& host) {
+  if (host.project_located) return host.project.ok() ? host.project->root : "";
+  absl::StatusOr<ProjectLocation> found = LocateProjectFrom(host.cwd);
+  return found.ok() ? found->root : "";
 }
 
 std::string InstalledInterposer(const HostFacts& host) {

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/plan.h"
+#include "core/project_location.h"
 #include "core/settings.h"
 #include "shim/find_real_program.h"
 
@@ -45,6 +46,13 @@ struct HostFacts {
   bool json_errors = false;
   FileId self;            // Device and inode of /proc/self/exe.
   std::string self_path;  // Its path, for shims.
+  // The project the working directory is in, found once from the working
+  // directory's descriptor (core/project_location.h) and held open: every
+  // decision of this process about "the project" is about this folder.
+  // `project_located` false (facts made by hand, in tests): found from `cwd`
+  // when settings are loaded.
+  bool project_located = false;
+  absl::StatusOr<ProjectLocation> project = ProjectLocation();
 };
 
 // Environment variable names np-exec itself reads or sets.
@@ -67,6 +75,10 @@ std::string OperatorConfigPath(const HostFacts& host);
 // project, the operator floor and NP_EXEC_TIER alone): what every verb and
 // the run path load.
 absl::StatusOr<Settings> LoadHostSettings(const HostFacts& host);
+
+// The real path of the project the working directory is in ("" outside any,
+// or when it cannot be found): host.project's, for what needs only its name.
+std::string HostProjectRoot(const HostFacts& host);
 
 // The LD_PRELOAD interposer's real path where np-exec ships it: next to
 // np-exec in a build tree, ../lib/np-exec/ when installed; "" if absent.

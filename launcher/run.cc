@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/config_file.h"
+#include "core/project_location.h"
 #include "core/errors.h"
 #include "core/plan.h"
 #include "launcher/account_view.h"
@@ -33,12 +34,14 @@ absl::Status Recursion(absl::string_view why) {
 // project); a failure is a warning and the spawn goes on.
 class SpawnLog {
  public:
-  SpawnLog(const Reporter& reporter, const HostFacts& host, std::string project_root)
-      : reporter_(reporter), host_(host), project_root_(std::move(project_root)) {}
+  // Lines go to the log of the opened project folder (none outside a
+  // project), whatever its path names meanwhile.
+  SpawnLog(const Reporter& reporter, const HostFacts& host, ProjectLocation project)
+      : reporter_(reporter), host_(host), project_(std::move(project)) {}
 
   void Append(nlohmann::json record) const {
-    if (project_root_.empty()) return;
-    absl::Status logged = AppendAudit(project_root_, std::move(record));
+    if (!project_.found()) return;
+    absl::Status logged = AppendAudit(project_, std::move(record));
     if (!logged.ok()) reporter_.Warn(logged);
   }
 
@@ -46,32 +49,36 @@ class SpawnLog {
   // A refusal the project's log cannot take (a linked `.nubos-pilot`, a FIFO)
   // goes to the operator's state store instead, so it is never lost.
   absl::Status Refuse(nlohmann::json base, absl::Status error) const {
-    if (project_root_.empty()) return error;
+    if (!project_.found()) return error;
     nlohmann::json record = RefusalRecord(std::move(base), error);
-    absl::Status logged = AppendAudit(project_root_, record);
+    absl::Status logged = AppendAudit(project_, record);
     if (logged.ok()) return error;
     reporter_.Warn(logged);
     absl::StatusOr<StateStore> store = OpenStateStore(host_);
     // One warning either way (the project's log failed); the operator's copy
     // is best effort.
-    if (store.ok()) (void)AppendOperatorAudit(store->dir(), project_root_, record);
+    if (store.ok()) (void)AppendOperatorAudit(store->dir(), project_.root, record);
     return error;
   }
 
  private:
   const Reporter& reporter_;
   const HostFacts& host_;
-  std::string project_root_;
+  ProjectLocation project_;
 };
 
 // A refusal before the settings exist (a broken config or operator file, a
 // recursion): logged in the project the working directory is in, if any.
 absl::Status RefuseUnsettled(absl::Status error, const HostFacts& host, const Reporter& reporter,
                              const std::vector<std::string>& program) {
-  absl::StatusOr<std::string> root =
-      host.cwd.empty() ? absl::StatusOr<std::string>(absl::NotFoundError("no cwd"))
-                       : FindProjectRoot(host.cwd);
-  SpawnLog log(reporter, host, root.ok() ? *root : std::string());
+  ProjectLocation project;
+  if (host.project_located && host.project.ok()) {
+    project = *host.project;
+  } else if (!host.project_located && !host.cwd.empty()) {
+    absl::StatusOr<ProjectLocation> found = LocateProjectFrom(host.cwd);
+    if (found.ok()) project = *std::move(found);
+  }
+  SpawnLog log(reporter, host, std::move(project));
   return log.Refuse(SpawnRecord(host, program), std::move(error));
 }
 
@@ -222,7 +229,7 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   // 2. Settings and the effective tier.
   absl::StatusOr<Settings> settings = LoadHostSettings(host);
   if (!settings.ok()) return RefuseUnsettled(settings.status(), host, reporter, cl.program);
-  const SpawnLog log(reporter, host, settings->project_root);
+  const SpawnLog log(reporter, host, settings->project);
   const nlohmann::json tier_record = TierRecord(host, *settings, cl.program);
   const bool container = settings->resolved.tier == Tier::kContainer;
 
@@ -279,7 +286,10 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   if (!trust.ok()) return log.Refuse(tier_record, trust.status());
   if (!trust->decision.status.ok()) return log.Refuse(tier_record, trust->decision.status);
 
-  // 6. Record and carry it out.
+  // 6. Record and carry it out, on the folder that was judged: a project
+  //    renamed or swapped for a link since it was opened is refused.
+  absl::Status still_there = CheckProjectStillAt(settings->project);
+  if (!still_there.ok()) return log.Refuse(tier_record, still_there);
   if (plan->wrapped) {
     return RunWrapped(*settings, *plan, cl.program, driver, endpoint, host, reporter, log, *trust,
                       tier_record, session->get(), account_dir, image_id, pins);

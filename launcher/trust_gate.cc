@@ -43,13 +43,7 @@ absl::StatusOr<TrustGate> EvaluateTrust(const Settings& settings, absl::string_v
                             gate.inputs.record->trusted_sha256 == gate.inputs.sha256 &&
                             gate.inputs.record->trusted_tier == gate.inputs.file_tier;
   if (trusted_here) return gate;
-  std::string above = gate.subject.project_real;
-  while (above != "/") {
-    const size_t slash = above.rfind('/');
-    above.resize(slash == 0 ? 1 : slash);
-    struct stat st;
-    const std::string state = above == "/" ? "/.nubos-pilot" : above + "/.nubos-pilot";
-    if (lstat(state.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+  for (const std::string& above : settings.project.enclosing) {
     absl::StatusOr<std::string> key = ProjectStoreKey(above);
     if (!key.ok()) return key.status();
     absl::StatusOr<std::optional<TrustRecord>> enclosing = store->Read(*key);

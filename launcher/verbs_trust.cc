@@ -76,19 +76,12 @@ absl::StatusOr<TrustSubject> LoadTrustSubject(const Settings& settings) {
                      "np-exec trust runs in a project (a folder with .nubos-pilot/ above the "
                      "working directory)");
   }
+  // The settings' one read of the project: its real path and the config's
+  // bytes, so what is trusted is what was planned (never a second read).
   TrustSubject subject;
-  char real[PATH_MAX];
-  if (realpath(settings.project_root.c_str(), real) == nullptr) {
-    return MakeError(absl::StatusCode::kFailedPrecondition, "not-in-project",
-                     absl::StrCat("the project ", settings.project_root, " does not resolve"));
-  }
-  subject.project_real = real;
-  const std::string path = ProjectConfigPath(subject.project_real);
-  struct stat st;
-  subject.config_exists = lstat(path.c_str(), &st) == 0;
-  absl::StatusOr<nlohmann::json> raw = ReadProjectConfigFile(subject.project_real);
-  if (!raw.ok()) return raw.status();
-  subject.raw_config = *std::move(raw);
+  subject.project_real = settings.project_root;
+  subject.config_exists = settings.config_exists;
+  subject.raw_config = settings.raw_config;
   // Parsed again so what is trusted is exactly what the hash covers; a config
   // that does not validate is refused with its own code, never trusted.
   absl::StatusOr<ProjectConfig> parsed = ParseProjectConfig(subject.raw_config);

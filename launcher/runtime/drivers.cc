@@ -53,9 +53,8 @@ absl::Status RuntimeNotExecutable(const std::string& bin, int err) {
 }
 
 void ResolveTrustedBinary(absl::string_view name, const HostFacts& host, Endpoint& endpoint) {
-  absl::StatusOr<std::string> project = FindProjectRoot(host.cwd);
-  RuntimeBinary found = FindTrustedBinary(name, host.path, project.ok() ? *project : "", host.self,
-                                          StatFile, LstatOwner);
+  RuntimeBinary found =
+      FindTrustedBinary(name, host.path, HostProjectRoot(host), host.self, StatFile, LstatOwner);
   endpoint.bin = found.path;
   endpoint.bin_trusted_because = found.trusted_because;
   endpoint.untrusted = found.skipped;

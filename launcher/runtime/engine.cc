@@ -190,11 +190,10 @@ class EngineDriver : public RuntimeDriver {
     request.env = BuildEnvironment(plan.env, host.envp);
     // What the client execs in turn (conmon, runc, crun, plugins) is looked
     // up on this PATH: trusted directories only, as for the client itself.
-    absl::StatusOr<std::string> project = FindProjectRoot(host.cwd);
+    const std::string project = HostProjectRoot(host);
     for (std::string& entry : request.env) {
       if (absl::StartsWith(entry, "PATH=")) {
-        entry = absl::StrCat(
-            "PATH=", TrustedPathList(entry.substr(5), project.ok() ? *project : "", LstatOwner));
+        entry = absl::StrCat("PATH=", TrustedPathList(entry.substr(5), project, LstatOwner));
       }
     }
     const bool tty = host.stdin_tty && host.stdout_tty;

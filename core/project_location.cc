@@ -1,0 +1,177 @@
+#include "core/project_location.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/config_file.h"
+#include "core/errors.h"
+#include "core/paths.h"
+
+namespace np {
+namespace {
+
+constexpr int kPathDir = O_PATH | O_DIRECTORY | O_CLOEXEC;
+
+absl::Status Unopenable(absl::string_view name, int err) {
+  return MakeError(absl::StatusCode::kFailedPrecondition, "invalid-path",
+                   absl::StrCat("cannot open the working directory ", name, ": ", strerror(err)),
+                   {{"path", name}});
+}
+
+absl::Status Moved(absl::string_view root, absl::string_view why) {
+  return MakeError(absl::StatusCode::kFailedPrecondition, "project-moved",
+                   absl::StrCat("the project ", root, " ", why,
+                                " while np-exec decided this spawn (renamed, removed or replaced "
+                                "by a link); nothing ran. Something else is changing the folders "
+                                "around the project: run np-exec again once it stopped"),
+                   {{"project", root}, {"reason", why}});
+}
+
+// The kernel's name for the folder open at `fd`; "" when /proc cannot say.
+std::string KernelName(int fd) {
+  char buffer[PATH_MAX];
+  const std::string link = absl::StrCat("/proc/self/fd/", fd);
+  const ssize_t n = readlink(link.c_str(), buffer, sizeof(buffer) - 1);
+  if (n <= 0) return "";
+  return std::string(buffer, static_cast<size_t>(n));
+}
+
+// `path` less its last `levels` components ("/" at most).
+std::string Ancestor(std::string path, int levels) {
+  for (int i = 0; i < levels && path != "/"; ++i) {
+    const size_t slash = path.rfind('/');
+    path.resize(slash == 0 || slash == std::string::npos ? 1 : slash);
+  }
+  return path;
+}
+
+bool IsStateDir(int dir, int flags) {
+  struct stat st;
+  return fstatat(dir, ".nubos-pilot", &st, flags) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+OpenDir::~OpenDir() {
+  if (fd_ >= 0) close(fd_);
+}
+
+absl::StatusOr<ProjectLocation> LocateProject(int start_fd, absl::string_view start_name) {
+  int current = openat(start_fd, ".", kPathDir);
+  if (current < 0) return Unopenable(start_name, errno);
+  ProjectLocation location;
+  int levels = 0;          // How far above the start `current` is.
+  int project_level = -1;  // Where the project was found.
+  std::vector<int> enclosing_levels;  // Where the enclosing projects are.
+  for (;;) {
+    struct stat here;
+    if (fstat(current, &here) != 0) {
+      const int err = errno;
+      close(current);
+      return Unopenable(start_name, err);
+    }
+    if (!location.found()) {
+      if (IsStateDir(current, 0)) {
+        location.dir = std::make_shared<const OpenDir>(current);
+        location.dev = here.st_dev;
+        location.ino = here.st_ino;
+        project_level = levels;
+      }
+    } else if (IsStateDir(current, AT_SYMLINK_NOFOLLOW)) {
+      enclosing_levels.push_back(levels - project_level);
+    }
+    const int parent = openat(current, "..", kPathDir);
+    struct stat above;
+    const bool top = parent < 0 || fstat(parent, &above) != 0 ||
+                     (above.st_dev == here.st_dev && above.st_ino == here.st_ino);
+    if (location.fd() != current) close(current);
+    if (top) {
+      if (parent >= 0) close(parent);
+      break;
+    }
+    current = parent;
+    ++levels;
+  }
+  if (!location.found()) return location;
+  // The folder's path: the kernel's name for the descriptor, or, where /proc
+  // is not there to ask, the start's path less the levels walked. Either way
+  // CheckProjectStillAt proves it names the opened folder.
+  std::string name = KernelName(location.fd());
+  if (name.empty() || name.front() != '/') name = Ancestor(std::string(start_name), project_level);
+  if (absl::EndsWith(name, " (deleted)")) return Moved(start_name, "was removed");
+  location.root = name;
+  for (int up : enclosing_levels) location.enclosing.push_back(Ancestor(location.root, up));
+  absl::Status here = CheckProjectStillAt(location);
+  if (!here.ok()) return here;
+  return location;
+}
+
+absl::StatusOr<ProjectLocation> LocateProjectFrom(absl::string_view path) {
+  absl::Status valid = CheckAbsolutePath(path, "invalid-path");
+  if (!valid.ok()) return valid;
+  const int fd = open(std::string(path).c_str(), kPathDir);
+  if (fd < 0) return Unopenable(path, errno);
+  absl::StatusOr<ProjectLocation> location = LocateProject(fd, path);
+  close(fd);
+  return location;
+}
+
+absl::StatusOr<ProjectConfigRead> ReadProjectConfigAt(const ProjectLocation& project) {
+  ProjectConfigRead read;
+  const int state = openat(project.fd(), ".nubos-pilot", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                                                             O_CLOEXEC);
+  if (state < 0) {
+    // Found as a directory through a link: a link is never read.
+    if (errno == ELOOP || errno == ENOTDIR) return ProjectConfigLinkError(".nubos-pilot");
+    return MakeError(absl::StatusCode::kFailedPrecondition, "config-unreadable",
+                     absl::StrCat("cannot read .nubos-pilot: ", strerror(errno)),
+                     {{"file", ".nubos-pilot"}, {"reason", strerror(errno)}});
+  }
+  // O_NONBLOCK so that a FIFO planted as config.json cannot block every spawn.
+  const int fd = openat(state, "config.json",
+                        O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  const int err = errno;
+  struct stat st;
+  const bool is_link =
+      fd < 0 && fstatat(state, "config.json", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+  close(state);
+  if (fd < 0) {
+    if (is_link) return ProjectConfigLinkError("config.json");
+    if (err == ENOENT) return read;  // No file: defaults.
+    return MakeError(absl::StatusCode::kFailedPrecondition, "config-unreadable",
+                     absl::StrCat("cannot read config.json: ", strerror(err)),
+                     {{"file", "config.json"}, {"reason", strerror(err)}});
+  }
+  read.exists = true;
+  absl::StatusOr<nlohmann::json> json = ReadConfigDescriptor(fd, "config.json");
+  if (!json.ok()) return json.status();
+  read.json = *std::move(json);
+  return read;
+}
+
+bool HasMilestonesAt(const ProjectLocation& project) {
+  struct stat st;
+  return project.found() && fstatat(project.fd(), ".nubos-pilot/milestones", &st, 0) == 0 &&
+         S_ISDIR(st.st_mode);
+}
+
+absl::Status CheckProjectStillAt(const ProjectLocation& project) {
+  if (!project.found()) return absl::OkStatus();
+  struct stat st;
+  // Followed: a path that reaches the very folder through a link is still
+  // that folder; anything else at the path is not.
+  if (stat(project.root.c_str(), &st) != 0) return Moved(project.root, "is gone from its path");
+  if (!S_ISDIR(st.st_mode) || st.st_dev != project.dev || st.st_ino != project.ino) {
+    return Moved(project.root, "is no longer the folder at its path");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace np

@@ -1,0 +1,89 @@
+// The project a spawn runs in, found and opened once.
+//
+// A spawn decides on one look at the project: the folder is found from a
+// directory descriptor (the working directory's, opened once at start-up)
+// upward through "..", never by walking a path string again, so a program in
+// an enclosing project's sandbox that renames the folder or swaps it for a
+// link cannot make np-exec find another project, or none. The folder stays
+// open for the spawn's life; its config is read once relative to that
+// descriptor (ReadProjectConfigAt), and the one set of bytes read is what the
+// plan, trust and the ratchet judge. Before anything runs, CheckProjectStillAt
+// proves the path np-exec hands on (to a runtime, to the audit) still names
+// the folder it opened. Reads the filesystem (and /proc/self/fd); never
+// spawns and never reads the environment.
+#ifndef NP_EXEC_CORE_PROJECT_LOCATION_H_
+#define NP_EXEC_CORE_PROJECT_LOCATION_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "nlohmann/json.hpp"
+
+namespace np {
+
+// An open descriptor, closed with the last copy of the location holding it.
+class OpenDir {
+ public:
+  explicit OpenDir(int fd) : fd_(fd) {}
+  ~OpenDir();
+  OpenDir(const OpenDir&) = delete;
+  OpenDir& operator=(const OpenDir&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+struct ProjectLocation {
+  // The project folder's real path, as the kernel names the opened folder;
+  // empty outside any project.
+  std::string root;
+  dev_t dev = 0;  // The opened folder's identity.
+  ino_t ino = 0;
+  // O_PATH descriptor of the folder (null outside a project).
+  std::shared_ptr<const OpenDir> dir;
+  // The folders above `root` that hold a `.nubos-pilot/` directory (not a
+  // link), nearest first: the enclosing projects, seen on the same walk.
+  std::vector<std::string> enclosing;
+  bool found() const { return dir != nullptr; }
+  int fd() const { return dir == nullptr ? -1 : dir->fd(); }
+};
+
+// Walks up from the directory `start_fd` (not consumed) to the first folder
+// whose `.nubos-pilot` is a directory (followed, as nubos-pilot's
+// findProjectRoot does; a link there is refused when the config is read).
+// `start_name` (the working directory's path) only names the start in
+// messages and stands in for the folder's path where /proc cannot name it.
+// Outside any project: a location with found() false. Errors:
+// `invalid-path` (the start cannot be opened or examined),
+// `project-moved` (the opened folder has no path any more).
+absl::StatusOr<ProjectLocation> LocateProject(int start_fd, absl::string_view start_name);
+
+// LocateProject from the directory at `path` (absolute), opened here.
+absl::StatusOr<ProjectLocation> LocateProjectFrom(absl::string_view path);
+
+// The project's config, read once through the project's descriptor and never
+// through a link (`.nubos-pilot` or `config.json` a link: `config-not-a-file`).
+struct ProjectConfigRead {
+  bool exists = false;                                // config.json is there.
+  nlohmann::json json = nlohmann::json::object();  // Its parsed content.
+};
+absl::StatusOr<ProjectConfigRead> ReadProjectConfigAt(const ProjectLocation& project);
+
+// Whether `.nubos-pilot/milestones/` is a directory, through the descriptor.
+bool HasMilestonesAt(const ProjectLocation& project);
+
+// OK while `project.root` still names the folder that was opened: nothing
+// renamed it, swapped it for a link, or removed it. Otherwise
+// `project-moved`, and nothing may run.
+absl::Status CheckProjectStillAt(const ProjectLocation& project);
+
+}  // namespace np
+
+#endif  // NP_EXEC_CORE_PROJECT_LOCATION_H_

@@ -1,0 +1,152 @@
+#include "core/project_location.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "core/errors.h"
+#include "gtest/gtest.h"
+#include "tests/support/temp_dir.h"
+
+namespace np {
+namespace {
+
+using ::np::testing::MakeProject;
+using ::np::testing::TempDir;
+
+int OpenPath(const std::string& path) { return open(path.c_str(), O_PATH | O_DIRECTORY); }
+
+TEST(ProjectLocationTest, FindsTheNearestProjectAndTheEnclosingOnes) {
+  TempDir tmp;
+  MakeProject(tmp.MakeDir("outer"));
+  MakeProject(tmp.MakeDir("outer/mid/inner"));
+  const std::string start = tmp.MakeDir("outer/mid/inner/src/deep");
+  absl::StatusOr<ProjectLocation> found = LocateProjectFrom(start);
+  ASSERT_TRUE(found.ok()) << found.status();
+  ASSERT_TRUE(found->found());
+  EXPECT_EQ(found->root, tmp.Path("outer/mid/inner"));
+  ASSERT_FALSE(found->enclosing.empty());
+  EXPECT_EQ(found->enclosing.front(), tmp.Path("outer"));
+  struct stat st;
+  ASSERT_EQ(fstat(found->fd(), &st), 0);
+  EXPECT_EQ(st.st_ino, found->ino);
+}
+
+TEST(ProjectLocationTest, OutsideAnyProjectFindsNone) {
+  TempDir tmp;
+  absl::StatusOr<ProjectLocation> found = LocateProjectFrom(tmp.MakeDir("plain/sub"));
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_FALSE(found->found());
+  EXPECT_EQ(found->root, "");
+}
+
+TEST(ProjectLocationTest, AnEnclosingLinkedStateDirIsNoProject) {
+  TempDir tmp;
+  const std::string elsewhere = tmp.MakeDir("elsewhere/.nubos-pilot");
+  const std::string outer = tmp.MakeDir("outer");
+  ASSERT_EQ(symlink(elsewhere.c_str(), (outer + "/.nubos-pilot").c_str()), 0);
+  MakeProject(tmp.MakeDir("outer/inner"));
+  absl::StatusOr<ProjectLocation> found = LocateProjectFrom(tmp.Path("outer/inner"));
+  ASSERT_TRUE(found.ok()) << found.status();
+  for (const std::string& above : found->enclosing) EXPECT_NE(above, outer);
+}
+
+// The folder is found from the descriptor: a working directory whose path was
+// renamed away and replaced by a link still finds its own project, under the
+// name the kernel gives it now.
+TEST(ProjectLocationTest, ADescriptorFindsItsProjectAfterThePathWasSwapped) {
+  TempDir tmp;
+  MakeProject(tmp.MakeDir("outer/inner"), R"({"isolation":{"tier":"worktree"}})", false);
+  tmp.MakeDir("outer/inner/src");
+  tmp.MakeDir("decoy");
+  const int start = OpenPath(tmp.Path("outer/inner/src"));
+  ASSERT_GE(start, 0);
+  ASSERT_EQ(rename(tmp.Path("outer/inner").c_str(), tmp.Path("outer/moved").c_str()), 0);
+  ASSERT_EQ(symlink(tmp.Path("decoy").c_str(), tmp.Path("outer/inner").c_str()), 0);
+  absl::StatusOr<ProjectLocation> found = LocateProject(start, tmp.Path("outer/inner/src"));
+  close(start);
+  ASSERT_TRUE(found.ok()) << found.status();
+  ASSERT_TRUE(found->found());
+  EXPECT_EQ(found->root, tmp.Path("outer/moved"));
+  absl::StatusOr<ProjectConfigRead> config = ReadProjectConfigAt(*found);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->exists);
+  EXPECT_EQ(config->json["isolation"]["tier"], "worktree");
+}
+
+// Once located, the path must keep naming the folder: renamed, swapped for a
+// link or removed, it is `project-moved`.
+TEST(ProjectLocationTest, APathThatNoLongerNamesTheFolderIsProjectMoved) {
+  TempDir tmp;
+  MakeProject(tmp.MakeDir("outer/inner"));
+  tmp.MakeDir("decoy/.nubos-pilot");
+  absl::StatusOr<ProjectLocation> found = LocateProjectFrom(tmp.Path("outer/inner"));
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_TRUE(CheckProjectStillAt(*found).ok());
+  ASSERT_EQ(rename(tmp.Path("outer/inner").c_str(), tmp.Path("outer/moved").c_str()), 0);
+  EXPECT_EQ(ErrorCode(CheckProjectStillAt(*found)), "project-moved");
+  ASSERT_EQ(symlink(tmp.Path("decoy").c_str(), tmp.Path("outer/inner").c_str()), 0);
+  EXPECT_EQ(ErrorCode(CheckProjectStillAt(*found)), "project-moved");
+  ASSERT_EQ(unlink(tmp.Path("outer/inner").c_str()), 0);
+  ASSERT_EQ(rename(tmp.Path("outer/moved").c_str(), tmp.Path("outer/inner").c_str()), 0);
+  EXPECT_TRUE(CheckProjectStillAt(*found).ok());
+}
+
+// The config is read through the descriptor: exchanged for another file
+// after the read, what was read stays what was read (one set of bytes).
+TEST(ProjectLocationTest, TheConfigIsReadOnceThroughTheDescriptor) {
+  TempDir tmp;
+  const std::string project = tmp.MakeDir("p");
+  MakeProject(project, R"({"isolation":{"tier":"container"}})", false);
+  tmp.Write("p/.nubos-pilot/evil.json", R"({"isolation":{"tier":"direct"}})");
+  absl::StatusOr<ProjectLocation> found = LocateProjectFrom(project);
+  ASSERT_TRUE(found.ok()) << found.status();
+  absl::StatusOr<ProjectConfigRead> config = ReadProjectConfigAt(*found);
+  ASSERT_TRUE(config.ok()) << config.status();
+  const int state = open(tmp.Path("p/.nubos-pilot").c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_EQ(renameat2(state, "config.json", state, "evil.json", RENAME_EXCHANGE), 0);
+  close(state);
+  EXPECT_EQ(config->json["isolation"]["tier"], "container");
+}
+
+TEST(ProjectLocationTest, LinksAndOddFilesAreNeverRead) {
+  TempDir tmp;
+  // A `.nubos-pilot` that is a link to a directory: found, never read.
+  const std::string linked = tmp.MakeDir("linked");
+  const std::string target = tmp.MakeDir("target/.nubos-pilot");
+  ASSERT_EQ(symlink(target.c_str(), (linked + "/.nubos-pilot").c_str()), 0);
+  absl::StatusOr<ProjectLocation> found = LocateProjectFrom(linked);
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(ErrorCode(ReadProjectConfigAt(*found).status()), "config-not-a-file");
+  // config.json a link, a directory, a FIFO.
+  const std::string p = tmp.MakeDir("p");
+  MakeProject(p);
+  const std::string config = p + "/.nubos-pilot/config.json";
+  const std::string outside = tmp.Write("outside.json", "{}");
+  found = LocateProjectFrom(p);
+  ASSERT_TRUE(found.ok()) << found.status();
+  ASSERT_EQ(symlink(outside.c_str(), config.c_str()), 0);
+  EXPECT_EQ(ErrorCode(ReadProjectConfigAt(*found).status()), "config-not-a-file");
+  ASSERT_EQ(unlink(config.c_str()), 0);
+  ASSERT_EQ(mkdir(config.c_str(), 0755), 0);
+  EXPECT_EQ(ErrorCode(ReadProjectConfigAt(*found).status()), "config-not-a-file");
+  ASSERT_EQ(rmdir(config.c_str()), 0);
+  ASSERT_EQ(mkfifo(config.c_str(), 0600), 0);
+  EXPECT_EQ(ErrorCode(ReadProjectConfigAt(*found).status()), "config-not-a-file");
+  ASSERT_EQ(unlink(config.c_str()), 0);
+  absl::StatusOr<ProjectConfigRead> none = ReadProjectConfigAt(*found);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->exists);
+}
+
+TEST(ProjectLocationTest, ARelativeOrMissingStartIsInvalidPath) {
+  EXPECT_EQ(ErrorCode(LocateProjectFrom("relative/dir").status()), "invalid-path");
+  EXPECT_EQ(ErrorCode(LocateProjectFrom("/no/such/dir/anywhere").status()), "invalid-path");
+}
+
+}  // namespace
+}  // namespace np
