@@ -243,8 +243,10 @@ absl::StatusOr<MountSpec> ParseMount(const json& value, size_t index) {
 // list of known keys.
 absl::Status ParseRuntimeKey(const json& value, ContainerConfig& out) {
   if (!value.is_string()) {
+    std::vector<std::string> names;
+    for (const RuntimeTraits& row : AllRuntimes()) names.push_back(absl::StrCat("\"", row.name, "\""));
     return InvalidValue("isolation-invalid-runtime", "isolation.container.runtime", value,
-                        "\"docker\", \"podman\" or \"bwrap\"");
+                        absl::StrCat("one of ", absl::StrJoin(names, ", ")));
   }
   absl::StatusOr<Runtime> runtime = ParseRuntime(value.get<std::string>());
   if (!runtime.ok()) return runtime.status();

@@ -43,7 +43,7 @@ struct UserSpec {
 };
 
 struct ContainerConfig {
-  Runtime runtime = Runtime::kDocker;
+  Runtime runtime = kDefaultRuntime;
   std::string image = std::string(kDefaultImage);
   Network network = Network::kNone;
   UserSpec user;

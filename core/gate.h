@@ -28,7 +28,7 @@ inline constexpr absl::string_view kReasonUntrusted = "runtime-untrusted";
 
 // What the launcher's probe found out about one runtime.
 struct ProbeResult {
-  Runtime runtime = Runtime::kDocker;
+  Runtime runtime = kDefaultRuntime;
   bool available = false;
   std::string bin;                  // Absolute path of the runtime binary, when found.
   std::string version;              // Engine version, when available.

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/config_file.h"
+#include "core/runtime.h"
 #include "core/errors.h"
 #include "core/paths.h"
 
@@ -61,25 +62,16 @@ std::string LinkTargetAsWritten(const std::string& path) {
 }  // namespace
 
 std::vector<std::string> DefaultForbiddenSources() {
-  // The engines' endpoints and state at their default places: a read-only
-  // mount of /run/docker hands over the endpoint of docker's own containerd
-  // (/run/docker/containerd/containerd.sock), which starts privileged
-  // containers; their state directories hold every container's root
-  // filesystem and config. /run/user holds the users' session endpoints (the
-  // session bus, ssh-agent, rootless podman).
-  return {"/var/run/docker.sock",
-          "/run/docker.sock",
-          "/run/docker",
-          "/var/lib/docker",
-          "/run/containerd",
-          "/var/lib/containerd",
-          "/run/podman",
-          "/run/containers",
-          "/var/lib/containers",
-          "/run/user",
-          "/proc",
-          "/sys",
-          "/dev"};
+  // Every runtime's engine endpoints and state at their default places
+  // (core/runtime.cc), whichever runtime the spawn uses: an engine reached
+  // from inside starts privileged containers. /run/user holds the users'
+  // session endpoints (the session bus, ssh-agent, rootless podman).
+  std::vector<std::string> sources;
+  for (const RuntimeTraits& row : AllRuntimes()) {
+    for (absl::string_view path : row.host_control_paths) sources.emplace_back(path);
+  }
+  for (const char* path : {"/run/user", "/proc", "/sys", "/dev"}) sources.emplace_back(path);
+  return sources;
 }
 
 absl::StatusOr<std::string> ResolveRealPath(absl::string_view path, absl::string_view code) {

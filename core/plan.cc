@@ -107,7 +107,7 @@ std::vector<std::string> FixMounts(absl::string_view path, absl::string_view rea
 
 // The fix for a program the host has at `host_path` (its real file at
 // `real_path`, "" when it cannot be resolved) that the sandbox lacks.
-absl::Status NotInSandbox(absl::string_view name, absl::string_view host_path,
+absl::Status NotInSandbox(Runtime runtime, absl::string_view name, absl::string_view host_path,
                           absl::string_view real_path) {
   const std::vector<std::string> dirs = FixMounts(host_path, real_path);
   nlohmann::json mounts = nlohmann::json::array();
@@ -117,7 +117,8 @@ absl::Status NotInSandbox(absl::string_view name, absl::string_view host_path,
       absl::StatusCode::kNotFound, "program-not-in-sandbox",
       absl::StrCat("\"", name, "\" was found on the host at ", host_path,
                    elsewhere ? absl::StrCat(" (the file ", real_path, ")") : "",
-                   " but is not visible in the bubblewrap sandbox, which shows /usr, the project "
+                   " but is not visible in the ", TraitsOf(runtime).display_name,
+                   " sandbox, which shows /usr, the project "
                    "and the configured mounts at their own paths; the program did not run. Mount "
                    "it at its own path (read-only): isolation.container.mounts ",
                    mounts.dump(), ", or install the program under /usr"),
@@ -160,7 +161,8 @@ absl::StatusOr<std::string> ProgramInSandbox(const SpawnFacts& facts, const Spaw
       VisibleInSandbox(inside, *real, plan.project_real, plan.mounts, facts.root_layout)) {
     return on_caller_path || sandbox_path != kSandboxPath ? inside : name;
   }
-  return NotInSandbox(name, inside, real.ok() ? absl::string_view(*real) : absl::string_view());
+  return NotInSandbox(plan.runtime, name, inside,
+                      real.ok() ? absl::string_view(*real) : absl::string_view());
 }
 
 // np-exec's own binary (network "allowlist") or the persistent home must not

@@ -110,7 +110,7 @@ struct SpawnFacts {
 
 struct SpawnPlan {
   ResolvedTier resolved;
-  Runtime runtime = Runtime::kDocker;
+  Runtime runtime = kDefaultRuntime;
   bool wrapped = false;           // True: `exec_path` is a runtime (argv a runtime command).
   std::string exec_path;          // The file executed: the program, or the runtime binary.
   std::vector<std::string> argv;  // argv[0]: the program as named, or the runtime's name.

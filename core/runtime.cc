@@ -31,7 +31,15 @@ std::vector<RuntimeTraits>* MakeTable() {
        false,
        BuildContainerArgv,
        "",
-       {kEngineLimit}},
+       {kEngineLimit},
+       "docker",
+       false,
+       true,
+       // A read-only mount of /run/docker hands over the endpoint of docker's
+       // own containerd (/run/docker/containerd/containerd.sock); the state
+       // directories hold every container's root filesystem and config.
+       {"/var/run/docker.sock", "/run/docker.sock", "/run/docker", "/var/lib/docker",
+        "/run/containerd", "/var/lib/containerd"}},
       {Runtime::kPodman,
        "podman",
        true,
@@ -42,7 +50,11 @@ std::vector<RuntimeTraits>* MakeTable() {
        true,
        BuildContainerArgv,
        "",
-       {kEngineLimit}},
+       {kEngineLimit},
+       "podman",
+       false,
+       true,
+       {"/run/podman", "/run/containers", "/var/lib/containers"}},
       {Runtime::kBwrap,
        "bwrap",
        false,
@@ -56,7 +68,11 @@ std::vector<RuntimeTraits>* MakeTable() {
        "files are visible read-only; no memory or cpu limits.",
        {"reads of the host's system directories (/usr and the /etc files "
         "programs need): they are bound read-only into the sandbox",
-        "resource exhaustion: bubblewrap sets no memory or cpu limits"}},
+        "resource exhaustion: bubblewrap sets no memory or cpu limits"},
+       "bubblewrap",
+       true,
+       true,
+       {}},
   };
 }
 

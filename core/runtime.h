@@ -19,6 +19,9 @@ namespace np {
 // Which program the container tier shells out to.
 enum class Runtime { kDocker, kPodman, kBwrap };
 
+// The runtime of a config that names none (design.md).
+inline constexpr Runtime kDefaultRuntime = Runtime::kDocker;
+
 struct ContainerConfig;
 struct ValidatedMount;
 struct ContainerSpawn;
@@ -52,6 +55,18 @@ struct RuntimeTraits {
   // Added to the container tier's summary and to what it does not protect against.
   absl::string_view summary_note;
   std::vector<absl::string_view> limits;
+  // How messages name it to a person ("bubblewrap" for bwrap).
+  absl::string_view display_name;
+  // Binds the sources np-exec opened by descriptor (bubblewrap's --bind-fd),
+  // so pins are kept open for it; otherwise np-exec's entry point inside
+  // compares what the runtime mounted with what was opened.
+  bool binds_by_descriptor;
+  // Mounts paths of this host's file system: a bind source names the same
+  // file here and where the sandbox runs. A remote engine would not.
+  bool shares_host_filesystem;
+  // The engine's endpoints and state on the host at their default places,
+  // never a mount source for any spawn (mounts.h).
+  std::vector<absl::string_view> host_control_paths;
 };
 
 // Every runtime, in the order they are listed to a person.

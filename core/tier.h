@@ -37,7 +37,7 @@ struct TierDescription {
 
 // Describes a tier. The container tier's text depends on the runtime, because
 // bubblewrap differs from an image-based runtime in what it exposes.
-TierDescription DescribeTier(Tier tier, Runtime runtime = Runtime::kDocker);
+TierDescription DescribeTier(Tier tier, Runtime runtime = kDefaultRuntime);
 
 // The description as JSON with the ADR's field names.
 nlohmann::json DescriptionToJson(const TierDescription& description);

@@ -23,7 +23,13 @@ bool ContainerKeyWidens(const std::string& key, const json& value) {
     if (key == name) return false;
   }
   if (key == "network") return value != "none";
-  if (key == "runtime") return value != "docker" && value != "podman";
+  if (key == "runtime") {
+    // A runtime weaker than the default (or one np-exec does not know) widens.
+    absl::StatusOr<Runtime> runtime =
+        value.is_string() ? ParseRuntime(value.get<std::string>())
+                          : absl::StatusOr<Runtime>(absl::InvalidArgumentError("not a name"));
+    return !runtime.ok() || TraitsOf(*runtime).weaker_than_default;
+  }
   if (key == "pull") return value != "never";
   if (key == "home") return value != "ephemeral";
   if (key == "user") return !value.is_null();

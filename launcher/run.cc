@@ -264,7 +264,7 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   facts.agent_home = PlannedAgentHome(*settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
   // Every bind source opened once after the plan's checks and held until the
   // runtime is done with it: bubblewrap binds the descriptors.
-  SourcePins pins(/*keep_descriptors=*/runtime == Runtime::kBwrap);
+  SourcePins pins(/*keep_descriptors=*/TraitsOf(runtime).binds_by_descriptor);
   if (container) facts.pin = pins.AsFunction();
 
   // 4. Plan: exactly one of exec-in-place or a runtime argv.

@@ -111,7 +111,7 @@ absl::Status PinPlaceholderBinds(Runtime runtime, const std::vector<ProtectedBin
     const std::string target = BindHostPath(project_mount, bind);
     absl::StatusOr<SourcePin> pin = pins.Pin(source);
     if (!pin.ok()) return pin.status();
-    if (runtime == Runtime::kBwrap) {
+    if (TraitsOf(runtime).binds_by_descriptor) {
       if (pin->fd < 0) return missing("descriptor for a placeholder");
       auto at = argv.begin();
       for (; at + 2 < options_end; ++at) {

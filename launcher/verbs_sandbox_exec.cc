@@ -111,7 +111,7 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
   request.env = BuildEnvironment(env, host.envp);
   // The placeholders, made just now, pinned like the plan's other sources
   // (source_pins.h): bubblewrap binds their descriptors.
-  SourcePins pins(/*keep_descriptors=*/*runtime == Runtime::kBwrap);
+  SourcePins pins(/*keep_descriptors=*/TraitsOf(*runtime).binds_by_descriptor);
   std::vector<int> bind_fds;
   absl::Status pinned = PinPlaceholderBinds(*runtime, *binds, policy->project_real, mount_point,
                                             pins, request.argv, bind_fds);
@@ -139,7 +139,7 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
   if (traits.forwards_as_secrets && !cl.env_names.empty()) {
     const auto name = std::find(request.argv.begin(), request.argv.end(), "--name");
     if (name == request.argv.end() || name + 1 == request.argv.end()) {
-      return Usage("needs the plan's --name to forward values as podman secrets");
+      return Usage("needs the plan's --name to forward values as the runtime's secrets");
     }
     absl::StatusOr<std::vector<std::string>> moved =
         MoveEnvToPodmanSecrets(request.bin, request.env, *(name + 1),

@@ -1,0 +1,179 @@
+// One room per runtime, enforced: outside launcher/runtime/ (the drivers),
+// core's runtime table with the argv builders its rows name (runtime.*,
+// *_argv.*, bwrap_targets.*) and the help text, no product source names a
+// runtime, neither as
+// `Runtime::k...` in code nor as a runtime's name in a string. Code elsewhere
+// reads the runtime's traits or asks its driver (conventions 13), so adding a
+// runtime touches the files ARCHITECTURE.md lists and nothing else.
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/runtime.h"
+#include "gtest/gtest.h"
+#include "tests/support/process.h"
+
+namespace np {
+namespace {
+
+enum class Keep { kCode, kLiterals };
+
+// The source with comments blanked and either the literals' contents or
+// everything but them blanked (line structure kept).
+std::string Only(const std::string& text, Keep keep) {
+  std::string out(text.size(), ' ');
+  enum { kCode, kLine, kBlock, kString, kChar } state = kCode;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+    if (c == '\n') out[i] = '\n';
+    switch (state) {
+      case kCode:
+        if (c == '/' && next == '/') {
+          state = kLine;
+        } else if (c == '/' && next == '*') {
+          state = kBlock;
+        } else if (c == '"') {
+          state = kString;
+        } else if (c == '\'') {
+          state = kChar;
+        } else if (keep == Keep::kCode) {
+          out[i] = c;
+        }
+        break;
+      case kLine:
+        if (c == '\n') state = kCode;
+        break;
+      case kBlock:
+        if (c == '*' && next == '/') {
+          ++i;
+          state = kCode;
+        }
+        break;
+      case kString:
+      case kChar:
+        if (c == '\\' && next != '\n') {
+          if (keep == Keep::kLiterals) out[i] = ' ';
+          ++i;
+        } else if ((state == kString && c == '"') || (state == kChar && c == '\'')) {
+          state = kCode;
+        } else if (keep == Keep::kLiterals && c != '\n') {
+          out[i] = c;
+        }
+        break;
+    }
+  }
+  return out;
+}
+
+const std::regex& RuntimeNames() {
+  static const std::regex* re = [] {
+    std::string names;
+    for (const RuntimeTraits& row : AllRuntimes()) {
+      for (absl::string_view name : {row.name, row.display_name}) {
+        absl::StrAppend(&names, names.empty() ? "" : "|", name);
+      }
+    }
+    return new std::regex(absl::StrCat(R"(\b()", names, R"()\b)"));
+  }();
+  return *re;
+}
+
+// "file:line: what" for each runtime named in `text`.
+std::vector<std::string> Findings(const std::string& file, const std::string& text) {
+  static const std::regex enumerator(R"(\bRuntime::k[A-Z]\w*)");
+  std::vector<std::string> found;
+  const std::string code = Only(text, Keep::kCode);
+  const std::string literals = Only(text, Keep::kLiterals);
+  std::istringstream code_lines(code);
+  std::istringstream literal_lines(literals);
+  std::string code_line;
+  std::string literal_line;
+  for (int number = 1; std::getline(code_lines, code_line); ++number) {
+    std::getline(literal_lines, literal_line);
+    for (std::sregex_iterator it(code_line.begin(), code_line.end(), enumerator), end; it != end;
+         ++it) {
+      found.push_back(absl::StrCat(file, ":", number, ": ", it->str()));
+    }
+    for (std::sregex_iterator it(literal_line.begin(), literal_line.end(), RuntimeNames()), end;
+         it != end; ++it) {
+      found.push_back(absl::StrCat(file, ":", number, ": \"", it->str(), "\""));
+    }
+  }
+  return found;
+}
+
+// The runtime's own files: its driver room and core's table with the argv
+// builders its rows name; and the help text, which is documentation (the man
+// page's twin, tests/recipes/cli_docs_test.cc) and may say what each does.
+bool RuntimesOwn(const std::string& rel) {
+  if (absl::StartsWith(rel, "launcher/runtime/") || rel == "launcher/help.cc") return true;
+  if (!absl::StartsWith(rel, "core/")) return false;
+  const std::string name = rel.substr(5);
+  return absl::StartsWith(name, "runtime.") || absl::StrContains(name, "_argv.") ||
+         absl::StartsWith(name, "bwrap_targets.");
+}
+
+void Sources(const std::string& root, const std::string& rel, std::vector<std::string>& out) {
+  DIR* dir = opendir((root + "/" + rel).c_str());
+  if (dir == nullptr) return;
+  while (dirent* entry = readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    const std::string path = rel + "/" + name;
+    struct stat st;
+    if (stat((root + "/" + path).c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      Sources(root, path, out);
+    } else if (absl::EndsWith(name, ".cc") || absl::EndsWith(name, ".h") ||
+               absl::EndsWith(name, ".c")) {
+      out.push_back(path);
+    }
+  }
+  closedir(dir);
+}
+
+TEST(RuntimeRoomTest, MatcherCatchesANameOrAnEnumerator) {
+  for (const char* bad : {"if (r == Runtime::kBwrap) {}", "return \"docker\";",
+                          "Msg(\"in the bubblewrap sandbox\")", "x = \"podman secrets\";"}) {
+    EXPECT_FALSE(Findings("x.cc", bad).empty()) << bad;
+  }
+  for (const char* fine : {"// the docker client", "/* Runtime::kDocker */", "TraitsOf(runtime)",
+                           "Runtime runtime = kDefaultRuntime;", "\"dockerfile\"",
+                           "\"the runtime's secrets\""}) {
+    EXPECT_TRUE(Findings("x.cc", fine).empty()) << fine;
+  }
+}
+
+TEST(RuntimeRoomTest, NoProductSourceOutsideTheRoomNamesARuntime) {
+  const std::string root = np::testing::SourceDir();
+  std::vector<std::string> files;
+  for (const char* top : {"core", "launcher", "shim"}) Sources(root, top, files);
+  int scanned = 0;
+  std::vector<std::string> all;
+  for (const std::string& rel : files) {
+    if (RuntimesOwn(rel)) continue;
+    std::ifstream in(root + "/" + rel, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    ++scanned;
+    std::vector<std::string> found = Findings(rel, text.str());
+    all.insert(all.end(), found.begin(), found.end());
+  }
+  EXPECT_GE(scanned, 60) << "the sources look missing under " << root;
+  std::string report;
+  for (const std::string& line : all) absl::StrAppend(&report, "  ", line, "\n");
+  EXPECT_TRUE(all.empty()) << "runtime named outside launcher/runtime/ and core's table; use a "
+                              "trait (core/runtime.h) or a driver method:\n"
+                           << report;
+}
+
+}  // namespace
+}  // namespace np
