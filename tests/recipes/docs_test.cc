@@ -2,7 +2,8 @@
 // in README.md, CONTRIBUTING.md, ARCHITECTURE.md and docs/*.md names a file
 // that exists (and a heading that exists, for a #anchor); every `console`
 // block prints what the built np-exec prints today, run in a temporary
-// project; the README stays short; no sentence is said in two places.
+// project; docs/configuration.md has a row for every key the parser knows;
+// the README stays short; no sentence is said in two places.
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
@@ -183,6 +185,48 @@ TEST(DocsTest, NoLineOfProseIsSaidTwice) {
       auto [it, inserted] = first_seen.emplace(line, here);
       EXPECT_TRUE(inserted) << here << " repeats " << it->second << ": " << line;
     }
+  }
+}
+
+// The keys np-exec knows under `path` ("isolation" or "isolation.container"),
+// as its own refusal of an unknown key there lists them: the parser's table.
+std::vector<std::string> KnownKeys(const std::string& path) {
+  TempDir tmp;
+  const std::string inner = R"({"zzzz-not-a-key":1})";
+  const std::string config = path == "isolation" ? R"({"isolation":)" + inner + "}"
+                                                 : R"({"isolation":{"container":)" + inner + "}}";
+  tmp.Write("p/.nubos-pilot/config.json", config);
+  RunOptions options;
+  options.cwd = tmp.Path("p");
+  options.env = BaseEnv({"NP_EXEC_ERROR_FORMAT=json"});
+  RunResult r = RunProcess({NpExecBin(), "status"}, options);
+  nlohmann::json error = nlohmann::json::parse(r.err, nullptr, false);
+  std::vector<std::string> keys;
+  if (!error.is_object() || !error["details"]["known"].is_array()) {
+    ADD_FAILURE() << "no list of known keys: " << r.err;
+    return keys;
+  }
+  for (const auto& key : error["details"]["known"]) {
+    if (key.get<std::string>() != "container") keys.push_back(path + "." + key.get<std::string>());
+  }
+  return keys;
+}
+
+// docs/configuration.md's table has a row for every key the parser knows.
+TEST(DocsTest, ConfigurationHasEveryKey) {
+  std::vector<std::string> keys = KnownKeys("isolation");
+  const std::vector<std::string> container = KnownKeys("isolation.container");
+  keys.insert(keys.end(), container.begin(), container.end());
+  ASSERT_GE(keys.size(), 14u);
+  std::string table;
+  for (const std::string& line : Lines(ReadFile(SourceDir() + "/docs/configuration.md"))) {
+    if (line.rfind("| `", 0) == 0) table += line.substr(0, line.find(" |", 2)) + "\n";
+  }
+  for (const std::string& key : keys) {
+    const std::string last = key.substr(key.rfind('.'));
+    const bool named = table.find("`" + key + "`") != std::string::npos ||
+                       table.find("`" + last + "`") != std::string::npos;
+    EXPECT_TRUE(named) << key << " has no row in docs/configuration.md";
   }
 }
 
