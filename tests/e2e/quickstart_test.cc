@@ -5,9 +5,10 @@
 // line starting with `sudo ` runs as root with USER naming the new account,
 // as sudo would; the other lines run as that account (setpriv with its own
 // groups, so a group the block added counts, as after logging in again),
-// from the checkout. Then the host is checked: on bubblewrap the sandbox saw
-// neither the account's own files nor the other homes, on docker the agent
-// CLI ran in its image, and each spawn is in the project's audit log.
+// from a copy of the checkout's scripts/ and packaging/images/ that the
+// account can read wherever the checkout itself lies. Then the host is checked: on bubblewrap the
+// sandbox saw neither the account's own files nor the other homes, on docker the agent CLI ran in
+// its image, and each spawn is in the project's audit log.
 #include <grp.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -91,6 +92,16 @@ class QuickStartTest : public ::testing::TestWithParam<std::string> {
     bin_ = bin_dir_.MakeDir("bin");
     RunResult copy = RunProcess({"/bin/cp", NpExecBin(), bin_ + "/np-exec"}, Options(BaseEnv()));
     ASSERT_EQ(copy.exit_code, 0) << copy.err;
+    // What the block uses of the checkout, where the account can read it.
+    checkout_ = bin_dir_.MakeDir("checkout");
+    bin_dir_.MakeDir("checkout/packaging");
+    for (const char* part : {"scripts", "packaging/images"}) {
+      RunResult r = RunProcess({"/bin/cp", "-R", SourceDir() + "/" + part, checkout_ + "/" + part},
+                               Options(BaseEnv()));
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    RunResult readable = RunProcess({"/bin/chmod", "-R", "a+rX", checkout_}, Options(BaseEnv()));
+    ASSERT_EQ(readable.exit_code, 0) << readable.err;
     user_ = "npqs" + std::to_string(getpid());
     RunResult add = RunProcess(
         {"/usr/sbin/useradd", "--create-home", "--shell", "/bin/bash", user_}, Options(BaseEnv()));
@@ -125,7 +136,7 @@ class QuickStartTest : public ::testing::TestWithParam<std::string> {
     std::vector<std::string> user_env = {
         "HOME=" + home_,   "USER=" + user_, "LOGNAME=" + user_,
         "SHELL=/bin/bash", "LANG=C.UTF-8",  "PATH=" + bin_ + ":/usr/local/bin:/usr/bin:/bin"};
-    for (const char* pass : {"CI", "DOCKER_HOST", "TMPDIR"}) {
+    for (const char* pass : {"CI", "DOCKER_HOST"}) {
       if (const char* value = getenv(pass)) user_env.push_back(std::string(pass) + "=" + value);
     }
     RunResult all;
@@ -141,7 +152,7 @@ class QuickStartTest : public ::testing::TestWithParam<std::string> {
                                        "-i"};
       argv.insert(argv.end(), user_env.begin(), user_env.end());
       argv.insert(argv.end(), {"/bin/bash", "-e", "-x", "-o", "pipefail", "-c", script});
-      RunResult r = RunProcess(argv, Options({}, 900000, SourceDir()));
+      RunResult r = RunProcess(argv, Options({}, 900000, checkout_));
       all.out += r.out;
       all.err += r.err;
       all.exit_code = r.exit_code;
@@ -152,7 +163,7 @@ class QuickStartTest : public ::testing::TestWithParam<std::string> {
       if (line.rfind("sudo ", 0) == 0) {
         if (!flush()) return all;
         RunResult r = RunProcess({"/bin/bash", "-e", "-x", "-c", line.substr(5)},
-                                 Options(BaseEnv({"USER=" + user_}), 120000, SourceDir()));
+                                 Options(BaseEnv({"USER=" + user_}), 120000, checkout_));
         all.out += r.out;
         all.err += r.err;
         all.exit_code = r.exit_code;
@@ -181,6 +192,7 @@ class QuickStartTest : public ::testing::TestWithParam<std::string> {
 
   TempDir bin_dir_;
   std::string bin_;
+  std::string checkout_;
   std::string user_;
   bool created_ = false;
   uid_t uid_ = 0;
@@ -191,9 +203,6 @@ class QuickStartTest : public ::testing::TestWithParam<std::string> {
 TEST_P(QuickStartTest, RunsAsWrittenInAFreshAccount) {
   const std::vector<std::string> lines = QuickStartLines(runtime());
   ASSERT_GE(lines.size(), 4u) << "README.md has no ```sh quickstart-" << runtime() << " block";
-  if (access((SourceDir() + "/scripts").c_str(), R_OK | X_OK) != 0) {
-    NP_NEEDS("the checkout " << SourceDir() << " is not readable");
-  }
   if (runtime() == "docker") {
     // The block builds np-agent-claude:local with build-agent-image.sh, which
     // then finds its own recipe's image present (the test command builds it
