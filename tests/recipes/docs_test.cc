@@ -2,7 +2,8 @@
 // in README.md, CONTRIBUTING.md, ARCHITECTURE.md and docs/*.md names a file
 // that exists (and a heading that exists, for a #anchor); every `console`
 // block prints what the built np-exec prints today, run in a temporary
-// project; docs/configuration.md has a row for every key the parser knows;
+// project; docs/configuration.md has a row for every key the parser knows,
+// and the agent images' table the packages the Dockerfiles pin;
 // the README stays short; no sentence is said in two places.
 #include <dirent.h>
 #include <sys/stat.h>
@@ -227,6 +228,22 @@ TEST(DocsTest, ConfigurationHasEveryKey) {
     const bool named = table.find("`" + key + "`") != std::string::npos ||
                        table.find("`" + last + "`") != std::string::npos;
     EXPECT_TRUE(named) << key << " has no row in docs/configuration.md";
+  }
+}
+
+// The agent images' table names the package each Dockerfile pins.
+TEST(DocsTest, AgentImageTableNamesThePinnedPackages) {
+  const std::string doc = ReadFile(SourceDir() + "/docs/agent-images.md");
+  for (const char* agent : {"claude", "codex", "gemini"}) {
+    std::smatch pinned;
+    const std::string dockerfile =
+        ReadFile(SourceDir() + "/packaging/images/" + agent + "/Dockerfile");
+    ASSERT_TRUE(std::regex_search(dockerfile, pinned, std::regex(R"(\nARG PACKAGE=(\S+))")))
+        << agent;
+    const std::string row =
+        "| `np-agent-" + std::string(agent) + ":local` | `" + pinned[1].str() + "` |";
+    EXPECT_NE(doc.find(row), std::string::npos)
+        << "docs/agent-images.md lacks the row part " << row;
   }
 }
 
