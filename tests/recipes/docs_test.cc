@@ -157,6 +157,18 @@ TEST(DocsTest, EveryRelativeLinkResolves) {
   EXPECT_GE(links, 30);  // The README alone links every topic file.
 }
 
+// The man page names topic files by their installed path; each exists here.
+TEST(DocsTest, TopicFilesTheManPageNamesExist) {
+  const std::string man = ReadFile(SourceDir() + "/packaging/np-exec.1");
+  static const std::regex kTopic(R"(docs/([a-z-]+\.md))");
+  int named = 0;
+  for (std::sregex_iterator it(man.begin(), man.end(), kTopic), end; it != end; ++it) {
+    ++named;
+    EXPECT_TRUE(IsRegularFile(SourceDir() + "/docs/" + (*it)[1].str())) << (*it)[0];
+  }
+  EXPECT_GE(named, 2);
+}
+
 TEST(DocsTest, EveryTopicFileIsLinkedFromTheReadme) {
   const std::string readme = ReadFile(SourceDir() + "/README.md");
   for (const std::string& file : DocFiles()) {
