@@ -244,7 +244,8 @@ absl::StatusOr<MountSpec> ParseMount(const json& value, size_t index) {
 absl::Status ParseRuntimeKey(const json& value, ContainerConfig& out) {
   if (!value.is_string()) {
     std::vector<std::string> names;
-    for (const RuntimeTraits& row : AllRuntimes()) names.push_back(absl::StrCat("\"", row.name, "\""));
+    for (const RuntimeTraits& row : AllRuntimes())
+      names.push_back(absl::StrCat("\"", row.name, "\""));
     return InvalidValue("isolation-invalid-runtime", "isolation.container.runtime", value,
                         absl::StrCat("one of ", absl::StrJoin(names, ", ")));
   }
@@ -587,6 +588,16 @@ absl::StatusOr<ProjectConfig> ParseProjectConfig(const json& root, const Contain
     return MakeError(absl::StatusCode::kInvalidArgument, "config-invalid-shape",
                      "config must be a JSON object", {{"type", root.type_name()}});
   }
+  // The tier first, whatever else is wrong: it is what the reference
+  // validates first, so a config with two faults is named by the same code.
+  auto isolation = root.find("isolation");
+  if (isolation != root.end() && isolation->is_object()) {
+    if (auto tier = isolation->find("tier"); tier != isolation->end()) {
+      auto parsed = ParseTierValue(*tier, "isolation.tier");
+      if (!parsed.ok()) return parsed.status();
+      config.tier = *parsed;
+    }
+  }
   absl::Status near = CheckTopLevelNearMisses(root);
   if (!near.ok()) return near;
   if (auto workflow = root.find("workflow"); workflow != root.end()) {
@@ -601,7 +612,6 @@ absl::StatusOr<ProjectConfig> ParseProjectConfig(const json& root, const Contain
       config.worktree_isolation = wt->get<bool>();
     }
   }
-  auto isolation = root.find("isolation");
   if (isolation == root.end()) return config;
   if (!isolation->is_object()) {
     return InvalidValue("isolation-invalid-value", "isolation", *isolation,
@@ -609,11 +619,6 @@ absl::StatusOr<ProjectConfig> ParseProjectConfig(const json& root, const Contain
   }
   absl::Status known = CheckKnownKeys(*isolation, "isolation", kIsolationKeys);
   if (!known.ok()) return known;
-  if (auto tier = isolation->find("tier"); tier != isolation->end()) {
-    auto parsed = ParseTierValue(*tier, "isolation.tier");
-    if (!parsed.ok()) return parsed.status();
-    config.tier = *parsed;
-  }
   if (auto interpose = isolation->find("interpose"); interpose != isolation->end()) {
     constexpr absl::string_view kExpected =
         "an array of program file names such as [\"node\", \"nodejs\"]";

@@ -11,9 +11,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/config_file.h"
-#include "core/runtime.h"
 #include "core/errors.h"
 #include "core/paths.h"
+#include "core/runtime.h"
 
 namespace np {
 namespace {

@@ -59,7 +59,7 @@ bool IsStateDir(int dir, int flags) {
 
 }  // namespace
 
-OpenDir::~OpenDir() {
+OpenFd::~OpenFd() {
   if (fd_ >= 0) close(fd_);
 }
 
@@ -67,8 +67,8 @@ absl::StatusOr<ProjectLocation> LocateProject(int start_fd, absl::string_view st
   int current = openat(start_fd, ".", kPathDir);
   if (current < 0) return Unopenable(start_name, errno);
   ProjectLocation location;
-  int levels = 0;          // How far above the start `current` is.
-  int project_level = -1;  // Where the project was found.
+  int levels = 0;                     // How far above the start `current` is.
+  int project_level = -1;             // Where the project was found.
   std::vector<int> enclosing_levels;  // Where the enclosing projects are.
   for (;;) {
     struct stat here;
@@ -79,7 +79,7 @@ absl::StatusOr<ProjectLocation> LocateProject(int start_fd, absl::string_view st
     }
     if (!location.found()) {
       if (IsStateDir(current, 0)) {
-        location.dir = std::make_shared<const OpenDir>(current);
+        location.dir = std::make_shared<const OpenFd>(current);
         location.dev = here.st_dev;
         location.ino = here.st_ino;
         project_level = levels;
@@ -108,8 +108,8 @@ absl::StatusOr<ProjectLocation> LocateProject(int start_fd, absl::string_view st
   if (absl::EndsWith(name, " (deleted)")) return Moved(start_name, "was removed");
   location.root = name;
   for (int up : enclosing_levels) location.enclosing.push_back(Ancestor(location.root, up));
-  absl::Status here = CheckProjectStillAt(location);
-  if (!here.ok()) return here;
+  // Not checked here that `root` still names the folder: a spawn refused for
+  // that must still log into the folder it found (LoadSettings checks).
   return location;
 }
 
@@ -125,8 +125,8 @@ absl::StatusOr<ProjectLocation> LocateProjectFrom(absl::string_view path) {
 
 absl::StatusOr<ProjectConfigRead> ReadProjectConfigAt(const ProjectLocation& project) {
   ProjectConfigRead read;
-  const int state = openat(project.fd(), ".nubos-pilot", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-                                                             O_CLOEXEC);
+  const int state =
+      openat(project.fd(), ".nubos-pilot", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (state < 0) {
     // Found as a directory through a link: a link is never read.
     if (errno == ELOOP || errno == ENOTDIR) return ProjectConfigLinkError(".nubos-pilot");
@@ -134,14 +134,14 @@ absl::StatusOr<ProjectConfigRead> ReadProjectConfigAt(const ProjectLocation& pro
                      absl::StrCat("cannot read .nubos-pilot: ", strerror(errno)),
                      {{"file", ".nubos-pilot"}, {"reason", strerror(errno)}});
   }
+  read.state_dir = std::make_shared<const OpenFd>(state);
   // O_NONBLOCK so that a FIFO planted as config.json cannot block every spawn.
-  const int fd = openat(state, "config.json",
-                        O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  const int fd =
+      openat(state, "config.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   const int err = errno;
   struct stat st;
   const bool is_link =
       fd < 0 && fstatat(state, "config.json", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
-  close(state);
   if (fd < 0) {
     if (is_link) return ProjectConfigLinkError("config.json");
     if (err == ENOENT) return read;  // No file: defaults.
@@ -150,6 +150,8 @@ absl::StatusOr<ProjectConfigRead> ReadProjectConfigAt(const ProjectLocation& pro
                      {{"file", "config.json"}, {"reason", strerror(err)}});
   }
   read.exists = true;
+  const int kept = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  if (kept >= 0) read.file = std::make_shared<const OpenFd>(kept);
   absl::StatusOr<nlohmann::json> json = ReadConfigDescriptor(fd, "config.json");
   if (!json.ok()) return json.status();
   read.json = *std::move(json);

@@ -28,12 +28,12 @@
 namespace np {
 
 // An open descriptor, closed with the last copy of the location holding it.
-class OpenDir {
+class OpenFd {
  public:
-  explicit OpenDir(int fd) : fd_(fd) {}
-  ~OpenDir();
-  OpenDir(const OpenDir&) = delete;
-  OpenDir& operator=(const OpenDir&) = delete;
+  explicit OpenFd(int fd) : fd_(fd) {}
+  ~OpenFd();
+  OpenFd(const OpenFd&) = delete;
+  OpenFd& operator=(const OpenFd&) = delete;
   int fd() const { return fd_; }
 
  private:
@@ -47,7 +47,7 @@ struct ProjectLocation {
   dev_t dev = 0;  // The opened folder's identity.
   ino_t ino = 0;
   // O_PATH descriptor of the folder (null outside a project).
-  std::shared_ptr<const OpenDir> dir;
+  std::shared_ptr<const OpenFd> dir;
   // The folders above `root` that hold a `.nubos-pilot/` directory (not a
   // link), nearest first: the enclosing projects, seen on the same walk.
   std::vector<std::string> enclosing;
@@ -62,7 +62,8 @@ struct ProjectLocation {
 // messages and stands in for the folder's path where /proc cannot name it.
 // Outside any project: a location with found() false. Errors:
 // `invalid-path` (the start cannot be opened or examined),
-// `project-moved` (the opened folder has no path any more).
+// `project-moved` (the opened folder was removed). Whether `root` still
+// names the folder is CheckProjectStillAt's to say.
 absl::StatusOr<ProjectLocation> LocateProject(int start_fd, absl::string_view start_name);
 
 // LocateProject from the directory at `path` (absolute), opened here.
@@ -70,9 +71,13 @@ absl::StatusOr<ProjectLocation> LocateProjectFrom(absl::string_view path);
 
 // The project's config, read once through the project's descriptor and never
 // through a link (`.nubos-pilot` or `config.json` a link: `config-not-a-file`).
+// The descriptors read through stay open, so what a sandbox is given of them
+// (their read-only binds) is the very directory and file that were judged.
 struct ProjectConfigRead {
-  bool exists = false;                                // config.json is there.
+  bool exists = false;                             // config.json is there.
   nlohmann::json json = nlohmann::json::object();  // Its parsed content.
+  std::shared_ptr<const OpenFd> state_dir;         // `.nubos-pilot/`.
+  std::shared_ptr<const OpenFd> file;              // config.json (null: none).
 };
 absl::StatusOr<ProjectConfigRead> ReadProjectConfigAt(const ProjectLocation& project);
 

@@ -29,13 +29,18 @@ absl::StatusOr<Settings> LoadSettings(const SettingsInputs& inputs) {
   }
   const ProjectLocation& project = inputs.project != nullptr ? *inputs.project : located;
   if (project.found()) {
+    absl::Status here = CheckProjectStillAt(project);
+    if (!here.ok()) return here;
     settings.project = project;
     settings.project_root = project.root;
     absl::StatusOr<ProjectConfigRead> file = ReadProjectConfigAt(project);
     if (!file.ok()) return file.status();
     settings.config_exists = file->exists;
     settings.raw_config = std::move(file->json);
-    absl::StatusOr<ProjectConfig> config = ParseProjectConfig(settings.raw_config, operator_container);
+    settings.state_dir_fd = std::move(file->state_dir);
+    settings.config_fd = std::move(file->file);
+    absl::StatusOr<ProjectConfig> config =
+        ParseProjectConfig(settings.raw_config, operator_container);
     if (!config.ok()) return config.status();
     settings.config = *std::move(config);
   } else if (!inputs.allow_outside_project) {

@@ -37,6 +37,9 @@ struct Settings {
   // trust and the ratchet hash and judge. Empty object without a file.
   nlohmann::json raw_config = nlohmann::json::object();
   bool config_exists = false;
+  // The directory and file that read came through, still open (null: none).
+  std::shared_ptr<const OpenFd> state_dir_fd;
+  std::shared_ptr<const OpenFd> config_fd;
   ProjectConfig config;
   ResolvedTier resolved;
   bool has_milestones = false;  // `.nubos-pilot/milestones/` exists.

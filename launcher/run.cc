@@ -3,9 +3,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/config_file.h"
-#include "core/project_location.h"
 #include "core/errors.h"
 #include "core/plan.h"
+#include "core/project_location.h"
 #include "launcher/account_view.h"
 #include "launcher/agent_home.h"
 #include "launcher/audit_log.h"
@@ -265,7 +265,11 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   // Every bind source opened once after the plan's checks and held until the
   // runtime is done with it: bubblewrap binds the descriptors.
   SourcePins pins(/*keep_descriptors=*/TraitsOf(runtime).binds_by_descriptor);
-  if (container) facts.pin = pins.AsFunction();
+  if (container) {
+    absl::Status adopted = AdoptProjectSnapshot(*settings, pins);
+    if (!adopted.ok()) return log.Refuse(tier_record, adopted);
+    facts.pin = pins.AsFunction();
+  }
 
   // 4. Plan: exactly one of exec-in-place or a runtime argv.
   absl::StatusOr<SpawnPlan> plan =

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "core/config_file.h"
 #include "core/egress_entry.h"
 #include "core/errors.h"
 #include "core/paths.h"
@@ -82,6 +83,41 @@ absl::StatusOr<SourcePin> SourcePins::Pin(const std::string& source) {
   }
   pinned_.emplace(source, pin);
   return Handed(pin);
+}
+
+absl::Status SourcePins::Adopt(const std::string& source, int fd) {
+  if (fd < 0 || pinned_.count(source) != 0) return absl::OkStatus();
+  const std::string opened = OpenedPath(fd);
+  if (opened != source) {
+    return Unstable(source, absl::StrCat("was renamed to ", opened.empty() ? "nothing" : opened));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    return Unstable(source, absl::StrCat("could not be read (", strerror(errno), ")"));
+  }
+  SourcePin pin;
+  pin.dev = static_cast<uint64_t>(st.st_dev);
+  pin.ino = static_cast<uint64_t>(st.st_ino);
+  if (keep_) {
+    pin.fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (pin.fd < 0)
+      return Unstable(source, absl::StrCat("could not be kept (", strerror(errno), ")"));
+  }
+  pinned_.emplace(source, pin);
+  return absl::OkStatus();
+}
+
+absl::Status AdoptProjectSnapshot(const Settings& settings, SourcePins& pins) {
+  if (!settings.project.found()) return absl::OkStatus();
+  const std::string& root = settings.project_root;
+  absl::Status adopted = pins.Adopt(root, settings.project.fd());
+  if (adopted.ok() && settings.state_dir_fd != nullptr) {
+    adopted = pins.Adopt(JoinPath(root, ".nubos-pilot"), settings.state_dir_fd->fd());
+  }
+  if (adopted.ok() && settings.config_fd != nullptr) {
+    adopted = pins.Adopt(ProjectConfigPath(root), settings.config_fd->fd());
+  }
+  return adopted;
 }
 
 SourcePin SourcePins::Handed(const SourcePin& pin) {

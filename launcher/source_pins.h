@@ -17,6 +17,7 @@
 #include "core/mount_pins.h"
 #include "core/protected_paths.h"
 #include "core/runtime.h"
+#include "core/settings.h"
 
 namespace np {
 
@@ -36,6 +37,13 @@ class SourcePins {
   // `isolation-mount-source-missing`, `isolation-mount-source-unstable`.
   absl::StatusOr<SourcePin> Pin(const std::string& source);
 
+  // Pins `source` to the descriptor `fd` np-exec already holds (the
+  // project's folder, its `.nubos-pilot`, the config file it read: the
+  // spawn's one look), so a later Pin of it binds what was judged instead of
+  // opening the path again. The same check as Pin's: the kernel's name for
+  // `fd` must be `source`. `fd` is duplicated, not taken.
+  absl::Status Adopt(const std::string& source, int fd);
+
   // Pin, for SpawnFacts::pin; valid while this object lives.
   PinSourceFn AsFunction();
 
@@ -46,6 +54,11 @@ class SourcePins {
   std::map<std::string, SourcePin> pinned_;
   std::vector<int> handed_;
 };
+
+// Adopts the spawn's one look at the project (settings.h): its folder, its
+// `.nubos-pilot/` and the config file that was read, each as the source of
+// its bind. Nothing outside a project. Codes: Adopt's.
+absl::Status AdoptProjectSnapshot(const Settings& settings, SourcePins& pins);
 
 // Pins the placeholder binds of the runtime argv `argv` once the
 // placeholders exist (ProtectedPlaceholders::Create, whose shared lock keeps

@@ -206,7 +206,8 @@ TEST(ConfigFileTest, PermissionDeniedIsUnreadable) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    if (geteuid() == 0 && (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0)) {
+    if (geteuid() == 0 &&
+        (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0)) {
       _exit(2);
     }
     absl::StatusOr<json> parsed = ReadConfigFile(path);

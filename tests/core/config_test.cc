@@ -34,6 +34,21 @@ TEST(ConfigTest, EmptyObjectGivesDefaults) {
   EXPECT_FALSE(c.pull_missing);
 }
 
+// Two faults: the tier's is named, as the reference names it.
+TEST(ConfigTest, AnInvalidTierIsNamedBeforeAnyOtherFault) {
+  for (const char* text : {
+           R"({"isolation":{"tier":"bogus","contaner":{}}})",
+           R"({"isolation":{"tier":"bogus","container":{"network":"everywhere"}}})",
+           R"({"workflow":{"worktree_isolation":"yes"},"isolation":{"tier":"bogus"}})",
+           R"({"Isolation":{},"isolation":{"tier":7}})",
+           R"({"isolation":{"interpose":"node","tier":"bogus"}})",
+       }) {
+    absl::StatusOr<ProjectConfig> parsed = ParseProjectConfig(json::parse(text));
+    ASSERT_FALSE(parsed.ok()) << text;
+    EXPECT_EQ(ErrorCode(parsed.status()), "isolation-invalid-tier") << text;
+  }
+}
+
 TEST(ConfigTest, KeysOfOtherPartsAreIgnored) {
   json root = {{"model", "x"},
                {"workflow", {{"parallel", 3}, {"worktree_isolation", false}}},

@@ -145,9 +145,9 @@ TEST(RuntimeRoomTest, MatcherCatchesANameOrAnEnumerator) {
                           "Msg(\"in the bubblewrap sandbox\")", "x = \"podman secrets\";"}) {
     EXPECT_FALSE(Findings("x.cc", bad).empty()) << bad;
   }
-  for (const char* fine : {"// the docker client", "/* Runtime::kDocker */", "TraitsOf(runtime)",
-                           "Runtime runtime = kDefaultRuntime;", "\"dockerfile\"",
-                           "\"the runtime's secrets\""}) {
+  for (const char* fine :
+       {"// the docker client", "/* Runtime::kDocker */", "TraitsOf(runtime)",
+        "Runtime runtime = kDefaultRuntime;", "\"dockerfile\"", "\"the runtime's secrets\""}) {
     EXPECT_TRUE(Findings("x.cc", fine).empty()) << fine;
   }
 }

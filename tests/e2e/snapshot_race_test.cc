@@ -19,7 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <random>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -38,8 +40,11 @@ constexpr int kSpawns = 40;
 // exchanges that happened.
 class Exchanger {
  public:
-  Exchanger(const std::string& dir, std::string a, std::string b)
-      : a_(std::move(a)), b_(std::move(b)) {
+  // Each state holds for `min_us` to `max_us` (at random) before the next
+  // exchange.
+  Exchanger(const std::string& dir, std::string a, std::string b, unsigned min_us = 50,
+            unsigned max_us = 1050)
+      : a_(std::move(a)), b_(std::move(b)), min_us_(min_us), max_us_(max_us) {
     dir_fd_ = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   }
   ~Exchanger() {
@@ -53,7 +58,9 @@ class Exchanger {
           // Both versions must each stay in place for a moment, or nothing
           // would ever see the one it did not start with.
           exchanges_.fetch_add(1);
-          usleep(200);
+          const unsigned low = min_us_.load();
+          const unsigned high = std::max(low, max_us_.load());
+          usleep(low + static_cast<unsigned>(random_() % (high - low + 1)));
         }
       }
     });
@@ -68,14 +75,21 @@ class Exchanger {
     }
   }
   long exchanges() const { return exchanges_.load(); }
+  void SetHold(unsigned min_us, unsigned max_us) {
+    max_us_.store(max_us);
+    min_us_.store(min_us);
+  }
 
  private:
   int dir_fd_ = -1;
   std::string a_;
   std::string b_;
+  std::atomic<unsigned> min_us_;
+  std::atomic<unsigned> max_us_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<long> exchanges_{0};
+  std::minstd_rand random_{std::random_device()()};
 };
 
 class SnapshotRaceTest : public ::testing::TestWithParam<std::string> {
@@ -124,16 +138,38 @@ class SnapshotRaceTest : public ::testing::TestWithParam<std::string> {
   }
 
   // The nested project's audit lines of `decision` ("run", "refused").
-  int AuditLines(const std::string& decision, const std::string& tier = "") const {
+  std::vector<nlohmann::json> Audit(const std::string& decision) const {
     int bad = 0;
-    int count = 0;
+    std::vector<nlohmann::json> lines;
     for (const nlohmann::json& line : ReadAuditLog(inner_, &bad)) {
-      if (!line.is_object() || line.value("decision", "") != decision) continue;
-      if (!tier.empty() && line.value("tier", "") != tier) continue;
-      ++count;
+      if (line.is_object() && line.value("decision", "") == decision) lines.push_back(line);
     }
     EXPECT_EQ(bad, 0);
+    return lines;
+  }
+  int AuditLines(const std::string& decision, const std::string& tier = "") const {
+    int count = 0;
+    for (const nlohmann::json& line : Audit(decision)) {
+      if (tier.empty() || line.value("tier", "") == tier) ++count;
+    }
     return count;
+  }
+  int RefusedWith(const std::string& code) const {
+    int count = 0;
+    for (const nlohmann::json& line : Audit("refused")) count += line.value("code", "") == code;
+    return count;
+  }
+
+  // One spawn's outcome under a race: it ran in its sandbox (exit 0, what the
+  // real project holds) or nothing of the program ran (no output): refused by
+  // np-exec with a code, or by the runtime or np-exec's entry point inside,
+  // which found a pinned source swapped.
+  void ExpectRanOrNothing(const RunResult& r, const std::string& ran_output) {
+    if (r.exit_code == 0) {
+      EXPECT_EQ(r.out, ran_output) << r.err;
+    } else {
+      EXPECT_EQ(r.out, "") << r.exit_code << " " << r.err;
+    }
   }
 
   TempDir dir_;
@@ -148,36 +184,28 @@ class SnapshotRaceTest : public ::testing::TestWithParam<std::string> {
 TEST_P(SnapshotRaceTest, AConfigExchangedWithADirectOneNeverRunsOnTheHost) {
   MakeProject(inner_, ContainerConfig(runtime(), "np-test:local"));
   // One spawn first, so the ratchet knows the project ran contained.
-  RunResult first =
-      RunProcess({NpExecBin(), "--", "true"}, Options(RuntimeEnv(), 120000, inner_));
+  RunResult first = RunProcess({NpExecBin(), "--", "true"}, Options(RuntimeEnv(), 120000, inner_));
   ASSERT_EQ(first.exit_code, 0) << first.err;
   dir_.Write("outer/inner/.nubos-pilot/evil.json", R"({"isolation":{"tier":"direct"}})");
   const int runs_before = AuditLines("run");
 
   Exchanger swap(inner_ + "/.nubos-pilot", "config.json", "evil.json");
   swap.Start();
-  int ran = 0;
-  int refused = 0;
   for (int i = 0; i < kSpawns; ++i) {
-    RunResult r = RunProcess({NpExecBin(), "--", "sh", "-c", Program("")},
-                             Options(RuntimeEnv(), 120000, inner_));
-    if (r.exit_code == 0) {
-      ++ran;
-      EXPECT_EQ(r.out, "inner\n") << r.err;
-    } else {
-      ++refused;
-      EXPECT_EQ(r.exit_code, 125) << r.out << r.err;
-      EXPECT_EQ(r.out, "") << r.err;
-    }
+    ExpectRanOrNothing(RunProcess({NpExecBin(), "--", "sh", "-c", Program("")},
+                                  Options(RuntimeEnv(), 120000, inner_)),
+                       "inner\n");
   }
   swap.Stop();
   EXPECT_GT(swap.exchanges(), kSpawns);
   EXPECT_EQ(HostMarkers(), 0);
+  // Each spawn decided once, and never for the direct tier.
   EXPECT_EQ(AuditLines("run", "direct"), 0);
-  EXPECT_EQ(AuditLines("run") - runs_before, ran);
-  EXPECT_EQ(AuditLines("refused"), refused);
-  // Not a test that passes by refusing everything, nor by never swapping.
-  EXPECT_GT(ran, 0);
+  EXPECT_EQ(AuditLines("run") - runs_before + AuditLines("refused"), kSpawns);
+  // Both versions were seen: the evil one refused by the ratchet, the
+  // trusted one decided on. Not a test that passes by never swapping.
+  EXPECT_GT(RefusedWith("isolation-tier-lowered"), 0);
+  EXPECT_GT(AuditLines("run") - runs_before, 0);
 }
 
 // A benign config that needs no trust and an evil one that widens (a host
@@ -196,28 +224,25 @@ TEST_P(SnapshotRaceTest, AConfigExchangedWithAWideningOneNeverRunsUntrusted) {
 
   Exchanger swap(inner_ + "/.nubos-pilot", "config.json", "evil.json");
   swap.Start();
-  int ran = 0;
-  int refused = 0;
   for (int i = 0; i < kSpawns; ++i) {
-    RunResult r = RunProcess(
-        {NpExecBin(), "--", "sh", "-c",
-         Program("cat /evil-secret.txt 2>/dev/null; echo \"${NP_RACE_SECRET:-}\"")},
-        Options(env, 120000, inner_));
+    RunResult r =
+        RunProcess({NpExecBin(), "--", "sh", "-c",
+                    Program("cat /evil-secret.txt 2>/dev/null; echo \"${NP_RACE_SECRET:-}\"")},
+                   Options(env, 120000, inner_));
     EXPECT_THAT(r.out, ::testing::Not(HasSubstr("secret"))) << r.err;
-    if (r.exit_code == 0) {
-      ++ran;
-      EXPECT_EQ(r.out, "inner\n\n") << r.err;
-    } else {
-      ++refused;
-      EXPECT_EQ(r.exit_code, 125) << r.out << r.err;
-      EXPECT_THAT(r.err, HasSubstr("isolation-config-untrusted")) << r.err;
-    }
+    ExpectRanOrNothing(r, "inner\n\n");
   }
   swap.Stop();
   EXPECT_GT(swap.exchanges(), kSpawns);
   EXPECT_EQ(HostMarkers(), 0);
-  EXPECT_EQ(AuditLines("refused"), refused);
-  EXPECT_GT(ran, 0);
+  // No decided plan carries what only the untrusted version asks for.
+  for (const nlohmann::json& line : Audit("run")) {
+    EXPECT_THAT(line.dump(), ::testing::Not(HasSubstr("NP_RACE_SECRET")));
+    EXPECT_THAT(line.dump(), ::testing::Not(HasSubstr("host-secret.txt")));
+  }
+  EXPECT_EQ(AuditLines("run") + AuditLines("refused"), kSpawns);
+  EXPECT_GT(RefusedWith("isolation-config-untrusted"), 0);
+  EXPECT_GT(AuditLines("run"), 0);
 }
 
 // The nested folder exchanged with a link to a folder of no project, while
@@ -234,14 +259,33 @@ TEST_P(SnapshotRaceTest, ANestedFolderExchangedWithALinkNeverLosesItsProject) {
   // The shell enters the real nested folder before anything is exchanged.
   const pid_t caller = StartProcess(
       {"/bin/sh", "-c",
-       absl::StrCat("while [ ! -e ", out, "/go ]; do sleep 0.02; done; for i in $(seq ", kSpawns,
+       absl::StrCat("touch ", out, "/ready; while [ ! -e ", out,
+                    "/go ]; do sleep 0.02; done; for i in $(seq ", kSpawns,
                     "); do timeout -s KILL 60 ", NpExecBin(), " -- sh -c '", Program(""), "' > ",
                     out, "/out.$i 2> ", out, "/err.$i; echo $? > ", out, "/rc.$i; done")},
       Options(RuntimeEnv(), 600000, inner_), dir_.Path("caller.out"), dir_.Path("caller.err"));
   ASSERT_GT(caller, 0);
+  ASSERT_TRUE(WaitFor([&] { return access((out + "/ready").c_str(), F_OK) == 0; }, 30000));
+  struct stat caller_cwd;
+  struct stat real_inner;
+  ASSERT_EQ(stat(absl::StrCat("/proc/", caller, "/cwd").c_str(), &caller_cwd), 0);
+  ASSERT_EQ(stat(inner_.c_str(), &real_inner), 0);
+  ASSERT_EQ(caller_cwd.st_ino, real_inner.st_ino) << "the caller is not in the nested folder";
+  // The first half under fast exchanges (the attack: a folder renamed every
+  // few hundred microseconds); the second half under slow ones, so some
+  // spawns get through and show they ran in the real folder.
   Exchanger swap(outer_, "inner", "link");
   swap.Start();
   dir_.Write("out/go", "");
+  EXPECT_TRUE(WaitFor(
+      [&] { return access(absl::StrCat(out, "/rc.", kSpawns / 2).c_str(), F_OK) == 0; }, 590000));
+  // Longer than one spawn takes on the runtime: a few ms on bubblewrap, a
+  // few hundred on an engine.
+  if (runtime() == "bwrap") {
+    swap.SetHold(2000, 20000);
+  } else {
+    swap.SetHold(500000, 3000000);
+  }
   EXPECT_EQ(WaitProcess(caller, 590000), 0) << ReadFile(dir_.Path("caller.err"));
   swap.Stop();
   EXPECT_GT(swap.exchanges(), kSpawns);
@@ -277,8 +321,8 @@ TEST_P(SnapshotRaceTest, ANestedFolderExchangedWithALinkNeverLosesItsProject) {
 // The times one spawn opens the project's config: once.
 int ConfigOpens(const std::string& project, const std::vector<std::string>& env,
                 const std::string& trace) {
-  RunResult r = RunProcess({"/usr/bin/strace", "-f", "-qq", "-e", "trace=open,openat,openat2",
-                            "-o", trace, NpExecBin(), "--", "true"},
+  RunResult r = RunProcess({"/usr/bin/strace", "-f", "-qq", "-e", "trace=open,openat,openat2", "-o",
+                            trace, NpExecBin(), "--", "true"},
                            Options(env, 120000, project));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   // Only np-exec's own process counts (the first pid strace names): the
@@ -316,8 +360,8 @@ TEST(SnapshotDirectTest, OneSpawnOpensTheConfigOnce) {
   EXPECT_EQ(ConfigOpens(project, BaseEnv(), dir.Path("trace")), 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Runtimes, SnapshotRaceTest,
-                         ::testing::Values("docker", "podman", "bwrap"), RuntimeName);
+INSTANTIATE_TEST_SUITE_P(Runtimes, SnapshotRaceTest, ::testing::Values("docker", "podman", "bwrap"),
+                         RuntimeName);
 
 }  // namespace
 }  // namespace np::testing

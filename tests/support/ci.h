@@ -22,10 +22,10 @@ inline bool InCi() {
 }  // namespace np::testing
 
 // Fails the current test under CI=true, skips it otherwise; `why` is streamed.
-#define NP_NEEDS(why)                                                \
-  do {                                                               \
+#define NP_NEEDS(why)                                                       \
+  do {                                                                      \
     if (::np::testing::InCi()) FAIL() << "required under CI=true: " << why; \
-    GTEST_SKIP() << why;                                             \
+    GTEST_SKIP() << why;                                                    \
   } while (0)
 
 #endif  // NP_EXEC_TESTS_SUPPORT_CI_H_
