@@ -1,10 +1,13 @@
 // A real agent on its first run (issue 27), on docker, podman and bubblewrap:
 // host tools written in node keep working or get np-exec's own message when a
-// node shim is first on PATH; what the tool says on stderr is a cause and a
-// fix, never node's own "Cannot find module".
+// node shim is first on PATH; what np-exec says on stderr is a cause and a
+// fix (never node's own "Cannot find module", never "Start the runtime" to a
+// user outside the docker group); an unforwarded credential is named; node
+// starts without the proxy warning.
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -139,6 +142,45 @@ TEST_P(FirstRunTest, NodeStartsWithoutTheProxyWarningAndStillUsesTheProxy) {
     EXPECT_THAT(old.out, HasSubstr("v18."));
     EXPECT_THAT(old.out, HasSubstr("options=unset"));
   }
+}
+
+// A user outside the docker group, as a new account is: the refusal says to
+// join the group or use bubblewrap, not "Start the runtime" (the daemon is
+// running), and bubblewrap then runs for that same user with no group.
+TEST(FirstRunNonRootTest, DockerWithoutItsGroupNamesTheGroupAndBubblewrapRunsWithout) {
+  NP_REQUIRE_RUNTIME("docker");
+  NP_REQUIRE_RUNTIME("bwrap");
+  if (geteuid() != 0) NP_NEEDS("root (setpriv to uid 1000)");
+  struct stat socket_st;
+  if (stat("/var/run/docker.sock", &socket_st) != 0 || (socket_st.st_mode & 0007) != 0) {
+    NP_NEEDS("docker's socket at /var/run/docker.sock, closed to others");
+  }
+  TempDir dir;
+  const std::string np_exec = dir.Path("np-exec");
+  std::filesystem::copy_file(NpExecBin(), np_exec);
+  chmod(np_exec.c_str(), 0755);
+  const std::string project = dir.MakeDir("project");
+  MakeProject(project, ContainerConfig("docker", "np-test:local"), /*trust=*/false);
+  const std::string home = dir.MakeDir("home");
+  const std::string state = dir.MakeDir("state");
+  for (const std::string& path : {project, home, state}) ChownTree(path, 1000, 1000);
+  std::vector<std::string> env = RuntimeEnv({"HOME=" + home, "XDG_STATE_HOME=" + state});
+  SetEnv(env, "DOCKER_HOST", "unix:///var/run/docker.sock");
+  ASSERT_EQ(RunAsUser1000(np_exec, {"trust"}, env, project).exit_code, 0);
+  RunResult refused = RunAsUser1000(np_exec, {"--", "sh", "-c", "echo ran"}, env, project);
+  EXPECT_EQ(refused.exit_code, 69) << refused.err;
+  EXPECT_EQ(refused.out, "");
+  EXPECT_THAT(refused.err, HasSubstr("(isolation-container-unavailable)"));
+  EXPECT_THAT(refused.err, HasSubstr("join the docker group (sudo usermod -aG docker $USER"));
+  EXPECT_THAT(refused.err, HasSubstr("or use bubblewrap, which needs no daemon and no group"));
+  EXPECT_THAT(refused.err, Not(HasSubstr("Start the runtime")));
+
+  dir.Write("project/.nubos-pilot/config.json", ContainerConfig("bwrap", ""));
+  ChownTree(project, 1000, 1000);
+  ASSERT_EQ(RunAsUser1000(np_exec, {"trust"}, env, project).exit_code, 0);
+  RunResult ran = RunAsUser1000(np_exec, {"--", "sh", "-c", "echo ran; id -u"}, env, project);
+  EXPECT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_EQ(ran.out, "ran\n1000\n");
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, FirstRunTest, ::testing::Values("docker", "podman", "bwrap"),
