@@ -164,6 +164,9 @@ if(TARGET np-exec-preload)
   set(CPACK_NP_PRELOAD_SO ${CMAKE_BINARY_DIR}/bin/libnp-exec-preload.so)
   set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_SOURCE_DIR}/cmake/DebDepends.cmake)
 endif()
+# The completion script installed in /usr/share/bash-completion/completions
+# is loaded by bash-completion's loader: without it, no completion.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "bash-completion")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "docker.io | podman | bubblewrap")
 set(CPACK_DEBIAN_PACKAGE_ENHANCES "nodejs")
 find_program(NP_DPKG dpkg)

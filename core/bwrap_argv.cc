@@ -10,6 +10,7 @@
 #include "core/bwrap_targets.h"
 #include "core/egress_entry.h"
 #include "core/errors.h"
+#include "core/git_identity.h"
 #include "core/mount_pins.h"
 #include "core/paths.h"
 
@@ -130,6 +131,9 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
   }
   for (const ProtectedMount& bind : *protected_mounts) fixed.push_back({bind.source, bind.target});
   if (egress) fixed.push_back({"", "/run/np-exec"});
+  if (!spawn.gitconfig_file.empty()) {
+    fixed.push_back({spawn.gitconfig_file, std::string(kGitConfigTarget)});
+  }
   const std::vector<ValidatedMount> binds = CoalesceBwrapMounts(mounts, fixed);
   // --- Issue 15 item 5: no mount target through a host-visible link
   // (core/bwrap_targets.h). ---
@@ -193,7 +197,7 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
     }
   }
   // The caller's account (core/passwd_view.h) replaces the host's files.
-  for (const std::string* view : {&spawn.passwd_file, &spawn.group_file}) {
+  for (const std::string* view : {&spawn.passwd_file, &spawn.group_file, &spawn.gitconfig_file}) {
     if (view->empty()) continue;
     absl::Status absolute = CheckAbsolutePath(*view, "isolation-mount-bad-source");
     if (!absolute.ok()) return absolute;
@@ -212,6 +216,11 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
   }
   if (!spawn.group_file.empty()) {
     argv.insert(argv.end(), {"--ro-bind", spawn.group_file, "/etc/group"});
+  }
+  if (!spawn.gitconfig_file.empty()) {
+    argv.insert(argv.end(),
+                {"--ro-bind", spawn.gitconfig_file, std::string(kGitConfigTarget), "--setenv",
+                 std::string(kGitConfigVar), std::string(kGitConfigTarget)});
   }
   argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
   if (spawn.home_source.empty()) {

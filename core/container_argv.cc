@@ -4,6 +4,7 @@
 #include "absl/strings/str_replace.h"
 #include "core/egress_entry.h"
 #include "core/errors.h"
+#include "core/git_identity.h"
 #include "core/paths.h"
 
 namespace np {
@@ -232,7 +233,8 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
   };
   for (const ExtraBind& extra : {ExtraBind{spawn.home_source, kContainerHome, true},
                                  ExtraBind{spawn.passwd_file, "/etc/passwd", false},
-                                 ExtraBind{spawn.group_file, "/etc/group", false}}) {
+                                 ExtraBind{spawn.group_file, "/etc/group", false},
+                                 ExtraBind{spawn.gitconfig_file, kGitConfigTarget, false}}) {
     if (extra.source.empty()) continue;
     absl::Status absolute = CheckAbsolutePath(extra.source, "isolation-mount-bad-source");
     if (!absolute.ok()) return absolute;
@@ -240,6 +242,10 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
         config.runtime, extra.source, extra.target, extra.writable, "isolation-mount-bad-source");
     if (!value.ok()) return value.status();
     argv.insert(argv.end(), {"--mount", *std::move(value)});
+  }
+  // np-exec's value, before the forwarded names (a forwarded one wins).
+  if (!spawn.gitconfig_file.empty()) {
+    argv.insert(argv.end(), {"-e", absl::StrCat(kGitConfigVar, "=", kGitConfigTarget)});
   }
   // --- egress allowlist (issue 16): the proxy's endpoint, np-exec as entry. ---
   const bool egress = config.network == Network::kAllowlist;

@@ -74,6 +74,10 @@ struct ContainerSpawn {
   // files bound read-only at /etc/passwd and /etc/group; empty: none.
   std::string passwd_file;
   std::string group_file;
+  // The caller's git identity (core/git_identity.h): the host path of the
+  // file bound read-only at kGitConfigTarget and named by kGitConfigVar;
+  // empty: none.
+  std::string gitconfig_file;
   // Pins every bind source after the checks (mount_pins.h); empty: sources
   // go by path alone (unit tests).
   PinSourceFn pin;

@@ -38,6 +38,19 @@ const std::vector<std::string>& EgressProxyEnvironment();
 // and including "--".
 std::vector<std::string> EgressEntryPrefix();
 
+// NODE_USE_ENV_PROXY makes node (22.21 and later) route fetch through the
+// proxy with undici's EnvHttpProxyAgent, which prints "[UNDICI-EHPA] Warning:
+// EnvHttpProxyAgent is experimental" at every start. The entry point silences
+// that one warning, no other, with node's --disable-warning in NODE_OPTIONS;
+// but node before 20.11 (and 21 before 21.3) refuses that option in
+// NODE_OPTIONS and would not start at all, so it is added only when the
+// sandbox's `node` says (`node --version`, e.g. "v22.23.5") it accepts it.
+inline constexpr absl::string_view kNodeProxyWarningOption = "--disable-warning=UNDICI-EHPA";
+bool NodeAcceptsDisableWarning(absl::string_view version_output);
+
+// NODE_OPTIONS `current` with kNodeProxyWarningOption added (once).
+std::string WithNodeProxyWarningSilenced(absl::string_view current);
+
 }  // namespace np
 
 #endif  // NP_EXEC_CORE_EGRESS_ENTRY_H_

@@ -63,8 +63,11 @@ absl::Status AssertTierAvailable(const ResolvedTier& resolved, Runtime runtime,
                    " is not usable (", probe->reason, ": ", probe->detail,
                    "). np-exec refuses instead of falling back to direct: running the "
                    "program with your whole account while you believe it is contained is "
-                   "worse than not running it. Start the runtime, or ",
-                   how_to_accept, "."),
+                   "worse than not running it. ",
+                   untrusted            ? std::string("Find out who put it there")
+                   : probe->fix.empty() ? std::string("Start the runtime")
+                                        : probe->fix,
+                   "; or ", how_to_accept, "."),
       {{"tier", "container"},
        {"effective_from", TierSourceName(resolved.from)},
        {"probe", ProbeToJson(*probe)}});

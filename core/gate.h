@@ -35,6 +35,10 @@ struct ProbeResult {
   std::string reason;               // kReasonNotInstalled or kReasonUnreachable.
   std::string detail;               // What exactly failed, for a person.
   std::string bin_trusted_because;  // Why `bin` is a trusted location, when known.
+  // The fix the refusal names when the driver could tell the cause (what to
+  // install, which group to join, how to start the daemon, podman's uid map,
+  // bubblewrap); empty: "Start the runtime".
+  std::string fix;
 };
 
 // The probe as nubos-pilot's JSON: {available, bin, version} or

@@ -2,6 +2,7 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 
@@ -13,6 +14,7 @@
 #include "core/bwrap_argv.h"
 #include "core/egress_entry.h"
 #include "core/errors.h"
+#include "core/git_identity.h"
 #include "core/git_mounts.h"
 #include "core/paths.h"
 
@@ -135,6 +137,38 @@ absl::Status NotInSandbox(Runtime runtime, absl::string_view name, absl::string_
 // `npm --prefix` install whose directory no mount shows) is `program-not-in-sandbox` with the fix;
 // when the sandbox shows it there anyway (a mount at another path that holds it, or a link into
 // one), it runs by that absolute path. Returns the program as the sandbox runs it.
+// docker and podman run the image's node, which sees the project and the
+// mounts, not the host: a host script outside them (a host tool written in
+// node, such as /usr/bin/npm, which its `#!/usr/bin/env node` hands to a node
+// shim) would end in node's own "Cannot find module". Refused before
+// anything runs, with what to do instead. Only an absolute first argument
+// naming a file the host has: a path that exists only in the image is left
+// to the image.
+absl::Status CheckScriptInImage(const std::vector<std::string>& program, const SpawnPlan& plan,
+                                const std::string& image) {
+  if (program.size() < 2) return absl::OkStatus();
+  const std::string name = BaseName(program.front());
+  const std::string& script = program[1];
+  if ((name != "node" && name != "nodejs") || !absl::StartsWith(script, "/")) {
+    return absl::OkStatus();
+  }
+  struct stat st;
+  if (stat(script.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) return absl::OkStatus();
+  const std::string path = NormalizePath(script);
+  bool visible = IsInside(path, plan.project_real) || IsInside(path, plan.project_mount);
+  for (const ValidatedMount& mount : plan.mounts) visible = visible || IsInside(path, mount.target);
+  if (visible) return absl::OkStatus();
+  return MakeError(
+      absl::StatusCode::kNotFound, "script-not-in-image",
+      absl::StrCat(name, " was asked to run ", path,
+                   ", a host file outside the project and the mounts, which the image ", image,
+                   " does not have (a host tool written in node, such as npm, npx or eslint, run "
+                   "through a node shim); the program did not run. Run the host tool outside the "
+                   "tier (take the node shim off PATH, or np-exec shims remove DIR node), or the "
+                   "image's own copy by name (np-exec -- npm ...)"),
+      {{"program", name}, {"script", path}, {"image", image}});
+}
+
 absl::StatusOr<std::string> ProgramInSandbox(const SpawnFacts& facts, const SpawnPlan& plan,
                                              const std::string& name,
                                              absl::string_view sandbox_path) {
@@ -243,6 +277,12 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
                                                 *policy, container.mounts);
     if (!view_ok.ok()) return view_ok;
   }
+  const bool git_identity = account_view && !facts.gitconfig_file.empty();
+  if (git_identity) {
+    absl::Status view_ok = CheckOutsideWritable(facts.gitconfig_file, "the spawn's git identity",
+                                                *policy, container.mounts);
+    if (!view_ok.ok()) return view_ok;
+  }
 
   ContainerSpawn spawn;
   // np-exec's own binary: the entry point on network "allowlist", and on
@@ -271,6 +311,7 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
     spawn.passwd_file = facts.passwd_file;
     spawn.group_file = facts.group_file;
   }
+  if (git_identity) spawn.gitconfig_file = facts.gitconfig_file;
   plan.project_mount = ProjectTarget(container, spawn);
   plan.project_real = policy->project_real;
 
@@ -280,6 +321,7 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   if (!git.ok()) return git.status();
   std::vector<std::string> reserved = {plan.project_mount, "/tmp", std::string(kContainerHome)};
   if (account_view) reserved.insert(reserved.end(), {"/etc/passwd", "/etc/group"});
+  if (git_identity) reserved.emplace_back(kGitConfigTarget);
   reserved.insert(reserved.end(), git->roots.begin(), git->roots.end());
   absl::StatusOr<std::vector<ValidatedMount>> mounts =
       ValidateMounts(container.mounts, *policy, reserved);
@@ -326,9 +368,13 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
       argv = traits.build_argv(container, plan.mounts, spawn);
       if (!argv.ok()) return argv.status();
     }
-  } else if (facts.bare_word) {
-    absl::StatusOr<std::string> found = Find(facts, program.front(), facts.path, true);
-    if (!found.ok()) return found.status();
+  } else {
+    absl::Status script = CheckScriptInImage(program, plan, container.image);
+    if (!script.ok()) return script;
+    if (facts.bare_word) {
+      absl::StatusOr<std::string> found = Find(facts, program.front(), facts.path, true);
+      if (!found.ok()) return found.status();
+    }
   }
   plan.program = spawn.program.front();
   plan.argv = *std::move(argv);

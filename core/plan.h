@@ -103,6 +103,9 @@ struct SpawnFacts {
   // per-spawn passwd and group files; empty: the sandbox's own files.
   std::string passwd_file;
   std::string group_file;
+  // The caller's git identity inside (core/git_identity.h): the host path of
+  // the per-spawn file bound read-only at kGitConfigTarget; empty: none.
+  std::string gitconfig_file;
   // Container only: pins each bind source after the checks (mount_pins.h);
   // the launcher's (launcher/source_pins.h). Empty: sources go by path alone.
   PinSourceFn pin;

@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "core/container_argv.h"
 #include "core/errors.h"
+#include "core/git_identity.h"
 #include "core/image_ref.h"
 #include "core/passwd_view.h"
 #include "core/paths.h"
@@ -115,6 +116,7 @@ void RemoveStaleViews(int spawns) {
     if (view < 0) continue;
     unlinkat(view, "passwd", 0);
     unlinkat(view, "group", 0);
+    unlinkat(view, "gitconfig", 0);
     close(view);
     unlinkat(spawns, name.c_str(), AT_REMOVEDIR);
   }
@@ -154,11 +156,9 @@ ImageAccountBases CachedImageAccounts(const StateStore& store, const std::string
   return copied.value_or(ImageAccountBases{});
 }
 
-absl::StatusOr<std::unique_ptr<AccountView>> AccountView::Create(const HostFacts& host,
-                                                                 const StateStore& store,
-                                                                 bool from_host,
-                                                                 const ImageAccountBases& image,
-                                                                 const std::string& dir) {
+absl::StatusOr<std::unique_ptr<AccountView>> AccountView::Create(
+    const HostFacts& host, const StateStore& store, bool from_host, const ImageAccountBases& image,
+    const std::string& dir, const std::string& gitconfig) {
   const std::string passwd = ReadAccountFile("/etc/passwd");
   const std::string group = ReadAccountFile("/etc/group");
   const SandboxAccount account = AccountFor(host.uid, host.gid, passwd, group);
@@ -186,6 +186,7 @@ absl::StatusOr<std::unique_ptr<AccountView>> AccountView::Create(const HostFacts
     err = WriteNew(AccountGroupPath(view->dir_),
                    GroupView(group_base.value_or(std::string(kMinimalGroup)), account));
   }
+  if (err == 0 && !gitconfig.empty()) err = WriteNew(AccountGitConfigPath(view->dir_), gitconfig);
   if (err != 0) return Failed(view->dir_, err);
   return view;
 }
@@ -193,7 +194,41 @@ absl::StatusOr<std::unique_ptr<AccountView>> AccountView::Create(const HostFacts
 AccountView::~AccountView() {
   unlink(AccountPasswdPath(dir_).c_str());
   unlink(AccountGroupPath(dir_).c_str());
+  unlink(AccountGitConfigPath(dir_).c_str());
   rmdir(dir_.c_str());
+}
+
+std::string CallerGitConfig(const HostFacts& host) {
+  // The caller's own files: a link (a dotfiles checkout) is followed.
+  auto read_file = [](const std::string& path) -> std::string {
+    if (path.empty()) return "";
+    const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return "";
+    std::string text;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= (1 << 20)) {
+      char buffer[8192];
+      ssize_t n;
+      while ((n = read(fd, buffer, sizeof(buffer))) > 0 && text.size() <= (1 << 20)) {
+        text.append(buffer, static_cast<size_t>(n));
+      }
+    }
+    close(fd);
+    return text.size() <= (1 << 20) ? text : "";
+  };
+  GitIdentity identity;
+  const absl::string_view global = GetEnv(host.envp, "GIT_CONFIG_GLOBAL");
+  if (!global.empty()) {
+    identity = ParseGitIdentity(read_file(std::string(global)));
+  } else {
+    const std::string xdg = !host.xdg_config_home.empty() ? host.xdg_config_home
+                            : !host.home.empty()          ? host.home + "/.config"
+                                                          : "";
+    if (!xdg.empty()) identity = ParseGitIdentity(read_file(xdg + "/git/config"));
+    if (!host.home.empty())
+      identity = ParseGitIdentity(read_file(host.home + "/.gitconfig"), identity);
+  }
+  return GitIdentityConfig(identity);
 }
 
 std::string PlannedAccountViewDir(const Settings& settings, const HostFacts& host) {
@@ -209,11 +244,9 @@ std::string PlannedAccountViewDir(const Settings& settings, const HostFacts& hos
   return absl::StrFormat("%s/%s/%d-%08x", *store, kSpawns, host.pid, random);
 }
 
-absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(const Settings& settings,
-                                                              const SpawnPlan& plan,
-                                                              const HostFacts& host,
-                                                              const std::string& dir,
-                                                              const std::string& image_id) {
+absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(
+    const Settings& settings, const SpawnPlan& plan, const HostFacts& host, const std::string& dir,
+    const std::string& image_id, const std::string& gitconfig) {
   if (dir.empty()) return std::unique_ptr<AccountView>();
   // The store the planned directory is in: <store>/spawns/<name>.
   const std::string spawns_path = dir.substr(0, dir.rfind('/'));
@@ -226,7 +259,7 @@ absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(const Settings& se
     image = CachedImageAccounts(*store, image_id,
                                 [&plan, &host] { return CopyImageAccounts(plan, host); });
   }
-  return AccountView::Create(host, *store, traits.program_from_host, image, dir);
+  return AccountView::Create(host, *store, traits.program_from_host, image, dir, gitconfig);
 }
 
 }  // namespace np

@@ -35,14 +35,14 @@ class AccountView {
   // Writes the view for the caller of `host` into the new directory `dir`
   // (PlannedAccountViewDir). `from_host`: the sandbox shows the host's /usr
   // (bubblewrap), so the host's own files are the base; otherwise `image`'s
-  // (each unusable one: the minimal base, root and nobody). Codes:
+  // (each unusable one: the minimal base, root and nobody). `gitconfig`: the
+  // caller's git identity file (CallerGitConfig), written beside them when
+  // not empty. Codes:
   // `account-view-failed`, the store's.
   // `dir` lies in `store`'s `spawns` directory.
-  static absl::StatusOr<std::unique_ptr<AccountView>> Create(const HostFacts& host,
-                                                             const StateStore& store,
-                                                             bool from_host,
-                                                             const ImageAccountBases& image,
-                                                             const std::string& dir);
+  static absl::StatusOr<std::unique_ptr<AccountView>> Create(
+      const HostFacts& host, const StateStore& store, bool from_host,
+      const ImageAccountBases& image, const std::string& dir, const std::string& gitconfig = "");
 
   // Removes both files and the directory.
   ~AccountView();
@@ -64,6 +64,14 @@ std::string PlannedAccountViewDir(const Settings& settings, const HostFacts& hos
 // The passwd and group files in a view directory.
 inline std::string AccountPasswdPath(const std::string& dir) { return dir + "/passwd"; }
 inline std::string AccountGroupPath(const std::string& dir) { return dir + "/group"; }
+inline std::string AccountGitConfigPath(const std::string& dir) { return dir + "/gitconfig"; }
+
+// The caller's git identity file for the sandbox (core/git_identity.h), from
+// their global git configuration as `git config --global` reads it:
+// GIT_CONFIG_GLOBAL alone when set, else $XDG_CONFIG_HOME/git/config (or
+// ~/.config/git/config) then ~/.gitconfig; "" when it names no identity. A
+// file that cannot be read, or is larger than 1 MiB, is skipped.
+std::string CallerGitConfig(const HostFacts& host);
 
 // Copies an image's passwd and group out of it; nullopt when it cannot be
 // told (never cached).
@@ -85,11 +93,9 @@ ImageAccountBases CachedImageAccounts(const StateStore& store, const std::string
 // `plan` of `settings`, whose probe named the image's content ID `image_id`
 // (RuntimeDriver::ProbeForSpawn; "" when unknown: the minimal base); nullptr
 // when `dir` is empty.
-absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(const Settings& settings,
-                                                              const SpawnPlan& plan,
-                                                              const HostFacts& host,
-                                                              const std::string& dir,
-                                                              const std::string& image_id);
+absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(
+    const Settings& settings, const SpawnPlan& plan, const HostFacts& host, const std::string& dir,
+    const std::string& image_id, const std::string& gitconfig = "");
 
 }  // namespace np
 

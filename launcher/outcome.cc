@@ -11,11 +11,12 @@ namespace np {
 namespace {
 
 // The run path's exit statuses other than 125 (design.md 5).
-constexpr std::array<std::pair<absl::string_view, int>, 9> kRunExitStatus = {{
+constexpr std::array<std::pair<absl::string_view, int>, 10> kRunExitStatus = {{
     {"program-not-found", 127},
     {"shim-no-program", 127},
     {"program-not-in-sandbox", 127},
     {"program-not-in-image", 127},
+    {"script-not-in-image", 127},
     {"program-not-executable", 126},
     {"isolation-container-unavailable", 69},
     {"isolation-runtime-untrusted", 69},

@@ -1,17 +1,24 @@
 #include "launcher/run.h"
 
+#include <chrono>
+#include <memory>
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/config_file.h"
+#include "core/env_notice.h"
 #include "core/errors.h"
 #include "core/plan.h"
 #include "core/project_location.h"
 #include "launcher/account_view.h"
 #include "launcher/agent_home.h"
 #include "launcher/audit_log.h"
+#include "launcher/egress/refusal_notice.h"
 #include "launcher/egress/session.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
+#include "launcher/output.h"
 #include "launcher/protected_placeholders.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/podman_secrets.h"
@@ -43,6 +50,22 @@ class SpawnLog {
     if (!project_.found()) return;
     absl::Status logged = AppendAudit(project_, std::move(record));
     if (!logged.ok()) reporter_.Warn(logged);
+  }
+
+  // A spawn whose run line is written ends in an exit line, even when the
+  // runtime then failed on np-exec's terms (an image that is missing, a proxy
+  // that did not start): the exit status np-exec returns and the error's
+  // code, never a refusal after a run. Hands the error back.
+  absl::Status EndRun(nlohmann::json run_record, absl::Status error,
+                      std::chrono::steady_clock::time_point started) const {
+    nlohmann::json record =
+        ExitRecord(std::move(run_record), ExitStatusFor(error, CommandKind::kRun),
+                   std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::steady_clock::now() - started)
+                       .count());
+    record["code"] = ErrorCode(error);
+    Append(std::move(record));
+    return error;
   }
 
   // Records a refusal and hands the error back, for `return log.Refuse(...)`.
@@ -133,12 +156,17 @@ std::vector<Companion> EgressCompanions(egress::EgressSession* session, const Se
                                         const HostFacts& host, const SpawnLog& log) {
   if (session == nullptr) return {};
   const pid_t pid = host.pid;
+  // A refusal is also one line on stderr, while the program runs
+  // (launcher/egress/refusal_notice.h); the calls come one at a time.
+  auto notices = std::make_shared<egress::RefusalNotices>(settings.config.container.allow_hosts);
   return {session->ProxyCompanion(settings.config.container.allow_hosts,
-                                  [&log, pid](const egress::EgressRecord& record) {
+                                  [&log, pid, notices](const egress::EgressRecord& record) {
                                     nlohmann::json line = egress::EgressRecordToJson(record);
                                     line["event"] = "egress";
                                     line["pid"] = pid;
                                     log.Append(std::move(line));
+                                    std::optional<std::string> notice = notices->Notice(record);
+                                    if (notice.has_value()) WriteAll(2, *notice);
                                   })};
 }
 
@@ -150,7 +178,7 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
                                    const SpawnLog& log, const TrustGate& trust,
                                    nlohmann::json tier_record, egress::EgressSession* session,
                                    const std::string& account_dir, const std::string& image_id,
-                                   SourcePins& pins) {
+                                   const std::string& gitconfig, SourcePins& pins) {
   // Missing protected paths get placeholders for exactly this spawn, held
   // until it ends (the last spawn of the project removes them).
   absl::StatusOr<ProtectedPlaceholders> placeholders =
@@ -170,7 +198,7 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
   if (!home.ok()) return log.Refuse(std::move(tier_record), home.status());
   // Removed with the view when the spawn ends.
   absl::StatusOr<std::unique_ptr<AccountView>> account =
-      MaybeAccountView(settings, plan, host, account_dir, image_id);
+      MaybeAccountView(settings, plan, host, account_dir, image_id, gitconfig);
   if (!account.ok()) return log.Refuse(std::move(tier_record), account.status());
   // The ratchet remembers the tier before the program starts, so even a run
   // whose np-exec is killed counts.
@@ -201,14 +229,15 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
     watchdog.emplace(*std::move(started));
   }
   log.Append(run_record);
+  const auto started = std::chrono::steady_clock::now();
   absl::StatusOr<RunOutcome> ran =
       driver.Run(pinned_plan, endpoint, host, EgressCompanions(session, settings, host, log));
   if (watchdog.has_value()) watchdog->Disarm();
   placeholders->Finish();
   if (session != nullptr && !session->start_error().ok()) {
-    return log.Refuse(std::move(tier_record), session->start_error());
+    return log.EndRun(std::move(run_record), session->start_error(), started);
   }
-  if (!ran.ok()) return log.Refuse(std::move(tier_record), ran.status());
+  if (!ran.ok()) return log.EndRun(std::move(run_record), ran.status(), started);
   if (!ran->note.ok()) reporter.Warn(ran->note);
   log.Append(ExitRecord(std::move(run_record), ran->result.exit_code, ran->result.duration_ms));
   return Outcome{ran->result.exit_code};
@@ -261,6 +290,9 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
     facts.passwd_file = AccountPasswdPath(account_dir);
     facts.group_file = AccountGroupPath(account_dir);
   }
+  // The caller's git identity, beside the account (core/git_identity.h).
+  const std::string gitconfig = account_dir.empty() ? "" : CallerGitConfig(host);
+  if (!gitconfig.empty()) facts.gitconfig_file = AccountGitConfigPath(account_dir);
   facts.agent_home = PlannedAgentHome(*settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
   // Every bind source opened once after the plan's checks and held until the
   // runtime is done with it: bubblewrap binds the descriptors.
@@ -295,8 +327,14 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   absl::Status still_there = CheckProjectStillAt(settings->project);
   if (!still_there.ok()) return log.Refuse(tier_record, still_there);
   if (plan->wrapped) {
+    // A variable the program reads, set here and not forwarded, is named
+    // (core/env_notice.h).
+    const std::string notice = UnforwardedVariablesNotice(
+        cl.program.front(), plan->env_names,
+        [&host](const std::string& name) { return !GetEnv(host.envp, name).empty(); });
+    if (!notice.empty()) WriteAll(2, notice);
     return RunWrapped(*settings, *plan, cl.program, driver, endpoint, host, reporter, log, *trust,
-                      tier_record, session->get(), account_dir, image_id, pins);
+                      tier_record, session->get(), account_dir, image_id, gitconfig, pins);
   }
   absl::Status recorded = RecordSpawnRan(*trust, host.uid);
   if (!recorded.ok()) return log.Refuse(tier_record, recorded);

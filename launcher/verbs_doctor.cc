@@ -13,6 +13,7 @@
 #include "core/image_ref.h"
 #include "core/plan.h"
 #include "core/protected_paths.h"
+#include "core/runtime.h"
 #include "launcher/agent_home.h"
 #include "launcher/audit_log.h"
 #include "launcher/environment.h"
@@ -48,7 +49,11 @@ nlohmann::json LastRefusal(const std::string& path) {
   nlohmann::json last = nullptr;
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
     nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
-    if (record.is_object() && record.value("decision", "") == "refused") last = record;
+    // A refusal, or a run that ended in np-exec's error (its exit line's code).
+    if (record.is_object() && (record.value("decision", "") == "refused" ||
+                               (record.value("event", "") == "exit" && record.contains("code")))) {
+      last = record;
+    }
   }
   return last;
 }
@@ -189,9 +194,17 @@ void CheckHome(const Subject& s, Report& r) {
 
 // The shims on PATH, and each one with nothing real behind it: a spawn of it
 // on direct or worktree (or bubblewrap) finds no program and exits 127.
+// In a container project on docker or podman a shim's program comes from the
+// image, not the host: one the host lacks is no fault (doctor does not look
+// inside the image; a program the image lacks is program-not-in-image at its
+// first spawn).
 void CheckShims(const Subject& s, Report& r) {
   r.out["shims_on_path"] = nlohmann::json::array();
   r.out["shims_without_program"] = nlohmann::json::array();
+  const ContainerConfig& container = s.settings.config.container;
+  const bool from_image = s.settings.resolved.tier == Tier::kContainer &&
+                          TraitsOf(container.runtime).uses_image &&
+                          !TraitsOf(container.runtime).program_from_host;
   for (const std::string& dir : ShimDirsOnPath(s.host)) {
     absl::StatusOr<std::vector<Shim>> shims = ListShims(dir, s.host);
     if (!shims.ok()) continue;
@@ -199,8 +212,14 @@ void CheckShims(const Subject& s, Report& r) {
     for (const Shim& shim : *shims) {
       names.push_back(shim.name);
       if (shim.program.ok()) continue;
-      r.out["shims_without_program"].push_back(
-          {{"dir", dir}, {"name", shim.name}, {"error", ErrorCode(shim.program.status())}});
+      nlohmann::json entry = {
+          {"dir", dir}, {"name", shim.name}, {"error", ErrorCode(shim.program.status())}};
+      if (from_image) {
+        entry["runs_in_image"] = container.image;
+        r.out["shims_without_program"].push_back(std::move(entry));
+        continue;
+      }
+      r.out["shims_without_program"].push_back(std::move(entry));
       r.warnings.push_back(absl::StrCat("shim ", shim.path, ": ", shim.program.status().message(),
                                         "; a spawn of it outside a container exits 127"));
     }
@@ -260,6 +279,12 @@ std::string ReportText(const Report& r) {
     std::vector<std::string> names = dir["names"].get<std::vector<std::string>>();
     absl::StrAppend(&text, "shims on PATH in ", dir["dir"].get<std::string>(), ": ",
                     absl::StrJoin(names, ", "), "\n");
+  }
+  for (const auto& shim : o["shims_without_program"]) {
+    if (!shim.contains("runs_in_image")) continue;
+    absl::StrAppend(&text, "shim ", shim["name"].get<std::string>(),
+                    ": not on the host's PATH; in this project it runs in the image ",
+                    shim["runs_in_image"].get<std::string>(), "\n");
   }
   const nlohmann::json& interposer = o["interposer"];
   absl::StrAppend(

@@ -10,6 +10,8 @@
 #include "absl/strings/str_join.h"
 #include "core/errors.h"
 #include "core/paths.h"
+#include "core/runtime.h"
+#include "launcher/host.h"
 #include "launcher/output.h"
 #include "launcher/shim_dir.h"
 #include "launcher/verbs.h"
@@ -73,9 +75,24 @@ nlohmann::json ShimJson(const Shim& shim) {
                                       : nlohmann::json(ErrorCode(shim.program.status()))}};
 }
 
-std::string ShimLine(const Shim& shim) {
+// The image a container project on docker or podman runs its programs from,
+// where a shim's program need not be on the host; "" elsewhere.
+std::string ImageOfProject(const HostFacts& host) {
+  absl::StatusOr<Settings> settings = LoadHostSettings(host);
+  if (!settings.ok() || settings->resolved.tier != Tier::kContainer) return "";
+  const ContainerConfig& container = settings->config.container;
+  const RuntimeTraits& traits = TraitsOf(container.runtime);
+  return traits.uses_image && !traits.program_from_host ? container.image : "";
+}
+
+std::string ShimLine(const Shim& shim, const std::string& image) {
   if (shim.program.ok()) return absl::StrCat("  ", shim.name, " -> ", *shim.program, "\n");
   const std::string code = ErrorCode(shim.program.status());
+  if (!image.empty() && code == "shim-no-program") {
+    return absl::StrCat("  ", shim.name,
+                        " -> not on the host's PATH; in this project it runs in the image ", image,
+                        "\n");
+  }
   return absl::StrCat("  ", shim.name, " -> ",
                       code == "shim-no-program" ? "nothing real behind it on PATH"
                                                 : std::string(shim.program.status().message()),
@@ -93,14 +110,17 @@ absl::StatusOr<Outcome> ListShimDirs(const CommandLine& cl, const HostFacts& hos
   }
   nlohmann::json out = {{"dirs", nlohmann::json::array()}};
   std::string text;
+  const std::string image = ImageOfProject(host);
   for (const std::string& dir : dirs) {
     absl::StatusOr<std::vector<Shim>> shims = ListShims(dir, host);
     if (!shims.ok()) return shims.status();
     nlohmann::json entries = nlohmann::json::array();
     absl::StrAppend(&text, dir, shims->empty() ? ": no np-exec shims\n" : ":\n");
     for (const Shim& shim : *shims) {
-      entries.push_back(ShimJson(shim));
-      absl::StrAppend(&text, ShimLine(shim));
+      nlohmann::json entry = ShimJson(shim);
+      if (!image.empty() && !shim.program.ok()) entry["runs_in_image"] = image;
+      entries.push_back(std::move(entry));
+      absl::StrAppend(&text, ShimLine(shim, image));
     }
     out["dirs"].push_back({{"dir", dir}, {"shims", entries}});
   }

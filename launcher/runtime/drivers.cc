@@ -35,9 +35,62 @@ ProbeResult ProbeAvailable(Runtime runtime, std::string bin, std::string version
   return probe;
 }
 
+// The fix for each cause a driver names (driver.h), as the refusal's
+// sentence ends it.
+namespace {
+
+std::string ProbeFix(Runtime runtime, absl::string_view reason, absl::string_view cause) {
+  constexpr absl::string_view kUseBwrap =
+      "or use bubblewrap, which needs no daemon and no group (sudo apt install bubblewrap, then "
+      "\"runtime\": \"bwrap\" in isolation.container)";
+  const bool docker = runtime == Runtime::kDocker;
+  const bool podman = runtime == Runtime::kPodman;
+  if (reason == kReasonNotInstalled) {
+    if (docker) {
+      return absl::StrCat(
+          "Install docker (sudo apt install docker.io) and join the docker group (sudo usermod "
+          "-aG docker $USER, then log in again), ",
+          kUseBwrap);
+    }
+    if (podman) return absl::StrCat("Install podman (sudo apt install podman uidmap), ", kUseBwrap);
+    return "Install bubblewrap (sudo apt install bubblewrap)";
+  }
+  if (cause == kCausePermissionDenied) {
+    if (docker) {
+      return absl::StrCat(
+          "This user may not use the docker daemon's socket: join the docker group (sudo usermod "
+          "-aG docker $USER, then log in again), ",
+          kUseBwrap);
+    }
+    return absl::StrCat(
+        "This user may not use that engine socket: unset CONTAINER_HOST (or DOCKER_HOST) to use "
+        "your own rootless podman, ",
+        kUseBwrap);
+  }
+  if (cause == kCauseRootlessIdMap) {
+    return absl::StrCat(
+        "Rootless podman needs newuidmap and newgidmap (sudo apt install uidmap) and subordinate "
+        "ids for this user in /etc/subuid and /etc/subgid (sudo usermod --add-subuids "
+        "100000-165535 --add-subgids 100000-165535 $USER, then podman system migrate), ",
+        kUseBwrap);
+  }
+  if (cause == kCauseNoDaemon) {
+    if (docker)
+      return absl::StrCat("Start the docker daemon (sudo systemctl start docker), ", kUseBwrap);
+    if (podman) {
+      return "Start podman's API service (systemctl --user start podman.socket), or unset "
+             "CONTAINER_HOST to run podman without it";
+    }
+  }
+  return "Start the runtime";
+}
+
+}  // namespace
+
 ProbeResult ProbeUnavailable(Runtime runtime, absl::string_view reason, std::string detail,
-                             std::string bin) {
+                             std::string bin, absl::string_view cause) {
   ProbeResult probe;
+  probe.fix = ProbeFix(runtime, reason, cause);
   probe.runtime = runtime;
   probe.reason = std::string(reason);
   probe.detail = std::move(detail);

@@ -1,7 +1,11 @@
 // The engine runtimes, docker and podman: a daemon (or podman's API service)
 // answering the Docker Engine API, a client np-exec supervises, named and
 // labelled containers that can outlive their client and are reaped.
+#include <pwd.h>
 #include <sys/stat.h>
+
+#include <fstream>
+#include <string>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -49,6 +53,44 @@ struct Flavor {
   Runtime runtime;
   bool podman;
 };
+
+// What a refused connection to the engine's socket says about the fix.
+absl::string_view SocketCause(const absl::Status& status) {
+  const nlohmann::json details = ErrorDetails(status);
+  const std::string reason =
+      details.is_object() && details.contains("reason") && details["reason"].is_string()
+          ? details["reason"].get<std::string>()
+          : "";
+  if (reason == "permission-denied") return kCausePermissionDenied;
+  if (reason == "connection-refused" || reason == "socket-missing") return kCauseNoDaemon;
+  return "";
+}
+
+// Whether rootless podman can map this user's ids: newuidmap and newgidmap
+// installed, and a range for the user (by name or uid) in /etc/subuid and
+// /etc/subgid.
+bool HasSubordinateIds(const HostFacts& host) {
+  struct stat st;
+  if (stat("/usr/bin/newuidmap", &st) != 0 || stat("/usr/bin/newgidmap", &st) != 0) return false;
+  std::string name;
+  struct passwd entry;
+  struct passwd* found = nullptr;
+  char buffer[4096];
+  if (getpwuid_r(host.uid, &entry, buffer, sizeof(buffer), &found) == 0 && found != nullptr) {
+    name = found->pw_name;
+  }
+  for (const char* file : {"/etc/subuid", "/etc/subgid"}) {
+    std::ifstream in(file);
+    std::string line;
+    bool listed = false;
+    while (!listed && std::getline(in, line)) {
+      const std::string owner = line.substr(0, line.find(':'));
+      listed = (!name.empty() && owner == name) || owner == absl::StrCat(host.uid);
+    }
+    if (!listed) return false;
+  }
+  return true;
+}
 
 class EngineDriver : public RuntimeDriver {
  public:
@@ -102,7 +144,8 @@ class EngineDriver : public RuntimeDriver {
                         absl::StrCat("/images/", UrlEncode(image), "/json"), endpoint.timeout_ms);
       if (!response.ok()) {
         return ProbeUnavailable(runtime, kReasonUnreachable,
-                                std::string(response.status().message()), endpoint.bin);
+                                std::string(response.status().message()), endpoint.bin,
+                                SocketCause(response.status()));
       }
       std::string version = ServerVersion(response->headers, "Docker/");
       if (version.empty()) version = ServerVersion(response->headers, "Libpod/");
@@ -284,7 +327,7 @@ class EngineDriver : public RuntimeDriver {
         EngineRequest(*endpoint.socket, "GET", "/_ping", endpoint.timeout_ms);
     if (!ping.ok()) {
       return ProbeUnavailable(runtime, kReasonUnreachable, std::string(ping.status().message()),
-                              endpoint.bin);
+                              endpoint.bin, SocketCause(ping.status()));
     }
     if (ping->status == 200) {
       std::string version = ServerVersion(ping->headers, "Docker/");
@@ -294,7 +337,7 @@ class EngineDriver : public RuntimeDriver {
         EngineRequest(*endpoint.socket, "GET", "/version", endpoint.timeout_ms);
     if (!response.ok()) {
       return ProbeUnavailable(runtime, kReasonUnreachable, std::string(response.status().message()),
-                              endpoint.bin);
+                              endpoint.bin, SocketCause(response.status()));
     }
     if (response->status != 200) {
       return ProbeUnavailable(
@@ -325,10 +368,15 @@ class EngineDriver : public RuntimeDriver {
                               absl::StrCat(endpoint.bin, " version timed out"), endpoint.bin);
     }
     if (result->exit_code != 0 || version.empty()) {
+      // Rootless podman without its subordinate ids fails here (newuidmap).
+      const bool id_map = flavor_.podman && host.uid != 0 && !HasSubordinateIds(host);
       return ProbeUnavailable(runtime, kReasonUnreachable,
                               absl::StrCat(endpoint.bin, " version exited ", result->exit_code,
-                                           " without an engine version"),
-                              endpoint.bin);
+                                           " without an engine version",
+                                           id_map ? " (this user has no subordinate ids, or "
+                                                    "newuidmap is missing)"
+                                                  : ""),
+                              endpoint.bin, id_map ? kCauseRootlessIdMap : "");
     }
     return ProbeAvailable(runtime, endpoint.bin, version);
   }

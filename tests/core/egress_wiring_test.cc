@@ -287,3 +287,27 @@ TEST_F(EgressPlanTest, SelfBinaryWhereTheProgramCanWriteIsRefused) {
 
 }  // namespace
 }  // namespace np
+
+namespace np {
+namespace {
+
+TEST(NodeProxyWarningTest, OnlyANodeThatAcceptsTheOptionGetsIt) {
+  for (const char* yes : {"v22.23.5\n", "v20.11.0", "v21.3.0", "v24.1.0\n", "v100.0.0"}) {
+    EXPECT_TRUE(NodeAcceptsDisableWarning(yes)) << yes;
+  }
+  // Debian bookworm's node 18 would refuse to start with it in NODE_OPTIONS.
+  for (const char* no : {"v18.19.0\n", "v20.10.9", "v21.2.0", "", "22.1.0", "vx.y", "v22"}) {
+    EXPECT_FALSE(NodeAcceptsDisableWarning(no)) << no;
+  }
+}
+
+TEST(NodeProxyWarningTest, AddedOnceToTheOptionsThereAre) {
+  EXPECT_EQ(WithNodeProxyWarningSilenced(""), "--disable-warning=UNDICI-EHPA");
+  EXPECT_EQ(WithNodeProxyWarningSilenced("--max-old-space-size=4096 "),
+            "--max-old-space-size=4096 --disable-warning=UNDICI-EHPA");
+  EXPECT_EQ(WithNodeProxyWarningSilenced("--disable-warning=UNDICI-EHPA"),
+            "--disable-warning=UNDICI-EHPA");
+}
+
+}  // namespace
+}  // namespace np

@@ -114,6 +114,28 @@ TEST_P(AgentImageTest, CliVersionRunsInTheImageThroughItsShim) {
   ExpectContainerExit(project_, runtime(), image());
 }
 
+// The image carries git, and a commit inside a repository project needs no
+// config: the caller's user.name and user.email are bound in read-only.
+TEST_P(AgentImageTest, GitCommitsInsideWithTheCallersIdentity) {
+  const std::string home = dir_.MakeDir("home");
+  dir_.Write("home/.gitconfig", "[user]\n\tname = Ada Host\n\temail = ada@host.invalid\n");
+  std::vector<std::string> env = RuntimeEnv({"HOME=" + home});
+  RunResult init =
+      RunProcess({"/usr/bin/git", "init", "-q", "-b", "main", project_}, Options(env, 30000));
+  ASSERT_EQ(init.exit_code, 0) << init.err;
+  RunResult r =
+      RunProcess({NpExecBin(), "--", "sh", "-c",
+                  "set -e; git --version; echo x > file; git add file; git commit -q -m inside; "
+                  "git log -1 --format='%an <%ae>'"},
+                 Options(env, 180000, project_));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("git version 2."));
+  EXPECT_THAT(r.out, HasSubstr("Ada Host <ada@host.invalid>"));
+  RunResult log = RunProcess({"/usr/bin/git", "-C", project_, "log", "-1", "--format=%an|%s"},
+                             Options(env, 30000));
+  EXPECT_EQ(log.out, "Ada Host|inside\n");
+}
+
 // "docker_claude", ...
 std::string ParamName(const ::testing::TestParamInfo<Param>& param) {
   return std::get<0>(param.param) + "_" + std::get<1>(param.param);

@@ -166,6 +166,40 @@ TEST_P(EgressTest, UnlistedPortHostAndLoopbackNameAreRefusedWith403) {
   }
 }
 
+// A refusal is visible live: one line on np-exec's stderr per refused
+// host:port, before the program sees its connection end, naming the host,
+// the key and the list to paste; a second attempt on the same host:port adds
+// no line.
+TEST_P(EgressTest, ARefusedHostIsOneLiveLineOnStderrNamingTheKeyToAddItTo) {
+  const std::string script = absl::StrCat(
+      RawToBridge("CONNECT unlisted.example:443 HTTP/1.1\\r\\nHost: unlisted.example\\r\\n\\r\\n"),
+      "echo after-first-refusal >&2; ",
+      RawToBridge("CONNECT unlisted.example:443 HTTP/1.1\\r\\nHost: unlisted.example\\r\\n\\r\\n"),
+      RawToBridge(absl::StrCat("GET http://127.0.0.1:", other_port_,
+                               "/ HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n")),
+      "echo done >&2");
+  RunResult r = RunScript(script);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const std::string listed =
+      absl::StrCat("[\"127.0.0.1:", server_.port(), "\",\"localhost:", named_server_.port(), "\"");
+  const std::string host_line = absl::StrCat(
+      "np-exec: egress refused unlisted.example:443 (egress-host-not-allowed): the host is not on "
+      "isolation.container.allow_hosts; to allow it, add \"unlisted.example\" there "
+      "(.nubos-pilot/config.json, then np-exec trust): \"allow_hosts\": ",
+      listed, ",\"unlisted.example\"]\n");
+  EXPECT_THAT(r.err, HasSubstr(host_line));
+  EXPECT_LT(r.err.find(host_line), r.err.find("after-first-refusal")) << r.err;
+  EXPECT_EQ(r.err.find("refused unlisted.example"), r.err.rfind("refused unlisted.example"))
+      << r.err;
+  EXPECT_THAT(r.err, HasSubstr(absl::StrCat("egress refused 127.0.0.1:", other_port_,
+                                            " (egress-port-not-allowed): this port is not on "
+                                            "isolation.container.allow_hosts; to allow it, add "
+                                            "\"127.0.0.1:",
+                                            other_port_, "\" there")));
+  // Every attempt is still in the audit log.
+  EXPECT_EQ(EgressLines().size(), 3u);
+}
+
 TEST_P(EgressTest, NoWayAroundTheProxyAndNoDns) {
   const std::string script = absl::StrCat(
       // Only loopback.

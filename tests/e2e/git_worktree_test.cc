@@ -27,6 +27,7 @@ namespace np::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string Real(const std::string& path) {
   char buffer[PATH_MAX];
@@ -107,6 +108,66 @@ TEST_P(GitWorktreeTest, ACommitMadeInsideLandsOnTheHostBranch) {
             0);
   EXPECT_EQ(st.st_uid, getuid());
   EXPECT_EQ(st.st_gid, getgid());
+}
+
+// No extra config: `git commit` inside finds the caller's user.name and
+// user.email (from their ~/.gitconfig here), and nothing else of that file;
+// the identity file is read-only, while the program's own ~/.gitconfig, in
+// the sandbox's home, still works and wins. The host file is untouched.
+TEST_P(GitWorktreeTest, ACommitInsideCarriesTheCallersIdentityAndNothingElseOfTheirConfig) {
+  const std::string home = Real(dir_.MakeDir("home"));
+  const std::string host_config =
+      "[user]\n\tname = Ada Host\n\temail = ada@host.invalid\n"
+      "[credential]\n\thelper = store --file /secret/credential-store\n"
+      "[url \"https://token-s3cret@example.invalid/\"]\n\tinsteadOf = https://example.invalid/\n"
+      "[alias]\n\tpwn = !touch /tmp/pwned\n";
+  dir_.Write("home/.gitconfig", host_config);
+  std::vector<std::string> env = env_;
+  SetEnv(env, "HOME", home);
+  RunResult r = RunProcess(
+      {NpExecBin(), "--", "sh", "-c",
+       "set -e; echo id > id.txt; git add id.txt; git commit -q -m 'with identity'; "
+       "git log -1 --format='author=%an <%ae> committer=%cn <%ce>'; "
+       "git config --list --show-origin | sed 's/^/config: /'; "
+       "if echo '[alias] x = !true' >> \"$GIT_CONFIG_SYSTEM\"; then echo identity-writable; fi; "
+       "if git config --system user.name Agent; then echo system-writable; fi; "
+       "git config --global user.name Agent; echo \"now=$(git config user.name)\""},
+      Options(env, 180000, wt_));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("author=Ada Host <ada@host.invalid> "
+                               "committer=Ada Host <ada@host.invalid>"));
+  for (const char* leaked : {"credential", "s3cret", "insteadof", "pwn", "alias"}) {
+    EXPECT_THAT(r.out, Not(HasSubstr(leaked))) << r.out;
+  }
+  EXPECT_THAT(r.out, Not(HasSubstr("identity-writable")));
+  EXPECT_THAT(r.out, Not(HasSubstr("system-writable")));
+  EXPECT_THAT(r.out, HasSubstr("now=Agent"));
+  // On the host: the commit on the slice's branch with that identity, the
+  // caller's file byte for byte, nothing left in the spawn's directory.
+  EXPECT_EQ(GitOut({"log", "-1", "--format=%an <%ae>|%s", "np/M001-S001"}),
+            "Ada Host <ada@host.invalid>|with identity\n");
+  EXPECT_EQ(ReadFile(home + "/.gitconfig"), host_config);
+  EXPECT_FALSE(FileExists("/tmp/pwned"));
+  struct stat st;
+  const std::string spawns = state_ + "/np-exec/spawns";
+  if (lstat(spawns.c_str(), &st) == 0) {
+    RunResult left = RunProcess({"/usr/bin/find", spawns, "-mindepth", "1"}, Options(env_));
+    EXPECT_EQ(left.out, "");
+  }
+}
+
+// A caller with no identity gets none bound: git inside says so, as it would
+// on the host, and the spawn still runs.
+TEST_P(GitWorktreeTest, NoIdentityOnTheHostBindsNone) {
+  const std::string home = Real(dir_.MakeDir("bare-home"));
+  std::vector<std::string> env = env_;
+  SetEnv(env, "HOME", home);
+  SetEnv(env, "XDG_CONFIG_HOME", home + "/.config");
+  RunResult r = RunProcess({NpExecBin(), "--", "sh", "-c",
+                            "echo \"[${GIT_CONFIG_SYSTEM-unset}]\"; git config user.name; true"},
+                           Options(env, 180000, wt_));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("[unset]"));
 }
 
 TEST_P(GitWorktreeTest, GitsExecSurfaceStaysReadOnly) {

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/ci.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/launcher/fakes.h"
+#include "tests/support/ci.h"
 
 namespace np::testing {
 namespace {
@@ -40,6 +40,11 @@ class NeverDowngradeTest : public ::testing::Test {
       if (!detail.empty()) {
         EXPECT_THAT(r.err, HasSubstr(detail));
       }
+      // The refusal names the actual cause's fix, not a blanket "start it".
+      if (!fix_.empty()) {
+        EXPECT_THAT(r.err, HasSubstr(fix_));
+        EXPECT_THAT(r.err, ::testing::Not(HasSubstr("Start the runtime")));
+      }
       EXPECT_FALSE(FileExists(lab_.sentinel())) << "the program ran on the host";
       EXPECT_TRUE(r.out.empty()) << r.out;
     }
@@ -51,9 +56,13 @@ class NeverDowngradeTest : public ::testing::Test {
   }
 
   Lab lab_;
+  std::string fix_;  // When set, the refusal must name this fix.
 };
 
 TEST_F(NeverDowngradeTest, RuntimeBinaryMissing) {
+  fix_ =
+      "Install docker (sudo apt install docker.io) and join the docker group (sudo usermod -aG "
+      "docker $USER, then log in again), or use bubblewrap, which needs no daemon and no group";
   FakeEngine engine(lab_.tmp().Path("engine.sock"));  // The engine is fine.
   ExpectRefused(lab_.Env(engine.docker_host()), 69, "isolation-container-unavailable",
                 "runtime-not-installed");
@@ -63,12 +72,15 @@ TEST_F(NeverDowngradeTest, PodmanAndBwrapMissing) {
   for (const char* runtime : {"podman", "bwrap"}) {
     lab_.Config(std::string(R"({"isolation":{"tier":"container","container":{"runtime":")") +
                 runtime + R"("}}})");
+    fix_ = std::string(runtime) == "podman" ? "Install podman (sudo apt install podman uidmap)"
+                                            : "Install bubblewrap (sudo apt install bubblewrap)";
     ExpectRefused(lab_.Env(), 69, "isolation-container-unavailable", "runtime-not-installed");
   }
 }
 
 TEST_F(NeverDowngradeTest, DaemonDownSocketMissing) {
   lab_.FakeDocker();
+  fix_ = "Start the docker daemon (sudo systemctl start docker), or use bubblewrap";
   ExpectRefused(lab_.Env("unix://" + lab_.tmp().Path("docker.sock")), 69,
                 "isolation-container-unavailable", "no such socket");
   EXPECT_FALSE(lab_.Invoked());
@@ -76,6 +88,7 @@ TEST_F(NeverDowngradeTest, DaemonDownSocketMissing) {
 
 TEST_F(NeverDowngradeTest, SocketRefusesConnections) {
   lab_.FakeDocker();
+  fix_ = "Start the docker daemon (sudo systemctl start docker)";
   MakeRefusingSocket(lab_.tmp().Path("dead.sock"));
   ExpectRefused(lab_.Env("unix://" + lab_.tmp().Path("dead.sock")), 69,
                 "isolation-container-unavailable", "connection refused");
@@ -104,10 +117,34 @@ TEST_F(NeverDowngradeTest, SocketPermissionDenied) {
   // /tmp is: np-exec runs no runtime from a directory others can write.)
   ASSERT_EQ(chmod(lab_.tmp().path().c_str(), 01777), 0);
   ASSERT_EQ(chmod((lab_.project() + "/.nubos-pilot").c_str(), 0777), 0);
+  // A user outside the docker group: join it, or use bubblewrap.
+  fix_ =
+      "This user may not use the docker daemon's socket: join the docker group (sudo usermod -aG "
+      "docker $USER, then log in again), or use bubblewrap, which needs no daemon and no group";
   ExpectRefused(lab_.Env(engine.docker_host()), 69, "isolation-container-unavailable",
                 "permission denied", /*as_nobody=*/true);
   EXPECT_FALSE(lab_.Invoked());
   EXPECT_TRUE(engine.requests().empty());
+}
+
+// Rootless podman without subordinate ids (no newuidmap, or no range for the
+// user in /etc/subuid): its client fails, and the refusal names the uid map.
+TEST_F(NeverDowngradeTest, RootlessPodmanWithoutSubordinateIdsNamesTheUidMap) {
+  if (!IsRoot() || access("/usr/bin/setpriv", X_OK) != 0) {
+    NP_NEEDS("needs root and setpriv to run np-exec as an unprivileged user");
+  }
+  lab_.Config(R"({"isolation":{"tier":"container","container":{"runtime":"podman"}}})");
+  FakeRuntimeOptions options;
+  options.version_out = "";
+  options.version_exit = 125;
+  WriteFakeRuntime(lab_.fakes(), "podman", options);
+  ASSERT_EQ(chmod(lab_.tmp().path().c_str(), 01777), 0);
+  ASSERT_EQ(chmod((lab_.project() + "/.nubos-pilot").c_str(), 0777), 0);
+  fix_ =
+      "Rootless podman needs newuidmap and newgidmap (sudo apt install uidmap) and subordinate "
+      "ids for this user in /etc/subuid and /etc/subgid";
+  ExpectRefused(lab_.Env(), 69, "isolation-container-unavailable", "no subordinate ids",
+                /*as_nobody=*/true);
 }
 
 TEST_F(NeverDowngradeTest, DockerHostPointingNowhere) {

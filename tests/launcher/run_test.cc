@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/ci.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/launcher/fakes.h"
+#include "tests/support/ci.h"
 
 namespace np::testing {
 namespace {
@@ -637,11 +637,17 @@ TEST_F(ContainerRunTest, AuditLogRecordsRunExitAndRefusal) {
   EXPECT_EQ(exit["event"], "exit");
   EXPECT_EQ(exit["exit_status"], 0);
   EXPECT_TRUE(exit["duration_ms"].is_number());
-  // The client was started (its run line), then failed on the image.
+  // The client was started (its run line), then failed on the image: the
+  // run ends in its exit line with np-exec's status and code, never a
+  // refusal after a run.
   EXPECT_EQ(lines[2]["decision"], "run");
-  const json& refused = lines[3];
-  EXPECT_EQ(refused["decision"], "refused");
-  EXPECT_EQ(refused["code"], "isolation-image-missing");
+  const json& failed = lines[3];
+  EXPECT_FALSE(failed.contains("decision")) << failed.dump();
+  EXPECT_EQ(failed["event"], "exit");
+  EXPECT_EQ(failed["exit_status"], 125);
+  EXPECT_EQ(failed["code"], "isolation-image-missing");
+  EXPECT_EQ(failed["container"], lines[2]["container"]);
+  for (const json& line : lines) EXPECT_NE(line.value("decision", ""), "refused") << line.dump();
 }
 
 // podman through its API socket (CONTAINER_HOST), with the same argv contract.

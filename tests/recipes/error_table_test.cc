@@ -28,6 +28,8 @@ const std::set<std::string>& NotCodes() {
       "argv-entry", "etc-view", "container-watchdog", "mount-check",
       // The state store's directory of each image's own passwd and group (issue 17).
       "image-accounts",
+      // The causes a runtime driver names to pick a refusal's fix (issue 27).
+      "no-daemon", "rootless-id-map",
       // HTTP header names the egress proxy drops, and address classes.
       "not-needed",  // A trust state, as status reports it.
       "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "link-local",

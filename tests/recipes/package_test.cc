@@ -137,6 +137,8 @@ TEST_F(PackageTest, ControlFieldsAreDebians) {
     EXPECT_EQ(Field("Depends"), "");
   }
   EXPECT_EQ(Field("Suggests"), "docker.io | podman | bubblewrap");
+  // The completion needs bash-completion's loader.
+  EXPECT_EQ(Field("Recommends"), "bash-completion");
   const std::string signer = ChangelogSigner();
   ASSERT_THAT(signer, HasSubstr("@"));
   EXPECT_EQ(Field("Maintainer"), signer);
