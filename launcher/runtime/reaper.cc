@@ -65,8 +65,17 @@ absl::StatusOr<int> ReapOrphans(const std::string& socket_path) {
 void ForceRemoveContainer(const std::string& bin, const std::vector<std::string>& env,
                           const std::optional<std::string>& socket_path, const std::string& name) {
   if (name.empty()) return;
-  if (socket_path.has_value() && RemoveContainer(*socket_path, name).ok()) return;
+  // Killed first: podman's forced removal stops a running container with its
+  // stop timeout (SIGTERM, 10 s by default, then SIGKILL), which a program
+  // that ignores SIGTERM would sit out once more after np-exec's own grace.
+  // Killing a container that is not running is refused, harmlessly.
+  if (socket_path.has_value()) {
+    (void)EngineRequest(*socket_path, "POST",
+                        absl::StrCat("/containers/", UrlEncode(name), "/kill?signal=KILL"));
+    if (RemoveContainer(*socket_path, name).ok()) return;
+  }
   std::vector<char*> envp = CStrings(env);
+  (void)RunAndCapture({bin, "kill", "--signal", "KILL", name}, envp.data(), 15000);
   (void)RunAndCapture({bin, "rm", "-f", name}, envp.data(), 15000);
 }
 
