@@ -23,6 +23,7 @@
 #include "launcher/outcome.h"
 #include "launcher/output.h"
 #include "launcher/runtime/engine_api.h"
+#include "launcher/runtime/reaper.h"
 #include "launcher/subprocess.h"
 #include "launcher/supervise.h"
 #include "tests/launcher/fakes.h"
@@ -452,6 +453,18 @@ TEST(SuperviseTest, GraceIsInjectedAndCleanupRunsAfterIt) {
   EXPECT_EQ(result.exit_code, 128 + SIGKILL);
   EXPECT_GE(cleaned, 1);
   EXPECT_LT(result.duration_ms, 20000);
+}
+
+// A forced removal kills first (podman's removal would otherwise give a
+// TERM-ignoring program its stop timeout again) and returns only once the
+// engine no longer has the container (its client's --rm may be removing it).
+TEST(ReaperTest, ForcedRemovalKillsThenRemovesThenSeesItGone) {
+  testing::TempDir tmp;
+  testing::FakeEngine engine(tmp.Path("engine.sock"));
+  ForceRemoveContainer("/nonexistent/docker", {}, engine.socket_path(), "np-exec-1-abc");
+  EXPECT_THAT(engine.requests(), ElementsAre("POST /containers/np-exec-1-abc/kill?signal=KILL",
+                                             "DELETE /containers/np-exec-1-abc?force=1&v=1",
+                                             "GET /containers/np-exec-1-abc/json"));
 }
 
 // A companion's thread never takes the supervising thread's signals. The
