@@ -139,6 +139,10 @@ struct SpawnPlan {
   // bubblewrap: the descriptors its argv binds (--bind-fd), which the
   // launcher keeps open for it; owned by the pin's owner.
   std::vector<int> bind_fds;
+  // bubblewrap: the write end of the watchdog's sandbox pipe, which
+  // bubblewrap's init holds for as long as the sandbox lives (--sync-fd);
+  // -1: none. Owned by the launcher.
+  int sandbox_sync_fd = -1;
 };
 
 // Plans one spawn of `program` with the extra forwarded `env_names` (from

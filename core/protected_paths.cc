@@ -257,8 +257,20 @@ absl::string_view PlaceholderContent(absl::string_view relative) {
   return BaseName(relative) == "commondir" ? ".\n" : "";
 }
 
+PlaceholderKind PlaceholderKindOf(const ProtectedBind& bind) {
+  if (bind.directory) return PlaceholderKind::kDirectory;
+  if (!bind.root.empty() || bind.relative == ".nubos-pilot/config.json") {
+    return PlaceholderKind::kFile;
+  }
+  for (absl::string_view part : absl::StrSplit(bind.relative, '/')) {
+    if (part == ".git") return PlaceholderKind::kFile;
+  }
+  return PlaceholderKind::kSocket;
+}
+
 bool IsPlaceholder(const struct stat& st, absl::string_view relative) {
   const unsigned mode = st.st_mode & 07777;
+  if (S_ISSOCK(st.st_mode)) return mode == kPlaceholderSocketMode;
   if (S_ISREG(st.st_mode)) {
     return mode == kPlaceholderFileMode &&
            static_cast<size_t>(st.st_size) == PlaceholderContent(relative).size();

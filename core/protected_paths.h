@@ -13,13 +13,18 @@
 // pinned. A protected path that does not exist yet is covered by a
 // placeholder: an empty node the launcher creates before the spawn and binds
 // read-only, so the program cannot create it; the launcher removes it after
-// the last concurrent spawn of the project ends (protected_placeholders.h).
-// Each placeholder is chosen so that its presence changes nothing a host tool
-// or np-exec decides: an empty config.json means defaults, an empty `.git`
-// directory is no repository (git looks further up), empty hooks, modules
-// and worktrees directories hold nothing, and `.git/commondir` reads "."
-// (the git directory itself, as if the file were absent; git refuses an
-// empty one).
+// the last concurrent spawn of the project ends, and the spawn's watchdog
+// after a killed np-exec (protected_placeholders.h). Each placeholder is
+// chosen so that its presence changes nothing a host tool or np-exec decides
+// and nothing shows in the user's `git status`: a missing file is held by a
+// S_IFSOCK node no one listens on (PlaceholderKindOf), which git never lists
+// and no tool can open; an empty directory is not listed either and is no
+// repository (git looks further up); empty hooks, modules and worktrees
+// directories hold nothing. Inside a git directory, where git status never
+// looks, and for np-exec's own config.json the placeholder stays a regular
+// file, since git and np-exec read those and refuse an S_IFSOCK node: an empty
+// config.json means defaults, and `.git/commondir` reads "." (the git
+// directory itself, as if the file were absent; git refuses an empty one).
 //
 // The list is data; `isolation.container.protect` extends it and can never
 // shorten it. Pure apart from lstat/readlink/realpath of the project's own
@@ -47,6 +52,10 @@ inline constexpr absl::string_view kAuditDir = ".nubos-pilot/audit";
 // working, and what it wrote stays); the sandbox sees it read-only.
 inline constexpr unsigned kPlaceholderFileMode = 0600;
 inline constexpr unsigned kPlaceholderDirMode = 0700;
+// An S_IFSOCK placeholder has no permission bits: connecting to one needs
+// write permission on it, so one of mode 0 serves no one but root, and
+// removing it takes nothing from anyone.
+inline constexpr unsigned kPlaceholderSocketMode = 0;
 // Most entries `isolation.container.protect` may add.
 inline constexpr size_t kMaxProtectEntries = 64;
 
@@ -117,11 +126,23 @@ absl::StatusOr<std::vector<ProtectedBind>> ProtectedBindsForSpawn(
 // else nothing.
 absl::string_view PlaceholderContent(absl::string_view relative);
 
+// What the launcher creates for a missing node. kSocket: an S_IFSOCK node of
+// mode kPlaceholderSocketMode made with mknod (nothing listens on it). git
+// lists no such node (status, -uall, --ignored, clean), every open of one fails
+// (ENXIO), so a host tool reads nothing from it, and it binds like a file on
+// docker, podman and bubblewrap. kFile: a regular file holding
+// PlaceholderContent, for a node in a git directory (a `.git` component, or
+// a git root's bind) and for np-exec's own `.nubos-pilot/config.json`.
+enum class PlaceholderKind { kDirectory, kFile, kSocket };
+PlaceholderKind PlaceholderKindOf(const ProtectedBind& bind);
+
 // True when `st` (of an lstat of `relative`) looks like a placeholder: a
-// regular file of mode kPlaceholderFileMode and PlaceholderContent's size, or
-// a directory of mode kPlaceholderDirMode without subdirectories. One that
-// another spawn made (or a killed np-exec left) is protected as it is, never
-// descended into, and removed like a new one when it is still empty.
+// S_IFSOCK node of mode kPlaceholderSocketMode, a regular file of mode
+// kPlaceholderFileMode and PlaceholderContent's size (what np-exec made
+// before it made sockets, too), or a directory of mode kPlaceholderDirMode
+// without subdirectories. One that another spawn made (or a killed np-exec
+// left) is protected as it is, never descended into, and removed like a new
+// one when it is still empty.
 bool IsPlaceholder(const struct stat& st, absl::string_view relative);
 
 // Checks one bind before an argv carries it: `relative` is non-empty, relative,

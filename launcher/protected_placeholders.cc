@@ -48,7 +48,16 @@ bool OpenNode(const std::string& path, NodeAt* node) {
 // Creates one placeholder; false with `why` when the path is taken or fails.
 bool MakePlaceholder(const NodeAt& node, const ProtectedBind& bind, std::string* why) {
   const char* name = node.name.c_str();
-  if (bind.directory) {
+  const PlaceholderKind kind = PlaceholderKindOf(bind);
+  if (kind == PlaceholderKind::kSocket) {
+    // A socket node without a listener; mode 0 whatever the umask.
+    if (mknodat(node.parent, name, S_IFSOCK | kPlaceholderSocketMode, 0) != 0) {
+      *why = strerror(errno);
+      return false;
+    }
+    return true;
+  }
+  if (kind == PlaceholderKind::kDirectory) {
     if (mkdirat(node.parent, name, kPlaceholderDirMode) != 0) {
       *why = strerror(errno);
       return false;
@@ -117,7 +126,7 @@ absl::StatusOr<ProtectedPlaceholders> ProtectedPlaceholders::Create(
       struct stat st;
       if (fstatat(node.parent, node.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISLNK(st.st_mode)) return CannotCreate(path, "it became a symbolic link");
-        if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !IsPlaceholder(st, bind.relative)) {
           return CannotCreate(path, "it is neither a file nor a directory");
         }
         break;
@@ -157,29 +166,62 @@ ProtectedPlaceholders::~ProtectedPlaceholders() { Finish(); }
 
 int ProtectedPlaceholders::Finish() {
   if (lock_fd_ < 0) return 0;
-  int removed = 0;
-  // Converting the shared lock drops it first; failing to get it exclusive
-  // means another spawn of the project runs, and the last one cleans up.
-  if (flock(lock_fd_, LOCK_EX | LOCK_NB) == 0) {
-    // Deepest first, so a placeholder inside another goes before it.
-    for (auto it = binds_.rbegin(); it != binds_.rend(); ++it) {
-      if (it->writable) continue;
-      NodeAt node;
-      if (!OpenNode(BindHostPath(project_real_, *it), &node)) continue;
-      struct stat st;
-      if (fstatat(node.parent, node.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-          !IsPlaceholder(st, it->relative)) {
-        continue;
-      }
-      // rmdir fails on a directory a host tool filled meanwhile, which stays.
-      const int rc =
-          unlinkat(node.parent, node.name.c_str(), S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
-      if (rc == 0) ++removed;
-    }
-  }
+  const int removed = RemovePlaceholdersIfAlone(lock_fd_, project_real_, binds_);
   close(lock_fd_);
   lock_fd_ = -1;
   return removed;
+}
+
+int RemovePlaceholdersIfAlone(int lock_fd, const std::string& project_real,
+                              const std::vector<ProtectedBind>& binds) {
+  int removed = 0;
+  // Converting the shared lock drops it first; failing to get it exclusive
+  // means another spawn of the project runs, and the last one cleans up.
+  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) return 0;
+  // Deepest first, so a placeholder inside another goes before it.
+  for (auto it = binds.rbegin(); it != binds.rend(); ++it) {
+    if (it->writable) continue;
+    NodeAt node;
+    if (!OpenNode(BindHostPath(project_real, *it), &node)) continue;
+    struct stat st;
+    if (fstatat(node.parent, node.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !IsPlaceholder(st, it->relative)) {
+      continue;
+    }
+    // rmdir fails on a directory a host tool filled meanwhile, which stays.
+    const int rc = unlinkat(node.parent, node.name.c_str(), S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
+    if (rc == 0) ++removed;
+  }
+  return removed;
+}
+
+nlohmann::json PlaceholderBindsToJson(const std::vector<ProtectedBind>& binds) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const ProtectedBind& bind : binds) {
+    if (bind.writable) continue;
+    list.push_back({{"relative", bind.relative},
+                    {"root", bind.root},
+                    {"directory", bind.directory},
+                    {"placeholder", bind.placeholder}});
+  }
+  return list;
+}
+
+std::vector<ProtectedBind> PlaceholderBindsFromJson(const nlohmann::json& list) {
+  std::vector<ProtectedBind> binds;
+  if (!list.is_array()) return binds;
+  for (const nlohmann::json& item : list) {
+    if (!item.is_object()) continue;
+    ProtectedBind bind;
+    bind.relative = item.value("relative", "");
+    bind.root = item.value("root", "");
+    bind.directory = item.value("directory", false);
+    bind.placeholder = item.value("placeholder", false);
+    if (!ValidateProtectedBind(bind).ok()) continue;
+    if (!bind.root.empty() && (bind.root.front() != '/' || HasDotDot(bind.root))) continue;
+    binds.push_back(std::move(bind));
+  }
+  return binds;
 }
 
 }  // namespace np

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "core/protected_paths.h"
 #include "launcher/state_store.h"
+#include "nlohmann/json.hpp"
 
 namespace np {
 
@@ -50,6 +51,12 @@ class ProtectedPlaceholders {
   // The nodes this call created (relative paths), in bind order.
   const std::vector<std::string>& created() const { return created_; }
 
+  // The spawn lock's descriptor (shared), for the watchdog to inherit: a
+  // copy keeps the lock held, and after a killed np-exec the watchdog removes
+  // the placeholders through it (RemovePlaceholdersIfAlone). -1 once finished.
+  int lock_fd() const { return lock_fd_; }
+  const std::vector<ProtectedBind>& binds() const { return binds_; }
+
  private:
   ProtectedPlaceholders(std::string project_real, std::vector<ProtectedBind> binds, int lock_fd)
       : project_real_(std::move(project_real)), binds_(std::move(binds)), lock_fd_(lock_fd) {}
@@ -67,6 +74,19 @@ class ProtectedPlaceholders {
 absl::StatusOr<ProtectedPlaceholders> CreatePlaceholdersForSpawn(
     absl::string_view xdg_state_home, absl::string_view home, uid_t uid,
     const std::string& project_real, const std::vector<ProtectedBind>& binds);
+
+// What Finish does, for any holder of a descriptor of the spawn lock (the
+// watchdog of a killed np-exec): when the lock can be had exclusively without
+// waiting, removes every read-only node of `binds` below `project_real` that
+// still looks like a placeholder. Keeps the lock (the caller closes it).
+// Returns how many nodes it removed.
+int RemovePlaceholdersIfAlone(int lock_fd, const std::string& project_real,
+                              const std::vector<ProtectedBind>& binds);
+
+// The read-only binds as the watchdog's argument, and back (entries that are
+// not clean relative paths, or whose root is not absolute, are dropped).
+nlohmann::json PlaceholderBindsToJson(const std::vector<ProtectedBind>& binds);
+std::vector<ProtectedBind> PlaceholderBindsFromJson(const nlohmann::json& list);
 
 // The spawn lock's name in the store for a project: one per repository
 // (its common directory) when the project has a `.git`, else per project.

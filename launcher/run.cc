@@ -1,5 +1,6 @@
 #include "launcher/run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -206,10 +207,21 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
   if (!recorded.ok()) return log.Refuse(std::move(tier_record), recorded);
   nlohmann::json run_record = RunRecord(host, settings, plan, program);
   // A named container outlives a SIGKILLed np-exec: a watchdog removes it then
-  // and writes the exit line (watchdog.h). bubblewrap's sandbox dies with
-  // np-exec (--die-with-parent) and needs none.
+  // and writes the exit line (watchdog.h); it also removes the placeholders
+  // once the sandbox is gone. bubblewrap's sandbox dies with np-exec
+  // (--die-with-parent), so there it is needed only for placeholders, and
+  // learns the sandbox's end from bubblewrap's init (--sync-fd).
+  const bool has_placeholders =
+      std::any_of(plan.protected_binds.begin(), plan.protected_binds.end(),
+                  [](const ProtectedBind& bind) { return bind.placeholder && !bind.writable; });
+  SandboxPipe sandbox_pipe;
+  if (plan.container_name.empty() && has_placeholders) {
+    absl::Status piped = sandbox_pipe.Open();
+    if (!piped.ok()) return log.Refuse(std::move(tier_record), piped);
+    pinned_plan.sandbox_sync_fd = sandbox_pipe.write_end();
+  }
   std::optional<Watchdog> watchdog;
-  if (!plan.container_name.empty()) {
+  if (!plan.container_name.empty() || has_placeholders) {
     WatchdogSpec watch;
     watch.self_path = host.self_path;
     watch.env = EditEnvironment(host.envp, {}, kInterposerVars);
@@ -224,6 +236,10 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
     }
     watch.project_root = settings.project_root;
     watch.run_record = run_record;
+    watch.lock_fd = placeholders->lock_fd();
+    watch.project_real = plan.project_real;
+    watch.binds = plan.protected_binds;
+    watch.sandbox_fd = sandbox_pipe.read_end();
     absl::StatusOr<Watchdog> started = Watchdog::Start(watch);
     if (!started.ok()) return log.Refuse(std::move(tier_record), started.status());
     watchdog.emplace(*std::move(started));
@@ -233,6 +249,7 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
   absl::StatusOr<RunOutcome> ran =
       driver.Run(pinned_plan, endpoint, host, EgressCompanions(session, settings, host, log));
   if (watchdog.has_value()) watchdog->Disarm();
+  sandbox_pipe.Close();
   placeholders->Finish();
   if (session != nullptr && !session->start_error().ok()) {
     return log.EndRun(std::move(run_record), session->start_error(), started);

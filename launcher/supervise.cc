@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -14,6 +15,8 @@ namespace np {
 namespace {
 
 constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+// The longest the loop waits without looking whether the child ended.
+constexpr long long kReapPollMs = 500;
 
 long long NowMs() {
   timespec ts;
@@ -55,13 +58,10 @@ void StopCompanions(const std::vector<Companion>& companions, size_t count) {
   _exit(127);
 }
 
-// Starts the child with the watched signals blocked (restored in the child);
-// returns its pid, or -1 with `*start_errno` when it could not be executed.
-pid_t StartChild(const SuperviseRequest& request, const sigset_t& watched, int* start_errno) {
-  sigset_t original;
-  // Blocked before the fork, so no signal is lost between fork and the wait
-  // loop; the child restores the original mask before it execs.
-  sigprocmask(SIG_BLOCK, &watched, &original);
+// Starts the child (the watched signals are blocked, `original` is what the
+// child restores before it execs); returns its pid, or -1 with
+// `*start_errno` when it could not be executed.
+pid_t StartChild(const SuperviseRequest& request, const sigset_t& original, int* start_errno) {
   signal(SIGCHLD, SIG_DFL);
   std::vector<char*> argv = CStrings(request.argv);
   std::vector<char*> env = CStrings(request.env);
@@ -99,14 +99,13 @@ pid_t StartChild(const SuperviseRequest& request, const sigset_t& watched, int* 
 }
 
 // Waits for the child, forwarding the watched signals and enforcing the
-// grace period after a terminating one.
-SuperviseResult SuperviseChild(const SuperviseRequest& request) {
+// grace period after a terminating one. The child is reaped whatever woke
+// the loop (a signal or the periodic timeout), so its end is seen even if its
+// SIGCHLD never reaches this thread.
+SuperviseResult SuperviseChild(const SuperviseRequest& request, const sigset_t& watched,
+                               const sigset_t& original) {
   SuperviseResult result;
-  sigset_t watched;
-  sigemptyset(&watched);
-  for (int sig : kForwarded) sigaddset(&watched, sig);
-  sigaddset(&watched, SIGCHLD);
-  const pid_t child = StartChild(request, watched, &result.start_errno);
+  const pid_t child = StartChild(request, original, &result.start_errno);
   if (child < 0) return result;
 
   // The engine is now creating the container: the driver's work meanwhile
@@ -116,12 +115,17 @@ SuperviseResult SuperviseChild(const SuperviseRequest& request) {
   long long deadline = -1;
   bool stopping = false;  // A terminating signal was forwarded.
   int status = 0;
-  bool exited = false;
-  while (!exited) {
+  auto reaped = [&] {
+    pid_t done;
+    while ((done = waitpid(child, &status, WNOHANG)) < 0 && errno == EINTR) {
+    }
+    return done == child;
+  };
+  while (!reaped()) {
     siginfo_t info;
-    int sig;
+    long long left = kReapPollMs;
     if (deadline >= 0) {
-      long long left = deadline - NowMs();
+      left = deadline - NowMs();
       if (left <= 0) {
         // The client did not stop after a terminating signal: take the
         // container down and the client with it.
@@ -130,21 +134,12 @@ SuperviseResult SuperviseChild(const SuperviseRequest& request) {
         deadline = -1;
         continue;
       }
-      timespec timeout{static_cast<time_t>(left / 1000),
-                       static_cast<long>((left % 1000) * 1000000)};
-      sig = sigtimedwait(&watched, &info, &timeout);
-      if (sig < 0) continue;  // Timed out or interrupted: re-check the deadline.
-    } else {
-      sig = sigwaitinfo(&watched, &info);
-      if (sig < 0) continue;
+      if (left > kReapPollMs) left = kReapPollMs;
     }
-    if (sig == SIGCHLD) {
-      pid_t done;
-      while ((done = waitpid(child, &status, WNOHANG)) < 0 && errno == EINTR) {
-      }
-      exited = done == child;
-      continue;
-    }
+    timespec timeout{static_cast<time_t>(left / 1000), static_cast<long>((left % 1000) * 1000000)};
+    const int sig = sigtimedwait(&watched, &info, &timeout);
+    // Timed out, interrupted or SIGCHLD: the loop's reap and deadline decide.
+    if (sig < 0 || sig == SIGCHLD) continue;
     // A signal the terminal sent to the foreground group reached the client
     // too; forwarding it again would deliver it twice.
     // (A client in its own process group did not get it: forward it then.)
@@ -173,6 +168,17 @@ SuperviseResult SuperviseChild(const SuperviseRequest& request) {
 SuperviseResult Supervise(const SuperviseRequest& request) {
   SuperviseResult result;
   const long long started = NowMs();
+  // Blocked before any companion starts, so that every thread a companion
+  // starts (the egress proxy's) inherits the mask and this thread alone takes
+  // the watched signals: a SIGCHLD delivered to another thread is discarded
+  // (its default is to ignore it), and a SIGTERM would kill np-exec unseen.
+  // Never unblocked: a signal that comes after the child ended waits, and
+  // np-exec still writes its exit line and exits with the child's status.
+  sigset_t watched, original;
+  sigemptyset(&watched);
+  for (int sig : kForwarded) sigaddset(&watched, sig);
+  sigaddset(&watched, SIGCHLD);
+  pthread_sigmask(SIG_BLOCK, &watched, &original);
   for (size_t i = 0; i < request.companions.size(); ++i) {
     absl::Status up =
         request.companions[i].start ? request.companions[i].start() : absl::OkStatus();
@@ -182,7 +188,7 @@ SuperviseResult Supervise(const SuperviseRequest& request) {
       return result;
     }
   }
-  SuperviseResult run = SuperviseChild(request);
+  SuperviseResult run = SuperviseChild(request, watched, original);
   StopCompanions(request.companions, request.companions.size());
   run.duration_ms = NowMs() - started;
   return run;

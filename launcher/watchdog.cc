@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -16,6 +17,7 @@
 #include "launcher/audit_log.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
+#include "launcher/protected_placeholders.h"
 #include "launcher/runtime/podman_secrets.h"
 #include "launcher/runtime/reaper.h"
 
@@ -25,7 +27,12 @@ namespace np {
 namespace {
 
 constexpr int kWatchFd = 3;
+constexpr int kLockFd = 4;     // The spawn lock, when --lock is given.
+constexpr int kSandboxFd = 5;  // bubblewrap's --sync-fd pipe, when --sandbox is given.
 constexpr char kDisarm = 'D';
+// How long a killed np-exec's sandbox may take to end before the
+// placeholders are left for the next spawn instead.
+constexpr int kSandboxEndMs = 30000;
 
 long long NowMs() {
   timespec ts;
@@ -37,6 +44,23 @@ absl::Status CannotStart(int err) {
   return MakeError(
       absl::StatusCode::kInternal, "spawn-failed",
       absl::StrCat("cannot start np-exec's container watchdog: ", strerror(err), "; nothing ran"));
+}
+
+// True once `fd` (a pipe's read end) reports its writers gone, false after
+// `timeout_ms`.
+bool WaitForEof(int fd, int timeout_ms) {
+  const long long until = NowMs() + timeout_ms;
+  for (long long left = timeout_ms; left > 0; left = until - NowMs()) {
+    pollfd end{fd, POLLIN, 0};
+    const int ready = poll(&end, 1, static_cast<int>(left));
+    if (ready < 0 && errno != EINTR) return false;
+    if (ready <= 0) continue;
+    char drain[64];
+    const ssize_t n = read(fd, drain, sizeof(drain));
+    if (n == 0) return true;
+    if (n < 0 && errno != EINTR && errno != EAGAIN) return false;
+  }
+  return false;
 }
 
 }  // namespace
@@ -53,6 +77,15 @@ absl::StatusOr<Watchdog> Watchdog::Start(const WatchdogSpec& spec) {
       "--record",  spec.run_record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
   if (spec.socket.has_value()) argv.insert(argv.end(), {"--socket", *spec.socket});
   for (const std::string& secret : spec.secrets) argv.insert(argv.end(), {"--secret", secret});
+  // Copies above the targets, so that no dup2 below overwrites a source.
+  auto high = [](int fd) { return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 10); };
+  const int lock = spec.binds.empty() ? -1 : high(spec.lock_fd);
+  const int sandbox = high(spec.sandbox_fd);
+  if (lock >= 0) {
+    argv.insert(argv.end(), {"--lock", "--project-real", spec.project_real, "--placeholders",
+                             PlaceholderBindsToJson(spec.binds).dump()});
+  }
+  if (sandbox >= 0) argv.push_back("--sandbox");
   std::vector<char*> c_argv = CStrings(argv);
   std::vector<char*> c_env = CStrings(spec.env);
   posix_spawn_file_actions_t actions;
@@ -69,16 +102,20 @@ absl::StatusOr<Watchdog> Watchdog::Start(const WatchdogSpec& spec) {
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &all);
   posix_spawn_file_actions_adddup2(&actions, fds[0], kWatchFd);
+  if (lock >= 0) posix_spawn_file_actions_adddup2(&actions, lock, kLockFd);
+  if (sandbox >= 0) posix_spawn_file_actions_adddup2(&actions, sandbox, kSandboxFd);
   for (int fd = 0; fd < 3; ++fd) {
     posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
   }
-  posix_spawn_file_actions_addclosefrom_np(&actions, kWatchFd + 1);
+  posix_spawn_file_actions_addclosefrom_np(&actions, kSandboxFd + 1);
   pid_t pid = -1;
   const int rc =
       posix_spawn(&pid, spec.self_path.c_str(), &actions, &attr, c_argv.data(), c_env.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   close(fds[0]);
+  if (lock >= 0) close(lock);
+  if (sandbox >= 0) close(sandbox);
   if (rc != 0) {
     close(fds[1]);
     return CannotStart(rc);
@@ -107,15 +144,49 @@ void Watchdog::Disarm() {
   }
 }
 
+absl::Status SandboxPipe::Open() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    return MakeError(absl::StatusCode::kInternal, "spawn-failed",
+                     absl::StrCat("pipe: ", strerror(errno), "; nothing ran"));
+  }
+  read_end_ = fds[0];
+  write_end_ = fds[1];
+  return absl::OkStatus();
+}
+
+void SandboxPipe::Close() {
+  for (int* fd : {&read_end_, &write_end_}) {
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+  }
+}
+
 int RunWatchdog(absl::Span<const std::string> args) {
   std::string bin, name, project, record_text;
   std::optional<std::string> socket;
   std::vector<std::string> secrets;
   long long started = 0;
-  for (size_t i = 0; i + 1 < args.size(); i += 2) {
+  bool lock = false;
+  bool sandbox = false;
+  std::string project_real;
+  std::vector<ProtectedBind> binds;
+  for (size_t i = 0; i < args.size();) {
     const std::string& key = args[i];
+    // The descriptors' flags take no value.
+    if (key == "--lock" || key == "--sandbox") {
+      (key == "--lock" ? lock : sandbox) = true;
+      ++i;
+      continue;
+    }
+    if (i + 1 >= args.size()) return 2;
     const std::string& value = args[i + 1];
-    if (key == "--bin") {
+    i += 2;
+    if (key == "--project-real") {
+      project_real = value;
+    } else if (key == "--placeholders") {
+      binds = PlaceholderBindsFromJson(nlohmann::json::parse(value, nullptr, false));
+    } else if (key == "--bin") {
       bin = value;
     } else if (key == "--name") {
       name = value;
@@ -148,6 +219,19 @@ int RunWatchdog(absl::Span<const std::string> args) {
       ForceRemoveContainer(bin, env, socket, name);
     }
     RemovePodmanSecrets(bin, env, secrets);
+  }
+  // On bubblewrap, its init closes its end of the pipe as it exits, and the
+  // kernel kills what is left of the sandbox right then; the pause covers
+  // that. A sandbox that does not end keeps its placeholders (the next spawn
+  // of the project removes them).
+  bool sandbox_gone = true;
+  if (sandbox) {
+    sandbox_gone = WaitForEof(kSandboxFd, kSandboxEndMs);
+    if (sandbox_gone) usleep(200 * 1000);
+  }
+  // No mount of the sandbox rests on a placeholder any more.
+  if (lock && sandbox_gone && !project_real.empty()) {
+    RemovePlaceholdersIfAlone(kLockFd, project_real, binds);
   }
   nlohmann::json record = nlohmann::json::parse(record_text, nullptr, false);
   if (!record.is_object() || project.empty()) return 1;

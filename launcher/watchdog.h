@@ -10,7 +10,13 @@
 // byte and the watchdog exits; when the pipe closes without it (np-exec died,
 // SIGKILL included), the watchdog force-removes the container (through the
 // engine socket, else `RUNTIME rm -f`) and appends the exit line, saying
-// np-exec was killed. Spawns a process.
+// np-exec was killed. It also holds a copy of the spawn lock of the
+// project's placeholders (protected_placeholders.h): after a killed np-exec,
+// once the sandbox is gone (the container removed; on bubblewrap, the
+// sandbox's init ended, which bubblewrap's --sync-fd tells through a pipe
+// only that init holds), it removes the placeholders as the last spawn of
+// the project would, so a SIGKILL leaves nothing of np-exec's in the
+// project. Spawns a process.
 #ifndef NP_EXEC_LAUNCHER_WATCHDOG_H_
 #define NP_EXEC_LAUNCHER_WATCHDOG_H_
 
@@ -23,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "core/protected_paths.h"
 #include "nlohmann/json.hpp"
 
 namespace np {
@@ -38,6 +45,14 @@ struct WatchdogSpec {
   std::vector<std::string> secrets;   // podman secrets of the spawn, removed too.
   std::string project_root;           // Whose audit log gets the exit line.
   nlohmann::json run_record;          // The run line; the exit line is made from it.
+  // The placeholders: the spawn lock's descriptor (-1: none), the project's
+  // real path and the read-only binds (ProtectedPlaceholders).
+  int lock_fd = -1;
+  std::string project_real;
+  std::vector<ProtectedBind> binds;
+  // bubblewrap: the read end of the pipe whose write end bubblewrap's init
+  // holds (--sync-fd); -1: none (the container's removal is the sign then).
+  int sandbox_fd = -1;
 };
 
 class Watchdog {
@@ -63,6 +78,26 @@ class Watchdog {
   Watchdog(int fd, pid_t pid) : fd_(fd), pid_(pid) {}
   int fd_ = -1;
   pid_t pid_ = -1;
+};
+
+// bubblewrap's sandbox pipe: the write end goes to bubblewrap (--sync-fd,
+// held by its init, never by the program), the read end to the watchdog
+// (WatchdogSpec::sandbox_fd). Both close-on-exec; closed with the object.
+class SandboxPipe {
+ public:
+  SandboxPipe() = default;
+  SandboxPipe(const SandboxPipe&) = delete;
+  SandboxPipe& operator=(const SandboxPipe&) = delete;
+  ~SandboxPipe() { Close(); }
+  // Code `spawn-failed`.
+  absl::Status Open();
+  void Close();
+  int read_end() const { return read_end_; }
+  int write_end() const { return write_end_; }
+
+ private:
+  int read_end_ = -1;
+  int write_end_ = -1;
 };
 
 // The watchdog's own side, `np-exec container-watchdog OPTIONS` (its

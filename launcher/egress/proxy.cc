@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -114,7 +116,14 @@ absl::StatusOr<std::unique_ptr<EgressProxy>> EgressProxy::Start(ProxyOptions opt
   }
   if (!options.resolver) options.resolver = SystemResolver();
   std::unique_ptr<EgressProxy> proxy(new EgressProxy(std::move(options), fd, stop[0], stop[1]));
+  // The proxy's threads (the accept loop, and the workers it starts, which
+  // inherit its mask) take no signal: process-wide signals stay for the
+  // thread that waits for them (supervise.h), never discarded or acted on here.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
   proxy->accept_thread_ = std::thread(&EgressProxy::AcceptLoop, proxy.get());
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return proxy;
 }
 

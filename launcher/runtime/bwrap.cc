@@ -157,8 +157,15 @@ class BwrapDriverImpl : public RuntimeDriver {
       return handed.status();
     }
     request.argv.insert(request.argv.begin() + 1, {"--info-fd", absl::StrCat(info[1])});
+    if (plan.sandbox_sync_fd >= 0) {
+      // bubblewrap's init holds it, the program never gets it: its end tells
+      // the watchdog the sandbox is gone.
+      request.argv.insert(request.argv.begin() + 3,
+                          {"--sync-fd", absl::StrCat(plan.sandbox_sync_fd)});
+    }
     request.env = BuildEnvironment(plan.env, host.envp);
     request.keep_fds = {info[1], *seccomp};
+    if (plan.sandbox_sync_fd >= 0) request.keep_fds.push_back(plan.sandbox_sync_fd);
     // The pinned mount sources (--bind-fd); bubblewrap closes them once bound.
     request.keep_fds.insert(request.keep_fds.end(), plan.bind_fds.begin(), plan.bind_fds.end());
     if (*handed >= 0) request.keep_fds.push_back(*handed);

@@ -1,5 +1,7 @@
 #include "launcher/runtime/reaper.h"
 
+#include <unistd.h>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -62,11 +64,34 @@ absl::StatusOr<int> ReapOrphans(const std::string& socket_path) {
   return removed;
 }
 
+// How long a forced removal waits for the engine to finish removing.
+constexpr int kRemovalWaitMs = 10000;
+
 void ForceRemoveContainer(const std::string& bin, const std::vector<std::string>& env,
                           const std::optional<std::string>& socket_path, const std::string& name) {
   if (name.empty()) return;
-  if (socket_path.has_value() && RemoveContainer(*socket_path, name).ok()) return;
+  // Killed first: podman's forced removal stops a running container with its
+  // stop timeout (SIGTERM, 10 s by default, then SIGKILL), which a program
+  // that ignores SIGTERM would sit out once more after np-exec's own grace.
+  // Killing a container that is not running is refused, harmlessly.
+  if (socket_path.has_value()) {
+    (void)EngineRequest(*socket_path, "POST",
+                        absl::StrCat("/containers/", UrlEncode(name), "/kill?signal=KILL"));
+    if (RemoveContainer(*socket_path, name).ok()) {
+      // The killed container's client may have the engine remove it (--rm)
+      // at the same moment; the DELETE then answers "in progress" (409).
+      // Gone means gone: wait (briefly) until the engine no longer has it.
+      for (int waited_ms = 0; waited_ms < kRemovalWaitMs; waited_ms += 100) {
+        absl::StatusOr<HttpResponse> inspect = EngineRequest(
+            *socket_path, "GET", absl::StrCat("/containers/", UrlEncode(name), "/json"));
+        if (!inspect.ok() || inspect->status == 404) break;
+        usleep(100 * 1000);
+      }
+      return;
+    }
+  }
   std::vector<char*> envp = CStrings(env);
+  (void)RunAndCapture({bin, "kill", "--signal", "KILL", name}, envp.data(), 15000);
   (void)RunAndCapture({bin, "rm", "-f", name}, envp.data(), 15000);
 }
 

@@ -216,6 +216,41 @@ TEST(ProtectedPathsTest, LeftoverPlaceholdersAreKeptAsTheyAre) {
   EXPECT_EQ(PlaceholderContent(".envrc"), "");
 }
 
+// Missing files outside git directories are held by sockets of mode 0, which
+// git never lists; git's own files and np-exec's config stay regular files.
+TEST(ProtectedPathsTest, PlaceholderKindsAndSocketPlaceholders) {
+  auto kind = [](const std::string& relative, bool directory, const std::string& root = "") {
+    return PlaceholderKindOf({relative, false, true, directory, root});
+  };
+  EXPECT_EQ(kind(".envrc", false), PlaceholderKind::kSocket);
+  EXPECT_EQ(kind(".mcp.json", false), PlaceholderKind::kSocket);
+  EXPECT_EQ(kind("scripts/deploy.sh", false), PlaceholderKind::kSocket);
+  EXPECT_EQ(kind(".claude", true), PlaceholderKind::kDirectory);
+  EXPECT_EQ(kind(".git/config", false), PlaceholderKind::kFile);
+  EXPECT_EQ(kind(".git/commondir", false), PlaceholderKind::kFile);
+  EXPECT_EQ(kind("sub/.git/config", false), PlaceholderKind::kFile);
+  EXPECT_EQ(kind("config", false, "/repo/.git/worktrees/w"), PlaceholderKind::kFile);
+  EXPECT_EQ(kind(".nubos-pilot/config.json", false), PlaceholderKind::kFile);
+
+  TempDir dir;
+  ::np::testing::MakeProject(dir.path());
+  ASSERT_EQ(mknod(dir.Path(".envrc").c_str(), S_IFSOCK | kPlaceholderSocketMode, 0), 0);
+  ASSERT_EQ(mknod(dir.Path("listening").c_str(), S_IFSOCK | 0600, 0), 0);
+  struct stat st;
+  ASSERT_EQ(lstat(dir.Path(".envrc").c_str(), &st), 0);
+  EXPECT_TRUE(IsPlaceholder(st, ".envrc"));
+  ASSERT_EQ(lstat(dir.Path("listening").c_str(), &st), 0);
+  EXPECT_FALSE(IsPlaceholder(st, "listening")) << "a socket someone can connect to";
+  // A leftover socket placeholder is kept as it is, still a placeholder; a
+  // socket that is none is refused like any node that is no file or folder.
+  std::vector<std::string> plan = Plan(dir.path());
+  EXPECT_NE(std::find(plan.begin(), plan.end(), "new-file:.envrc"), plan.end());
+  absl::StatusOr<std::vector<ProtectedBind>> refused =
+      PlanProtectedBinds(dir.path(), {"listening"});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(ErrorCode(refused.status()), "isolation-protected-path-unsafe");
+}
+
 TEST(ProtectedPathsTest, ParseProtectNormalisesAndRefusesHostileEntries) {
   absl::StatusOr<std::vector<std::string>> ok =
       ParseProtect(nlohmann::json::array({"./scripts//deploy.sh", ".husky/", "a/./b/"}));

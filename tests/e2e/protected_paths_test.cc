@@ -9,6 +9,7 @@
 //
 // Under CI=true a runtime that is not usable fails these tests; otherwise they
 // skip (scripts/test.sh brings the runtimes up first).
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -235,6 +236,76 @@ TEST_P(ProtectedPathsTest, APlaceholderOutlivesEveryConcurrentSpawn) {
   EXPECT_THAT(ReadFile(dir_.Path("slow.out")), ::testing::Not(HasSubstr("rc=0")));
   struct stat st;
   EXPECT_NE(lstat((project_ + "/.envrc").c_str(), &st), 0) << "the last spawn removes it";
+}
+
+// Nothing of np-exec's shows in the user's `git status`: a missing protected
+// file is held by a socket node, which git never lists, and a missing
+// directory by an empty one, which it does not list either; after a SIGKILL
+// of np-exec the watchdog removes them (once the sandbox is gone), so
+// nothing is left in the project either.
+TEST_P(ProtectedPathsTest, GitStatusIsUnchangedDuringASpawnAndAfterSigkill) {
+  for (const char* path : {".git", ".envrc", ".mcp.json", ".claude"}) {
+    ASSERT_EQ(RunProcess({"/bin/rm", "-rf", project_ + "/" + path}, Options(env_)).exit_code, 0);
+  }
+  auto git = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {
+        "/usr/bin/git", "-C", project_, "-c", "user.name=t", "-c", "user.email=t@example.com"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProcess(argv, Options(BaseEnv()));
+  };
+  ASSERT_EQ(git({"init", "-q"}).exit_code, 0);
+  ASSERT_EQ(git({"add", "-A"}).exit_code, 0);
+  ASSERT_EQ(git({"commit", "-qm", "project"}).exit_code, 0);
+  // Trust is per repository: the new one is trusted again.
+  RunResult trusted = Np({"trust"});
+  ASSERT_EQ(trusted.exit_code, 0) << trusted.err;
+  const std::vector<std::string> status = {"status", "--porcelain", "--untracked-files=all",
+                                           "--ignored"};
+  // np-exec's own audit log is there from the first spawn on; placeholders
+  // never are.
+  RunResult first = Attack("true");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const RunResult before = git(status);
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+
+  const std::string seconds = std::to_string(300 + getpid() % 600);
+  const std::string marker = std::string("sleep\0", 6) + seconds + std::string("\0", 1);
+  const pid_t pid =
+      StartProcess({NpExecBin(), "--", "sh", "-c", "sleep " + seconds + " & wait"},
+                   Options(env_, 0, project_), dir_.Path("kill.out"), dir_.Path("kill.err"));
+  ASSERT_GT(pid, 0);
+  const bool running = WaitFor([&] { return !PidsWithCmdlinePrefix(marker).empty(); }, 60000);
+  // The placeholders are there while it runs, and git does not list them.
+  struct stat st;
+  EXPECT_EQ(lstat((project_ + "/.envrc").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode)) << std::oct << st.st_mode;
+  EXPECT_EQ(lstat((project_ + "/.mcp.json").c_str(), &st), 0);
+  EXPECT_EQ(lstat((project_ + "/.gitmodules").c_str(), &st), 0);
+  EXPECT_EQ(git(status).out, before.out) << "during the spawn";
+  kill(pid, SIGKILL);
+  EXPECT_EQ(WaitProcess(pid, 20000), 128 + SIGKILL);
+  ASSERT_TRUE(running) << ReadFile(dir_.Path("kill.err"));
+  EXPECT_EQ(git(status).out, before.out) << "right after the SIGKILL";
+  // The watchdog removes them once the sandbox is gone.
+  const bool removed = WaitFor(
+      [&] {
+        for (const char* path :
+             {".envrc", ".mcp.json", ".gitmodules", ".claude", ".vscode", ".idea"}) {
+          if (FileExists(project_ + "/" + path)) return false;
+        }
+        return true;
+      },
+      30000);
+  EXPECT_TRUE(removed) << git(status).out;
+  EXPECT_TRUE(PidsWithCmdline(marker).empty());
+  EXPECT_EQ(git(status).out, before.out) << "after the watchdog";
+  for (pid_t p : PidsWithCmdline(marker)) kill(p, SIGKILL);
+  // The next spawn protects them again, and they are gone after it.
+  RunResult next = Attack("echo evil > .envrc; echo '{}' > .mcp.json; true");
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_FALSE(FileExists(project_ + "/.envrc"));
+  EXPECT_FALSE(FileExists(project_ + "/.mcp.json"));
+  EXPECT_EQ(git(status).out, before.out) << "after the next spawn";
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, ProtectedPathsTest,

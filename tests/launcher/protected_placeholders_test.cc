@@ -3,6 +3,8 @@
 // one, and never taking what a host tool wrote.
 #include "launcher/protected_placeholders.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -65,6 +67,77 @@ TEST_F(PlaceholdersTest, MissingPathsExistDuringTheSpawnAndAreGoneAfter) {
   EXPECT_EQ(placeholders->Finish(), 0) << "idempotent";
 }
 
+// A missing file outside a git directory is held by a socket node of mode 0
+// (git lists none, no tool can open one); inside `.git`, and np-exec's own
+// config.json, by a regular file; a directory by an empty directory.
+TEST_F(PlaceholdersTest, MissingFilesAreHeldBySocketsOutsideGit) {
+  ASSERT_EQ(unlink(project_.Path(".nubos-pilot/config.json").c_str()), 0);
+  ASSERT_EQ(mkdir(project_.Path(".git").c_str(), 0755), 0);
+  const std::vector<ProtectedBind> binds = Plan();
+  absl::StatusOr<ProtectedPlaceholders> placeholders =
+      ProtectedPlaceholders::Create(*store_, project_.path(), binds);
+  ASSERT_TRUE(placeholders.ok()) << placeholders.status();
+  auto mode_of = [&](const std::string& relative) {
+    struct stat st;
+    return lstat(project_.Path(relative).c_str(), &st) == 0 ? st.st_mode : 0u;
+  };
+  for (const char* path : {".envrc", ".mcp.json", ".gitmodules"}) {
+    EXPECT_TRUE(S_ISSOCK(mode_of(path))) << path << " " << std::oct << mode_of(path);
+    EXPECT_EQ(mode_of(path) & 07777, kPlaceholderSocketMode) << path;
+    EXPECT_EQ(open(project_.Path(path).c_str(), O_RDONLY | O_CLOEXEC), -1) << path;
+    EXPECT_EQ(errno, ENXIO) << path;
+  }
+  for (const char* path : {".git/config", ".git/commondir", ".nubos-pilot/config.json"}) {
+    EXPECT_TRUE(S_ISREG(mode_of(path))) << path << " " << std::oct << mode_of(path);
+  }
+  for (const char* path : {".claude", ".vscode", ".git/hooks"}) {
+    EXPECT_TRUE(S_ISDIR(mode_of(path))) << path;
+  }
+  EXPECT_GT(placeholders->Finish(), 0);
+  for (const char* path : {".envrc", ".mcp.json", ".gitmodules", ".git/config"}) {
+    EXPECT_FALSE(::np::testing::FileExists(project_.Path(path))) << path;
+  }
+}
+
+// The watchdog's side: a copy of the spawn lock removes the placeholders only
+// when no other spawn of the project holds the lock; otherwise that spawn,
+// the last one out, does.
+TEST_F(PlaceholdersTest, AKilledSpawnsWatchdogRemovesThemWhenAlone) {
+  const std::string before = Listing();
+  const std::vector<ProtectedBind> binds = Plan();
+  // What the watchdog gets back from its argument.
+  const std::vector<ProtectedBind> passed =
+      PlaceholderBindsFromJson(nlohmann::json::parse(PlaceholderBindsToJson(binds).dump()));
+  ASSERT_EQ(passed.size(), binds.size() - 1) << "all but the pinned parent";
+  {
+    absl::StatusOr<ProtectedPlaceholders> killed =
+        ProtectedPlaceholders::Create(*store_, project_.path(), binds);
+    ASSERT_TRUE(killed.ok());
+    absl::StatusOr<ProtectedPlaceholders> other =
+        ProtectedPlaceholders::Create(*store_, project_.path(), binds);
+    ASSERT_TRUE(other.ok());
+    const int watchdog_lock = dup(killed->lock_fd());  // what the watchdog inherits
+    EXPECT_EQ(RemovePlaceholdersIfAlone(watchdog_lock, project_.path(), passed), 0)
+        << "another spawn still runs";
+    EXPECT_TRUE(::np::testing::FileExists(project_.Path(".envrc")));
+    close(watchdog_lock);  // the watchdog exits
+    EXPECT_EQ(killed->Finish(), 0);  // (the killed np-exec's descriptor closes)
+    EXPECT_EQ(other->Finish(), 9) << "the last one out";
+  }
+  EXPECT_EQ(Listing(), before);
+  absl::StatusOr<ProtectedPlaceholders> killed =
+      ProtectedPlaceholders::Create(*store_, project_.path(), binds);
+  ASSERT_TRUE(killed.ok());
+  const int watchdog_lock = dup(killed->lock_fd());
+  EXPECT_EQ(RemovePlaceholdersIfAlone(watchdog_lock, project_.path(), passed), 9) << "alone";
+  close(watchdog_lock);
+  EXPECT_EQ(Listing(), before);
+  // Entries that are not clean relative paths never get through.
+  EXPECT_TRUE(PlaceholderBindsFromJson(nlohmann::json::parse(
+                  R"([{"relative":"../x"},{"relative":"/etc/passwd"},{"relative":"a","root":"rel"}])"))
+                  .empty());
+}
+
 TEST_F(PlaceholdersTest, ConcurrentSpawnsLeaveCleanupToTheLast) {
   const std::string before = Listing();
   const std::vector<ProtectedBind> binds = Plan();
@@ -102,7 +175,10 @@ TEST_F(PlaceholdersTest, WhatAHostToolWroteStays) {
   absl::StatusOr<ProtectedPlaceholders> placeholders =
       ProtectedPlaceholders::Create(*store_, project_.path(), binds);
   ASSERT_TRUE(placeholders.ok());
-  // The owner can still write placeholders on the host (nubos-pilot, an editor).
+  // The owner can still replace a placeholder on the host (an editor's save
+  // renames over it; a socket placeholder cannot be written in place) and
+  // fill a placeholder directory.
+  ASSERT_EQ(unlink(project_.Path(".mcp.json").c_str()), 0);
   project_.Write(".mcp.json", "{\"servers\":{}}", 0600);
   project_.Write(".claude/settings.json", "{}");
   EXPECT_EQ(placeholders->Finish(), 7);
@@ -150,7 +226,18 @@ TEST_F(PlaceholdersTest, GitIgnoresThePlaceholders) {
   EXPECT_EQ(common.out, project_.Path(".git") + "\n");
   ::np::testing::RunResult status = RunProcess({"/usr/bin/git", "status", "--short"}, options);
   EXPECT_EQ(status.exit_code, 0) << status.err;
+  // Nothing of them in the user's status, however it is asked.
+  const std::vector<std::string> porcelain = {"/usr/bin/git", "status", "--porcelain",
+                                              "--untracked-files=all", "--ignored"};
+  const std::string during = RunProcess(porcelain, options).out;
+  EXPECT_EQ(during, "?? .nubos-pilot/config.json\n");
+  // git clean does not touch the sockets (it does take empty directories).
+  const std::string clean = RunProcess({"/usr/bin/git", "clean", "-ndfx"}, options).out;
+  for (const char* path : {".envrc", ".mcp.json", ".gitmodules"}) {
+    EXPECT_EQ(clean.find(path), std::string::npos) << clean;
+  }
   in_repo->Finish();
+  EXPECT_EQ(RunProcess(porcelain, options).out, during);
   EXPECT_FALSE(::np::testing::FileExists(project_.Path(".git/commondir")));
 }
 

@@ -754,6 +754,8 @@ TEST(BwrapRunTest, SupervisesBubblewrapWithValuesOnlyInItsEnvironment) {
   EXPECT_EQ(std::vector<std::string>(argv.end() - 4, argv.end()),
             (std::vector<std::string>{"--", "sh", "-c", "exit 7"}));
   EXPECT_EQ(argv[0], "--info-fd");
+  // The placeholders' watchdog learns the sandbox's end through it.
+  EXPECT_EQ(argv[2], "--sync-fd");
   EXPECT_THAT(argv, Contains("--unshare-net"));
   EXPECT_THAT(argv, Contains("--die-with-parent"));
   for (const std::string& arg : argv) EXPECT_THAT(arg, Not(HasSubstr("bwrap-secret-value")));

@@ -3,12 +3,15 @@
 // the audit record schema, the engine API client (against the in-process
 // fake engine) and the generic supervisor with a companion.
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/errors.h"
@@ -20,9 +23,11 @@
 #include "launcher/outcome.h"
 #include "launcher/output.h"
 #include "launcher/runtime/engine_api.h"
+#include "launcher/runtime/reaper.h"
 #include "launcher/subprocess.h"
 #include "launcher/supervise.h"
 #include "tests/launcher/fakes.h"
+#include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
 namespace np {
@@ -448,6 +453,68 @@ TEST(SuperviseTest, GraceIsInjectedAndCleanupRunsAfterIt) {
   EXPECT_EQ(result.exit_code, 128 + SIGKILL);
   EXPECT_GE(cleaned, 1);
   EXPECT_LT(result.duration_ms, 20000);
+}
+
+// A forced removal kills first (podman's removal would otherwise give a
+// TERM-ignoring program its stop timeout again) and returns only once the
+// engine no longer has the container (its client's --rm may be removing it).
+TEST(ReaperTest, ForcedRemovalKillsThenRemovesThenSeesItGone) {
+  testing::TempDir tmp;
+  testing::FakeEngine engine(tmp.Path("engine.sock"));
+  ForceRemoveContainer("/nonexistent/docker", {}, engine.socket_path(), "np-exec-1-abc");
+  EXPECT_THAT(engine.requests(), ElementsAre("POST /containers/np-exec-1-abc/kill?signal=KILL",
+                                             "DELETE /containers/np-exec-1-abc?force=1&v=1",
+                                             "GET /containers/np-exec-1-abc/json"));
+}
+
+// A companion's thread never takes the supervising thread's signals. The
+// egress proxy's accept thread, started with them unblocked, once took the
+// SIGCHLD of a client that ended while its container was being removed
+// (SIGCHLD is ignored by default, so it was gone), and np-exec waited for
+// that client forever. Here the child ignores TERM and is killed during the
+// cleanup, while a companion's thread sits in poll; Supervise runs in a
+// forked process so that a hang fails the test instead of blocking it.
+TEST(SuperviseTest, ACompanionThreadNeverTakesTheChildsEnd) {
+  testing::TempDir tmp;
+  const std::string pid_file = tmp.Path("child.pid");
+  const pid_t supervisor = fork();
+  ASSERT_GE(supervisor, 0);
+  if (supervisor == 0) {
+    SuperviseRequest request;
+    request.bin = "/bin/sh";
+    request.argv = {"sh", "-c",
+                    "trap '' TERM; echo $$ > " + pid_file + "; kill -TERM $PPID; exec sleep 30"};
+    request.grace_ms = 200;
+    // The child ends while this thread is busy here, not waiting.
+    request.cleanup = [&] {
+      std::ifstream in(pid_file);
+      pid_t child = 0;
+      if (in >> child && child > 0) kill(child, SIGKILL);
+      usleep(1000 * 1000);
+    };
+    std::atomic<bool> stop{false};
+    std::thread thread;
+    Companion companion;
+    companion.start = [&] {
+      thread = std::thread([&] {
+        while (!stop.load()) poll(nullptr, 0, 20);
+      });
+      return absl::OkStatus();
+    };
+    companion.stop = [&] {
+      stop.store(true);
+      thread.join();
+    };
+    request.companions = {companion};
+    SuperviseResult result = Supervise(request);
+    _exit(result.exit_code == 128 + SIGKILL ? 0 : 1);
+  }
+  const int status = testing::WaitProcess(supervisor, 20000);
+  if (status == -1) {
+    kill(supervisor, SIGKILL);
+    testing::WaitProcess(supervisor, 5000);
+  }
+  EXPECT_EQ(status, 0) << "-1: Supervise never returned; 1: the child's status was not 137";
 }
 
 }  // namespace
