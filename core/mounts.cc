@@ -66,7 +66,12 @@ std::vector<std::string> DefaultForbiddenSources() {
   // (/run/docker/containerd/containerd.sock), which starts privileged
   // containers; their state directories hold every container's root
   // filesystem and config. /run/user holds the users' session endpoints (the
-  // session bus, ssh-agent, rootless podman).
+  // session bus, ssh-agent, rootless podman). The system bus (/run/dbus)
+  // asks systemd to start units as root, /run/systemd holds its private and
+  // notify endpoints, /etc/docker dockerd's identity key and TLS material, the
+  // lock directories the host's serial and package tools coordinate by.
+  // Whatever else under /run holds sockets is found by walking it
+  // (core/socket_walk.h), not listed.
   return {"/var/run/docker.sock",
           "/run/docker.sock",
           "/run/docker",
@@ -77,6 +82,11 @@ std::vector<std::string> DefaultForbiddenSources() {
           "/run/containers",
           "/var/lib/containers",
           "/run/user",
+          "/run/dbus",
+          "/run/systemd",
+          "/run/lock",
+          "/var/lock",
+          "/etc/docker",
           "/proc",
           "/sys",
           "/dev"};

@@ -7,11 +7,15 @@
 
 #include "absl/strings/str_format.h"
 #include "core/paths.h"
+#include "core/socket_walk.h"
 #include "launcher/state_store.h"
 #include "shim/find_real_program.h"
 
 namespace np {
 namespace {
+
+// Where the host's daemons keep their endpoints.
+constexpr char kRunDir[] = "/run";
 
 std::string RealHome(const std::string& home) {
   if (home.empty()) return "";
@@ -52,6 +56,11 @@ void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver, const
   driver.AddSpawnFacts(host, endpoint, facts);
   if (has_mounts) {
     for (std::string& path : driver.EngineStatePaths(endpoint)) {
+      facts.extra_forbidden.push_back(std::move(path));
+    }
+    // Every directory under /run that holds a socket (and any the walk could
+    // not finish): the next daemon's endpoint is found, not listed.
+    for (std::string& path : FindSocketHolders(kRunDir)) {
       facts.extra_forbidden.push_back(std::move(path));
     }
     // np-exec's own state (every project's persistent home, trust records):

@@ -24,7 +24,8 @@ SpawnFacts BaseFacts(const HostFacts& host, const std::string& cwd);
 // own facts (its driver's AddSpawnFacts). With `has_mounts` (the config asks
 // for extra mounts), the engine is also asked where it keeps its state, which
 // joins the forbidden mount sources (one more engine request, only then), as
-// does np-exec's own state store (StateStoreDir).
+// do np-exec's own state store (StateStoreDir) and every directory under /run
+// that holds a socket (a bounded walk, core/socket_walk.h).
 void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver, const Endpoint& endpoint,
                        const ProbeResult& probe, absl::string_view name_prefix, std::string owner,
                        bool has_mounts, SpawnFacts& facts);
