@@ -5,21 +5,19 @@
 // project's behalf: np-exec's own config and audit log, the payload the host
 // runs with node (`.nubos-pilot/bin/`), git's exec surface (hooks, config,
 // commondir, submodule and worktree git directories, and a worktree's `.git`
-// file), and the files other host tools execute (`.claude/`, `.mcp.json`,
-// `.vscode/`, `.idea/`, `.envrc`). A read-only bind of a file is useless if
-// its parent can be renamed away and rebuilt, so every existing parent
-// directory inside the project is bound onto itself as well: a mount point
-// cannot be renamed or removed (EBUSY), so the path to each protected node is
-// pinned. A protected path that does not exist yet is covered by a
-// placeholder: an empty node the launcher creates before the spawn and binds
-// read-only, so the program cannot create it; the launcher removes it after
-// the last concurrent spawn of the project ends (protected_placeholders.h).
-// Each placeholder is chosen so that its presence changes nothing a host tool
-// or np-exec decides: an empty config.json means defaults, an empty `.git`
-// directory is no repository (git looks further up), empty hooks, modules
-// and worktrees directories hold nothing, and `.git/commondir` reads "."
-// (the git directory itself, as if the file were absent; git refuses an
-// empty one).
+// file), and the files other host tools execute: the agent CLIs' project
+// settings, editors' and dev containers' settings that run commands on open,
+// direnv's `.envrc` (ProtectedPathTable says which runs what). A read-only bind of a file is
+// useless if its parent can be renamed away and rebuilt, so every existing parent directory inside
+// the project is bound onto itself as well: a mount point cannot be renamed or removed (EBUSY), so
+// the path to each protected node is pinned. A protected path that does not exist yet is covered by
+// a placeholder: an empty node the launcher creates before the spawn and binds read-only, so the
+// program cannot create it; the launcher removes it after the last concurrent spawn of the project
+// ends (protected_placeholders.h). Each placeholder is chosen so that its presence changes nothing
+// a host tool or np-exec decides: an empty config.json means defaults, an empty `.git` directory is
+// no repository (git looks further up), empty hooks, modules and worktrees directories hold
+// nothing, and `.git/commondir` reads "." (the git directory itself, as if the file were absent;
+// git refuses an empty one).
 //
 // The list is data; `isolation.container.protect` extends it and can never
 // shorten it. Pure apart from lstat/readlink/realpath of the project's own
@@ -50,12 +48,27 @@ inline constexpr unsigned kPlaceholderDirMode = 0700;
 // Most entries `isolation.container.protect` may add.
 inline constexpr size_t kMaxProtectEntries = 64;
 
-// The built-in list, relative to the project; a trailing "/" marks a
-// directory (what a placeholder for it is). The git entries apply to `.git/`;
-// ProtectedList adds the same for a worktree's git and common directories.
+// One built-in protected path and what on the host executes or obeys it.
+struct ProtectedPathEntry {
+  std::string path;     // Relative; a trailing "/" marks a directory.
+  std::string runs_it;  // What reads or runs it on the host, one line.
+};
+
+// The built-in table, one row per path, in a fixed order: np-exec's own
+// files, git's (below `.git/`), then what other host tools run (agent CLIs,
+// editors, dev containers, direnv). The README's list is checked against it
+// (tests/recipes/protected_paths_table_test.cc).
+const std::vector<ProtectedPathEntry>& ProtectedPathTable();
+
+// The git rows, relative to a git directory; ProtectedList adds them for a
+// worktree's git and common directories too.
+const std::vector<ProtectedPathEntry>& GitProtectedTable();
+
+// The paths of ProtectedPathTable, relative to the project; a trailing "/"
+// marks a directory (what a placeholder for it is).
 const std::vector<std::string>& DefaultProtectedPaths();
 
-// The git entries, relative to a git directory.
+// The paths of GitProtectedTable, relative to a git directory.
 const std::vector<std::string>& GitProtectedEntries();
 
 // Validates `isolation.container.protect`: an array (at most

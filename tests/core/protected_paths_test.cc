@@ -52,7 +52,10 @@ TEST(ProtectedPathsTest, DefaultListHasEveryPathOfTheDesign) {
   for (const char* path :
        {".nubos-pilot/config.json", ".nubos-pilot/audit/", ".nubos-pilot/bin/", ".git/hooks/",
         ".git/config", ".git/commondir", ".git/modules/", ".git/worktrees/", ".gitmodules",
-        ".claude/", ".mcp.json", ".vscode/", ".idea/", ".envrc"}) {
+        ".claude/", ".mcp.json", ".vscode/", ".idea/", ".envrc",
+        // Issue 26, item 2: the other agent CLIs' project settings, editors'
+        // and dev containers' settings that run commands on open.
+        ".gemini/", ".codex/", ".cursor/", ".zed/", ".devcontainer/", ".devcontainer.json"}) {
     EXPECT_NE(std::find(list.begin(), list.end(), path), list.end()) << path;
   }
 }
@@ -61,11 +64,12 @@ TEST(ProtectedPathsTest, FreshProjectGetsPlaceholdersForEverythingMissing) {
   TempDir dir;
   ::np::testing::MakeProject(dir.path());
   EXPECT_EQ(Plan(dir.path()),
-            (std::vector<std::string>{"rw:.nubos-pilot", "new-dir:.claude", "new-file:.envrc",
-                                      "new-dir:.git", "new-file:.gitmodules", "new-dir:.idea",
-                                      "new-file:.mcp.json", "new-dir:.nubos-pilot/audit",
-                                      "new-dir:.nubos-pilot/bin",
-                                      "new-file:.nubos-pilot/config.json", "new-dir:.vscode"}));
+            (std::vector<std::string>{
+                "rw:.nubos-pilot", "new-dir:.claude", "new-dir:.codex", "new-dir:.cursor",
+                "new-dir:.devcontainer", "new-file:.devcontainer.json", "new-file:.envrc",
+                "new-dir:.gemini", "new-dir:.git", "new-file:.gitmodules", "new-dir:.idea",
+                "new-file:.mcp.json", "new-dir:.nubos-pilot/audit", "new-dir:.nubos-pilot/bin",
+                "new-file:.nubos-pilot/config.json", "new-dir:.vscode", "new-dir:.zed"}));
 }
 
 TEST(ProtectedPathsTest, GitDirectoryIsPinnedAndItsExecSurfaceReadOnly) {
@@ -77,14 +81,30 @@ TEST(ProtectedPathsTest, GitDirectoryIsPinnedAndItsExecSurfaceReadOnly) {
   dir.Write(".envrc", "export A=1\n");
   dir.Write(".claude/settings.json", "{}");
   std::vector<std::string> plan = Plan(dir.path());
-  EXPECT_EQ(
-      plan,
-      (std::vector<std::string>{
-          "rw:.git", "rw:.nubos-pilot", "ro:.claude", "ro:.envrc", "new-file:.git/commondir",
-          "ro:.git/config", "new-file:.git/config.worktree", "ro:.git/hooks", "new-dir:.git/info",
-          "new-dir:.git/modules", "new-dir:.git/worktrees", "new-file:.gitmodules", "new-dir:.idea",
-          "new-file:.mcp.json", "new-dir:.nubos-pilot/audit", "new-dir:.nubos-pilot/bin",
-          "ro:.nubos-pilot/config.json", "new-dir:.vscode"}));
+  EXPECT_EQ(plan, (std::vector<std::string>{"rw:.git",
+                                            "rw:.nubos-pilot",
+                                            "ro:.claude",
+                                            "new-dir:.codex",
+                                            "new-dir:.cursor",
+                                            "new-dir:.devcontainer",
+                                            "new-file:.devcontainer.json",
+                                            "ro:.envrc",
+                                            "new-dir:.gemini",
+                                            "new-file:.git/commondir",
+                                            "ro:.git/config",
+                                            "new-file:.git/config.worktree",
+                                            "ro:.git/hooks",
+                                            "new-dir:.git/info",
+                                            "new-dir:.git/modules",
+                                            "new-dir:.git/worktrees",
+                                            "new-file:.gitmodules",
+                                            "new-dir:.idea",
+                                            "new-file:.mcp.json",
+                                            "new-dir:.nubos-pilot/audit",
+                                            "new-dir:.nubos-pilot/bin",
+                                            "ro:.nubos-pilot/config.json",
+                                            "new-dir:.vscode",
+                                            "new-dir:.zed"}));
 }
 
 TEST(ProtectedPathsTest, WorktreeGitFileIsProtectedWholeAndItsGitDirWhenInside) {
