@@ -250,6 +250,13 @@ absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
       if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
         return Unsafe(host_path, "neither a regular file nor a directory");
       }
+      if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+        // A read-only bind protects a name, not the inode: another name of
+        // the same file in the writable project (made by an earlier
+        // sandbox, before the path was protected) writes it all the same.
+        return Unsafe(host_path, absl::StrCat("a file with ", st.st_nlink,
+                                              " hard links (another name of it could be written)"));
+      }
       if (last || !S_ISDIR(st.st_mode)) {
         // A file where the path wants a directory blocks everything below it
         // for as long as the file stays, so the file is what is protected.

@@ -115,8 +115,9 @@ std::string BindHostPath(absl::string_view project_real, const ProtectedBind& bi
 // the way of a longer path is itself protected, so nothing below it can be
 // created. Code `isolation-protected-path-unsafe` when a component is a
 // symbolic link (retargetable from inside, and a bind would follow it out of
-// the project) or a node that is neither a file nor a directory; the message
-// says to replace it.
+// the project), a node that is neither a file nor a directory, or a file with
+// more than one hard link (a bind keeps the name read-only, not the inode);
+// the message says to replace it.
 absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
     absl::string_view project_real, const std::vector<std::string>& protected_list);
 

