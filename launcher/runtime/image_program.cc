@@ -99,9 +99,8 @@ std::optional<ImageAccountBases> CopyImageAccounts(const std::string& bin, const
   // (podman's copy of a single file is its link's target, named as that).
   // Members past the cap are not seen (the minimal base).
   constexpr size_t kMaxEtcArchiveBytes = 16 << 20;
-  std::optional<std::vector<CaptureResult>> copied =
-      CopyOutOfImage(bin, image, absl::StrCat(container_name, "-accounts"), {"/etc"}, host,
-                     kMaxEtcArchiveBytes);
+  std::optional<std::vector<CaptureResult>> copied = CopyOutOfImage(
+      bin, image, absl::StrCat(container_name, "-accounts"), {"/etc"}, host, kMaxEtcArchiveBytes);
   if (!copied.has_value() || copied->size() != 1) return std::nullopt;
   ImageAccountBases bases;
   bases.passwd = AccountBaseOf(copied->front(), "etc/passwd", AccountFile::kPasswd);
