@@ -83,6 +83,14 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
   if (config.memory.has_value()) return Unsupported("isolation.container.memory");
   if (config.cpus.has_value()) return Unsupported("isolation.container.cpus");
   if (config.network == Network::kBridge) return Unsupported("network \"bridge\"");
+  // bubblewrap has no image whose user "image" could name: the sandbox is
+  // the host's /usr in a user namespace that maps the caller's own uid and
+  // gid only, so it cannot run as anyone else, the image's user or root.
+  if (config.user.kind == UserSpec::Kind::kImage) {
+    return Unsupported(
+        "isolation.container.user \"image\" (it has no image: its sandbox always runs as your "
+        "own uid:gid)");
+  }
   if (config.user.kind != UserSpec::Kind::kCaller) return Unsupported("isolation.container.user");
   for (const std::string& name : spawn.env_names) {
     absl::Status valid = ValidateEnvName(name);

@@ -645,6 +645,14 @@ absl::StatusOr<ProjectConfig> ParseProjectConfig(const json& root, const Contain
     if (!parsed.ok()) return parsed;
     absl::Status root_user = RefuseRootUserFromProject(*container, config.container);
     if (!root_user.ok()) return root_user;
+    // Whatever the operator's file said, the project's own `user` is the
+    // project's: the spawn resolves it in the image (container_user.h). So is
+    // the image's own user when the project chose the image.
+    const UserSpec::Kind kind = config.container.user.kind;
+    if (container->contains("user") ||
+        (container->contains("image") && kind == UserSpec::Kind::kImage)) {
+      config.container.user_from_project = kind != UserSpec::Kind::kCaller;
+    }
   }
   return config;
 }

@@ -47,6 +47,10 @@ struct ContainerConfig {
   std::string image = std::string(kDefaultImage);
   Network network = Network::kNone;
   UserSpec user;
+  // True when the project file chose who runs: it set `user`, or the image
+  // while `user` is the image's own. Such a user is resolved in the image
+  // and refused when root (core/container_user.h).
+  bool user_from_project = false;
   std::optional<std::string> memory;  // The text the runtime's --memory receives.
   std::optional<std::string> cpus;    // The text the runtime's --cpus receives.
   // memory and cpus as the config wrote them (a JSON number or string; null

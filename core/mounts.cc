@@ -65,12 +65,19 @@ std::vector<std::string> DefaultForbiddenSources() {
   // Every runtime's engine endpoints and state at their default places
   // (core/runtime.cc), whichever runtime the spawn uses: an engine reached
   // from inside starts privileged containers. /run/user holds the users'
-  // session endpoints (the session bus, ssh-agent, rootless podman).
+  // session endpoints (the session bus, ssh-agent, rootless podman). The
+  // system bus (/run/dbus) asks systemd to start units as root, /run/systemd
+  // holds its private and notify endpoints, the lock directories the host's
+  // serial and package tools coordinate by. Whatever else under /run holds
+  // sockets is found by walking it (core/socket_walk.h), not listed.
   std::vector<std::string> sources;
   for (const RuntimeTraits& row : AllRuntimes()) {
     for (absl::string_view path : row.host_control_paths) sources.emplace_back(path);
   }
-  for (const char* path : {"/run/user", "/proc", "/sys", "/dev"}) sources.emplace_back(path);
+  for (const char* path :
+       {"/run/user", "/run/dbus", "/run/systemd", "/run/lock", "/var/lock", "/proc", "/sys", "/dev"}) {
+    sources.emplace_back(path);
+  }
   return sources;
 }
 

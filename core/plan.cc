@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/bwrap_argv.h"
+#include "core/container_user.h"
 #include "core/egress_entry.h"
 #include "core/errors.h"
 #include "core/git_identity.h"
@@ -238,6 +239,12 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
                                   " is not inside one (no .nubos-pilot/ directory above it)"),
                      {{"startedFrom", facts.cwd}});
   }
+  // A user the project chose is resolved in the image before anything else
+  // is planned: root, however spelled, is the operator's alone.
+  absl::StatusOr<std::optional<ContainerUserIds>> user = CheckProjectContainerUser(
+      container, facts.image_user.has_value() ? &*facts.image_user : nullptr);
+  if (!user.ok()) return user.status();
+  plan.project_user = *user;
   absl::StatusOr<MountPolicy> policy =
       MakeMountPolicy(settings.project_root, facts.extra_forbidden);
   if (!policy.ok()) return policy.status();

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "core/bwrap_argv.h"
 #include "core/container_argv.h"
+#include "core/container_user.h"
 #include "core/gate.h"
 #include "core/mount_pins.h"
 #include "core/mounts.h"
@@ -106,6 +107,10 @@ struct SpawnFacts {
   // The caller's git identity inside (core/git_identity.h): the host path of
   // the per-spawn file bound read-only at kGitConfigTarget; empty: none.
   std::string gitconfig_file;
+  // A user the project file chose, on an image runtime: the image's
+  // configured user and account files (core/container_user.h); nullopt when
+  // the launcher could not ask, and then such a user is refused.
+  std::optional<ImageUserFacts> image_user;
   // Container only: pins each bind source after the checks (mount_pins.h);
   // the launcher's (launcher/source_pins.h). Empty: sources go by path alone.
   PinSourceFn pin;
@@ -128,9 +133,12 @@ struct SpawnPlan {
   std::vector<ProtectedBind> protected_binds;
   std::vector<std::string> git_roots;  // Container only: see git_mounts.h.
   std::string image;                   // Image runtimes only.
-  bool pull_missing = false;           // Image runtimes: `pull: "missing"`.
-  std::string container_name;          // Named runtimes only.
-  std::string self_path;               // np-exec's path, for a printed bubblewrap plan.
+  // The ids a project-chosen user gets in the image (never root); nullopt
+  // when the user is the caller's or the operator's choice.
+  std::optional<ContainerUserIds> project_user;
+  bool pull_missing = false;   // Image runtimes: `pull: "missing"`.
+  std::string container_name;  // Named runtimes only.
+  std::string self_path;       // np-exec's path, for a printed bubblewrap plan.
   // network "allowlist": the endpoint the launcher must serve the egress proxy
   // on for as long as the runtime runs; empty otherwise.
   std::string egress_socket;

@@ -65,31 +65,87 @@ size_t Depth(absl::string_view relative) {
 
 }  // namespace
 
-const std::vector<std::string>& DefaultProtectedPaths() {
-  static const auto* paths = [] {
-    auto* list = new std::vector<std::string>{".nubos-pilot/config.json",
-                                              absl::StrCat(kAuditDir, "/"), ".nubos-pilot/bin/"};
+const std::vector<ProtectedPathEntry>& GitProtectedTable() {
+  static const auto* table = new std::vector<ProtectedPathEntry>{
+      {"hooks/", "git runs its hooks on commit, checkout, merge, rebase and push"},
+      {"config",
+       "git obeys it: core.hooksPath, core.fsmonitor, core.sshCommand, filters and "
+       "aliases run commands"},
+      {"config.worktree", "git obeys it as config (extensions.worktreeConfig)"},
+      {"commondir", "git reads config and hooks from the directory it names"},
+      {"info/", "git applies its attributes (filter and diff drivers run commands) and excludes"},
+      {"modules/", "submodules' git directories, each with its own config and hooks"},
+      {"worktrees/", "linked worktrees' git directories, each with its own config"},
+  };
+  return *table;
+}
+
+const std::vector<ProtectedPathEntry>& ProtectedPathTable() {
+  static const auto* table = [] {
+    auto* rows = new std::vector<ProtectedPathEntry>{
+        {".nubos-pilot/config.json",
+         "np-exec reads the tier, mounts and network from it on every spawn"},
+        {".nubos-pilot/audit/", "np-exec's audit log: the record of what ran"},
+        {".nubos-pilot/bin/", "nubos-pilot's payload, which the host runs with node"},
+    };
     // Through these, `.git` itself is covered: a file (a worktree's pointer to
     // its git directory) is in their way and so protected whole; a directory
     // becomes a mount point of its own; absent, it gets a placeholder
     // directory, so no program can `git init` a repository whose config the
     // host's git would later obey.
-    for (const std::string& entry : GitProtectedEntries()) list->push_back(".git/" + entry);
-    list->insert(list->end(),
-                 {".gitmodules", ".claude/", ".mcp.json", ".vscode/", ".idea/", ".envrc"});
+    for (const ProtectedPathEntry& entry : GitProtectedTable()) {
+      rows->push_back({absl::StrCat(".git/", entry.path), entry.runs_it});
+    }
+    rows->insert(
+        rows->end(),
+        {
+            {".gitmodules", "git clones and updates submodules from it (url, update = !command)"},
+            {".claude/", "Claude Code's project settings: hooks, MCP servers, allowed commands"},
+            {".mcp.json", "MCP clients (Claude Code and others) start the servers it names"},
+            {".gemini/",
+             "Gemini CLI's project settings in a trusted workspace: MCP servers, "
+             "tool discovery and call commands, custom commands"},
+            {".codex/",
+             "Codex CLI's project config.toml in a trusted project: MCP servers, "
+             "notify command, sandbox and approval policy"},
+            {".vscode/",
+             "VS Code: tasks that run on folder open, terminal profiles and tool "
+             "paths in settings, launch configurations, MCP servers"},
+            {".idea/",
+             "JetBrains IDEs: run configurations, startup tasks, tool and "
+             "interpreter paths"},
+            {".cursor/", "Cursor: MCP servers (mcp.json), rules and environment"},
+            {".zed/", "Zed: language and context servers in settings.json, tasks.json"},
+            {".devcontainer/",
+             "Dev Containers: devcontainer.json's initializeCommand runs on "
+             "the host, the rest builds the container the editor opens"},
+            {".devcontainer.json", "Dev Containers, the same as .devcontainer/devcontainer.json"},
+            {".envrc", "direnv runs it in your shell when you enter the directory"},
+        });
+    return rows;
+  }();
+  return *table;
+}
+
+const std::vector<std::string>& DefaultProtectedPaths() {
+  static const auto* paths = [] {
+    auto* list = new std::vector<std::string>;
+    for (const ProtectedPathEntry& entry : ProtectedPathTable()) {
+      list->push_back(entry.path);
+    }
     return list;
   }();
   return *paths;
 }
 
 const std::vector<std::string>& GitProtectedEntries() {
-  // hooks and config are what git runs and obeys; commondir redirects where
-  // git reads both from; modules/ and worktrees/ hold the git directories
-  // (with their own config and hooks) of submodules and linked worktrees.
-  // config.worktree is config too (with extensions.worktreeConfig); info/
-  // holds the attributes and excludes git applies on the host.
-  static const auto* entries = new std::vector<std::string>{
-      "hooks/", "config", "config.worktree", "commondir", "info/", "modules/", "worktrees/"};
+  static const auto* entries = [] {
+    auto* list = new std::vector<std::string>;
+    for (const ProtectedPathEntry& entry : GitProtectedTable()) {
+      list->push_back(entry.path);
+    }
+    return list;
+  }();
   return *entries;
 }
 
@@ -193,6 +249,13 @@ absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
       }
       if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
         return Unsafe(host_path, "neither a regular file nor a directory");
+      }
+      if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+        // A read-only bind protects a name, not the inode: another name of
+        // the same file in the writable project (made by an earlier
+        // sandbox, before the path was protected) writes it all the same.
+        return Unsafe(host_path, absl::StrCat("a file with ", st.st_nlink,
+                                              " hard links (another name of it could be written)"));
       }
       if (last || !S_ISDIR(st.st_mode)) {
         // A file where the path wants a directory blocks everything below it

@@ -5,25 +5,26 @@
 // project's behalf: np-exec's own config and audit log, the payload the host
 // runs with node (`.nubos-pilot/bin/`), git's exec surface (hooks, config,
 // commondir, submodule and worktree git directories, and a worktree's `.git`
-// file), and the files other host tools execute (`.claude/`, `.mcp.json`,
-// `.vscode/`, `.idea/`, `.envrc`). A read-only bind of a file is useless if
-// its parent can be renamed away and rebuilt, so every existing parent
-// directory inside the project is bound onto itself as well: a mount point
-// cannot be renamed or removed (EBUSY), so the path to each protected node is
-// pinned. A protected path that does not exist yet is covered by a
-// placeholder: an empty node the launcher creates before the spawn and binds
-// read-only, so the program cannot create it; the launcher removes it after
-// the last concurrent spawn of the project ends, and the spawn's watchdog
-// after a killed np-exec (protected_placeholders.h). Each placeholder is
-// chosen so that its presence changes nothing a host tool or np-exec decides
-// and nothing shows in the user's `git status`: a missing file is held by a
-// S_IFSOCK node no one listens on (PlaceholderKindOf), which git never lists
-// and no tool can open; an empty directory is not listed either and is no
-// repository (git looks further up); empty hooks, modules and worktrees
-// directories hold nothing. Inside a git directory, where git status never
-// looks, and for np-exec's own config.json the placeholder stays a regular
-// file, since git and np-exec read those and refuse an S_IFSOCK node: an empty
-// config.json means defaults, and `.git/commondir` reads "." (the git
+// file), and the files other host tools execute: the agent CLIs' project
+// settings, editors' and dev containers' settings that run commands on open,
+// direnv's `.envrc` (ProtectedPathTable says which runs what). A read-only
+// bind of a file is useless if its parent can be renamed away and rebuilt, so
+// every existing parent directory inside the project is bound onto itself as
+// well: a mount point cannot be renamed or removed (EBUSY), so the path to
+// each protected node is pinned. A protected path that does not exist yet is
+// covered by a placeholder: an empty node the launcher creates before the
+// spawn and binds read-only, so the program cannot create it; the launcher
+// removes it after the last concurrent spawn of the project ends, and the
+// spawn's watchdog after a killed np-exec (protected_placeholders.h). Each
+// placeholder is chosen so that its presence changes nothing a host tool or
+// np-exec decides and nothing shows in the user's `git status`: a missing file
+// is held by a S_IFSOCK node no one listens on (PlaceholderKindOf), which git
+// never lists and no tool can open; an empty directory is not listed either
+// and is no repository (git looks further up); empty hooks, modules and
+// worktrees directories hold nothing. Inside a git directory, where git status
+// never looks, and for np-exec's own config.json the placeholder stays a
+// regular file, since git and np-exec read those and refuse an S_IFSOCK node:
+// an empty config.json means defaults, and `.git/commondir` reads "." (the git
 // directory itself, as if the file were absent; git refuses an empty one).
 //
 // The list is data; `isolation.container.protect` extends it and can never
@@ -59,12 +60,27 @@ inline constexpr unsigned kPlaceholderSocketMode = 0;
 // Most entries `isolation.container.protect` may add.
 inline constexpr size_t kMaxProtectEntries = 64;
 
-// The built-in list, relative to the project; a trailing "/" marks a
-// directory (what a placeholder for it is). The git entries apply to `.git/`;
-// ProtectedList adds the same for a worktree's git and common directories.
+// One built-in protected path and what on the host executes or obeys it.
+struct ProtectedPathEntry {
+  std::string path;     // Relative; a trailing "/" marks a directory.
+  std::string runs_it;  // What reads or runs it on the host, one line.
+};
+
+// The built-in table, one row per path, in a fixed order: np-exec's own
+// files, git's (below `.git/`), then what other host tools run (agent CLIs,
+// editors, dev containers, direnv). The README's list is checked against it
+// (tests/recipes/protected_paths_table_test.cc).
+const std::vector<ProtectedPathEntry>& ProtectedPathTable();
+
+// The git rows, relative to a git directory; ProtectedList adds them for a
+// worktree's git and common directories too.
+const std::vector<ProtectedPathEntry>& GitProtectedTable();
+
+// The paths of ProtectedPathTable, relative to the project; a trailing "/"
+// marks a directory (what a placeholder for it is).
 const std::vector<std::string>& DefaultProtectedPaths();
 
-// The git entries, relative to a git directory.
+// The paths of GitProtectedTable, relative to a git directory.
 const std::vector<std::string>& GitProtectedEntries();
 
 // Validates `isolation.container.protect`: an array (at most
@@ -111,8 +127,9 @@ std::string BindHostPath(absl::string_view project_real, const ProtectedBind& bi
 // the way of a longer path is itself protected, so nothing below it can be
 // created. Code `isolation-protected-path-unsafe` when a component is a
 // symbolic link (retargetable from inside, and a bind would follow it out of
-// the project) or a node that is neither a file nor a directory; the message
-// says to replace it.
+// the project), a node that is neither a file nor a directory, or a file with
+// more than one hard link (a bind keeps the name read-only, not the inode);
+// the message says to replace it.
 absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
     absl::string_view project_real, const std::vector<std::string>& protected_list);
 

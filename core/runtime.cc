@@ -37,9 +37,10 @@ std::vector<RuntimeTraits>* MakeTable() {
        true,
        // A read-only mount of /run/docker hands over the endpoint of docker's
        // own containerd (/run/docker/containerd/containerd.sock); the state
-       // directories hold every container's root filesystem and config.
+       // directories hold every container's root filesystem and config;
+       // /etc/docker holds dockerd's identity key and TLS material.
        {"/var/run/docker.sock", "/run/docker.sock", "/run/docker", "/var/lib/docker",
-        "/run/containerd", "/var/lib/containerd"}},
+        "/run/containerd", "/var/lib/containerd", "/etc/docker"}},
       {Runtime::kPodman,
        "podman",
        true,

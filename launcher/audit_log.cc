@@ -113,6 +113,8 @@ nlohmann::json RunRecord(const HostFacts& host, const Settings& settings, const 
     return record;
   }
   if (!plan.container_name.empty()) record["container"] = plan.container_name;
+  // Who a project-chosen user runs as in the image (never root).
+  if (plan.project_user.has_value()) record["user"] = DescribeContainerUser(*plan.project_user);
   record["env"] = plan.env_names;
   nlohmann::json mounts = nlohmann::json::array();
   mounts.push_back({{"source", plan.project_real}, {"target", plan.project_mount}, {"mode", "rw"}});

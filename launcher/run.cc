@@ -294,6 +294,7 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
     AddContainerFacts(host, driver, endpoint, probe, "np-exec",
                       OwnerLabelValue(host.pid, ProcessStartTime(host.pid)),
                       !settings->config.container.mounts.empty(), facts);
+    AddImageUserFacts(*settings, host, driver, endpoint, facts);
   }
 
   // The session outlives the run and removes its directory however it ends.

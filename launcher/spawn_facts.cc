@@ -6,12 +6,19 @@
 #include <unistd.h>
 
 #include "absl/strings/str_format.h"
+#include "core/errors.h"
 #include "core/paths.h"
+#include "core/socket_walk.h"
+#include "launcher/account_view.h"
+#include "launcher/runtime/image_program.h"
 #include "launcher/state_store.h"
 #include "shim/find_real_program.h"
 
 namespace np {
 namespace {
+
+// Where the host's daemons keep their endpoints.
+constexpr char kRunDir[] = "/run";
 
 std::string RealHome(const std::string& home) {
   if (home.empty()) return "";
@@ -54,11 +61,77 @@ void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver, const
     for (std::string& path : driver.EngineStatePaths(endpoint)) {
       facts.extra_forbidden.push_back(std::move(path));
     }
+    // Every directory under /run that holds a socket (and any the walk could
+    // not finish): the next daemon's endpoint is found, not listed.
+    for (std::string& path : FindSocketHolders(kRunDir)) {
+      facts.extra_forbidden.push_back(std::move(path));
+    }
     // np-exec's own state (every project's persistent home, trust records):
     // a mount of ~ or ~/.local would show it to the sandbox.
     absl::StatusOr<std::string> state = HostStateStoreDir(host);
     if (state.ok() && !HasDotDot(*state)) facts.extra_forbidden.push_back(*std::move(state));
   }
+}
+
+namespace {
+
+bool ProjectChoseUser(const ContainerConfig& container) {
+  return container.user_from_project && container.user.kind != UserSpec::Kind::kCaller &&
+         TraitsOf(container.runtime).uses_image;
+}
+
+void AddImageUserFactsOf(const ContainerConfig& container, const HostFacts& host,
+                         const RuntimeDriver& driver, const Endpoint& endpoint, SpawnFacts& facts) {
+  std::optional<ImageUserConfig> image = driver.InspectImageUser(host, endpoint, container.image);
+  if (!image.has_value()) return;
+  ImageUserFacts user;
+  user.configured = image->user;
+  // The image's own accounts, as the account view keeps them: one small
+  // file per image ID, a copy-out only the first time.
+  absl::StatusOr<StateStore> store = OpenStateStore(host);
+  if (store.ok()) {
+    const std::string bin = facts.runtime_bin;
+    const std::string name = facts.container_name;
+    const ImageAccountBases bases =
+        CachedImageAccounts(*store, image->id, [&bin, &container, &name, &host] {
+          return CopyImageAccounts(bin, container.image, name, host);
+        });
+    user.passwd = bases.passwd.value_or("");
+    user.group = bases.group.value_or("");
+  }
+  facts.image_user = std::move(user);
+}
+
+}  // namespace
+
+void AddImageUserFacts(const Settings& settings, const HostFacts& host, const RuntimeDriver& driver,
+                       const Endpoint& endpoint, SpawnFacts& facts) {
+  const ContainerConfig& container = settings.config.container;
+  if (settings.resolved.tier != Tier::kContainer || !ProjectChoseUser(container)) return;
+  AddImageUserFactsOf(container, host, driver, endpoint, facts);
+}
+
+std::optional<nlohmann::json> DescribeProjectUser(const Settings& settings, const HostFacts& host) {
+  const ContainerConfig& container = settings.config.container;
+  if (!ProjectChoseUser(container)) return std::nullopt;
+  const RuntimeDriver& driver = DriverFor(container.runtime);
+  const Endpoint endpoint = driver.Resolve(host);
+  SpawnFacts facts;
+  facts.runtime_bin = endpoint.bin;
+  uint32_t random = 0;
+  if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
+  facts.container_name = absl::StrFormat("np-exec-trust-%d-%08x", host.pid, random);
+  AddImageUserFactsOf(container, host, driver, endpoint, facts);
+  absl::StatusOr<std::optional<ContainerUserIds>> ids = CheckProjectContainerUser(
+      container, facts.image_user.has_value() ? &*facts.image_user : nullptr);
+  nlohmann::json out = {{"image", container.image}};
+  if (ids.ok() && ids->has_value()) {
+    out["ids"] = DescribeContainerUser(**ids);
+  } else {
+    out["refused"] = ErrorCode(ids.status());
+    out["why"] = std::string(ids.status().message());
+  }
+  return out;
 }
 
 }  // namespace np

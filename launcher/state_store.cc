@@ -87,7 +87,18 @@ absl::StatusOr<StateStore> OpenStateStore(const HostFacts& host) {
 absl::StatusOr<std::string> ProjectStoreKey(absl::string_view project_real) {
   absl::StatusOr<GitLayout> git = ReadGitLayout(project_real, /*walk_up=*/true);
   if (!git.ok()) return git.status();
-  if (git->kind == GitLayout::Kind::kNone) {
+  // A `.git` file is anyone's to write before np-exec sees the project (an
+  // unpacked archive, a copied folder): `gitdir: /home/u/trusted/.git` would
+  // give the project the trusted one's record (its trust, its persistent
+  // home). Only a linked worktree git itself made, whose git directory lies
+  // in the common directory's worktrees/ and points back at this `.git`,
+  // shares its repository's key; any other `.git` file is keyed by path.
+  const bool shares_repository =
+      git->kind != GitLayout::Kind::kFile ||
+      (git->git_dir != git->common_dir &&
+       git->git_dir.substr(0, git->git_dir.rfind('/')) == JoinPath(git->common_dir, "worktrees") &&
+       git->backlink == JoinPath(git->top, ".git"));
+  if (git->kind == GitLayout::Kind::kNone || !shares_repository) {
     return nlohmann::json::array({"path", project_real})
         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }

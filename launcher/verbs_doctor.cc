@@ -130,6 +130,7 @@ void CheckDeep(const Subject& s, bool deep, Report& r) {
   AddContainerFacts(s.host, s.driver, s.endpoint, s.probe, "np-exec-doctor",
                     OwnerLabelValue(s.host.pid, ProcessStartTime(s.host.pid)),
                     !s.settings.config.container.mounts.empty(), facts);
+  AddImageUserFacts(s.settings, s.host, s.driver, s.endpoint, facts);
   facts.agent_home =
       PlannedAgentHome(s.settings, GetEnv(s.host.envp, "XDG_STATE_HOME"), s.host.home);
   // The no-op container runs with stdin on /dev/null, never a terminal.

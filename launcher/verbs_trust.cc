@@ -11,6 +11,7 @@
 #include "core/config_file.h"
 #include "core/errors.h"
 #include "launcher/output.h"
+#include "launcher/spawn_facts.h"
 #include "launcher/verbs.h"
 
 namespace np {
@@ -184,6 +185,19 @@ absl::StatusOr<Outcome> VerbTrust(const CommandLine& cl, const HostFacts& host) 
   if (!store.ok()) return store.status();
   absl::StatusOr<TrustVerbOutput> output = RunTrustVerb(mode, *subject, *store, UtcNow());
   if (!output.ok()) return output.status();
+  // A user the project chose is named as the ids it gets in the image, so
+  // "image" is never trusted without saying who that is.
+  if (mode != TrustVerbMode::kRevoke) {
+    if (std::optional<nlohmann::json> user = DescribeProjectUser(*settings, host)) {
+      output->json["user"] = *user;
+      absl::StrAppend(
+          &output->text, "  runs as (uid:gid in ", (*user)["image"].get<std::string>(), "): ",
+          user->contains("ids")
+              ? (*user)["ids"].get<std::string>()
+              : absl::StrCat("refused at every spawn, ", (*user)["why"].get<std::string>()),
+          "\n");
+    }
+  }
   if (cl.json) {
     WriteJson(output->json);
   } else {

@@ -32,6 +32,7 @@ absl::StatusOr<Outcome> VerbWrap(const CommandLine& cl, const HostFacts& host) {
     probe = driver.Probe(host, endpoint, ProbeDepth::kForPlan);
     AddContainerFacts(host, driver, endpoint, probe, "np-exec-wrap", /*owner=*/"",
                       !settings->config.container.mounts.empty(), facts);
+    AddImageUserFacts(*settings, host, driver, endpoint, facts);
   }
   absl::StatusOr<SpawnPlan> plan =
       PlanSpawn(*settings, container ? &probe : nullptr, facts, cl.program, cl.env_names);

@@ -20,6 +20,14 @@ namespace np {
 // The names of the calls the filter refuses outright.
 const std::vector<std::string>& SeccompBlockedCalls();
 
+// The values personality() may be called with (docker's default profile);
+// any other fails with EPERM.
+const std::vector<unsigned long>& SeccompAllowedPersonalities();
+
+// The ioctl requests refused with EPERM on any descriptor: the terminal's
+// TIOCSTI, TIOCLINUX and TIOCSETD.
+const std::vector<unsigned long>& SeccompRefusedIoctls();
+
 // The namespace flags clone and unshare are refused with (CLONE_NEWUSER,
 // CLONE_NEWNS, ...): creating namespaces is bubblewrap's job, not the
 // program's.

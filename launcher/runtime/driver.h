@@ -40,6 +40,12 @@ struct Endpoint {
 // engine either way.
 enum class ProbeDepth { kFull, kForPlan, kForRun };
 
+// What an image's own config says about who runs in it.
+struct ImageUserConfig {
+  std::string id;    // The image's content ID ("" when not told).
+  std::string user;  // Its configured user, as written ("": the default, root).
+};
+
 // What a supervised run ended with.
 struct RunOutcome {
   SuperviseResult result;
@@ -73,6 +79,16 @@ class RuntimeDriver {
 
   // Adds this runtime's facts to a container spawn's facts: forbidden mount
   // sources (the engine socket), podman's init, bubblewrap's host root.
+  // The configured user of `image` (and its content ID), asked of the
+  // engine: `GET /images/NAME/json` or the client's `image inspect`; nullopt
+  // when the engine does not say (the image is missing, the engine is down)
+  // or the runtime has no images.
+  virtual std::optional<ImageUserConfig> InspectImageUser(const HostFacts& /*host*/,
+                                                          const Endpoint& /*endpoint*/,
+                                                          const std::string& /*image*/) const {
+    return std::nullopt;
+  }
+
   virtual void AddSpawnFacts(const HostFacts& host, const Endpoint& endpoint,
                              SpawnFacts& facts) const = 0;
 

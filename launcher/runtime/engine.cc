@@ -175,6 +175,48 @@ class EngineDriver : public RuntimeDriver {
     return Probe(host, endpoint, ProbeDepth::kForRun);
   }
 
+  std::optional<ImageUserConfig> InspectImageUser(const HostFacts& host, const Endpoint& endpoint,
+                                                  const std::string& image) const override {
+    if (endpoint.bin.empty() || image.empty()) return std::nullopt;
+    nlohmann::json id;
+    nlohmann::json user;
+    if (endpoint.socket.has_value()) {
+      absl::StatusOr<HttpResponse> response =
+          EngineRequest(*endpoint.socket, "GET",
+                        absl::StrCat("/images/", UrlEncode(image), "/json"), endpoint.timeout_ms);
+      if (!response.ok() || response->status != 200) return std::nullopt;
+      const nlohmann::json body = nlohmann::json::parse(response->body, nullptr, false);
+      if (!body.is_object() || !body.contains("Config")) return std::nullopt;
+      id = body.value("Id", nlohmann::json());
+      const nlohmann::json& config = body["Config"];
+      // An image without a config, or a config without User, runs as root.
+      user = config.is_object() ? config.value("User", nlohmann::json("")) : nlohmann::json("");
+    } else {
+      std::vector<std::string> env = EditEnvironment(host.envp, {}, kInterposerVars);
+      std::vector<char*> envp = CStrings(env);
+      // The ID has no space; the user comes as JSON, so no byte of it can
+      // shift the split (docker's template refuses `json` on the ID).
+      absl::StatusOr<CaptureResult> inspect = RunAndCapture(
+          {endpoint.bin, "image", "inspect", "--format", "{{.Id}} {{json .Config.User}}", image},
+          envp.data(), kInspectTimeoutMs);
+      if (!inspect.ok() || inspect->timed_out || inspect->exit_code != 0) return std::nullopt;
+      const absl::string_view out = absl::StripAsciiWhitespace(inspect->out);
+      const size_t space = out.find(' ');
+      if (space == absl::string_view::npos || out.find('\n') != absl::string_view::npos) {
+        return std::nullopt;
+      }
+      id = std::string(out.substr(0, space));
+      user = nlohmann::json::parse(out.substr(space + 1), nullptr, false);
+      // A Go template prints a missing User as null.
+      if (user.is_null()) user = "";
+    }
+    if (!user.is_string()) return std::nullopt;
+    ImageUserConfig out;
+    out.id = id.is_string() ? id.get<std::string>() : "";
+    out.user = user.get<std::string>();
+    return out;
+  }
+
   void AddSpawnFacts(const HostFacts& /*host*/, const Endpoint& endpoint,
                      SpawnFacts& facts) const override {
     if (endpoint.socket.has_value()) facts.extra_forbidden.push_back(*endpoint.socket);

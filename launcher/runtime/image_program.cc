@@ -89,13 +89,18 @@ std::optional<std::vector<CaptureResult>> CopyOutOfImage(
 }
 
 std::optional<ImageAccountBases> CopyImageAccounts(const SpawnPlan& plan, const HostFacts& host) {
+  return CopyImageAccounts(plan.exec_path, plan.image, plan.container_name, host);
+}
+
+std::optional<ImageAccountBases> CopyImageAccounts(const std::string& bin, const std::string& image,
+                                                   const std::string& container_name,
+                                                   const HostFacts& host) {
   // The directory, not the two files: one copy, and its links stay links
   // (podman's copy of a single file is its link's target, named as that).
   // Members past the cap are not seen (the minimal base).
   constexpr size_t kMaxEtcArchiveBytes = 16 << 20;
-  std::optional<std::vector<CaptureResult>> copied =
-      CopyOutOfImage(plan.exec_path, plan.image, absl::StrCat(plan.container_name, "-accounts"),
-                     {"/etc"}, host, kMaxEtcArchiveBytes);
+  std::optional<std::vector<CaptureResult>> copied = CopyOutOfImage(
+      bin, image, absl::StrCat(container_name, "-accounts"), {"/etc"}, host, kMaxEtcArchiveBytes);
   if (!copied.has_value() || copied->size() != 1) return std::nullopt;
   ImageAccountBases bases;
   bases.passwd = AccountBaseOf(copied->front(), "etc/passwd", AccountFile::kPasswd);

@@ -57,6 +57,12 @@ struct ImageAccountBases {
 // told: not worth remembering).
 std::optional<ImageAccountBases> CopyImageAccounts(const SpawnPlan& plan, const HostFacts& host);
 
+// The same for `image` through the client `bin`, the created container named
+// after `container_name`, before any plan exists.
+std::optional<ImageAccountBases> CopyImageAccounts(const std::string& bin, const std::string& image,
+                                                   const std::string& container_name,
+                                                   const HostFacts& host);
+
 // The paths inside the image where `program` would be found: itself when
 // absolute, each directory of the image's `path_list` joined with it for a
 // bare name; empty (cannot tell) for a relative path with a slash, or when a

@@ -96,7 +96,12 @@ TEST_F(MountsTest, EngineStateAndSessionSocketsAreRefused) {
        {"/run/docker", "/run/docker/containerd", "/run/docker/containerd/containerd.sock",
         "/run/docker/metrics.sock", "/var/run/docker", "/var/lib/docker", "/var/lib/docker/volumes",
         "/run/containerd", "/var/lib/containerd", "/var/lib/containers", "/run/containers",
-        "/run/podman", "/run/user", "/run/user/1000/bus", "/run/user/0/ssh-agent.socket"}) {
+        "/run/podman", "/run/user", "/run/user/1000/bus", "/run/user/0/ssh-agent.socket",
+        // Issue 26, item 3: the system bus, systemd's endpoints, dockerd's
+        // key and the lock directories.
+        "/run/dbus", "/run/dbus/system_bus_socket", "/var/run/dbus", "/run/systemd",
+        "/run/systemd/private", "/run/systemd/notify", "/etc/docker", "/etc/docker/key.json",
+        "/run/lock", "/var/lock", "/var/lock/LCK..ttyS0"}) {
     absl::StatusOr<ValidatedMount> mount = Validate(source, "/mnt/x", false);
     ASSERT_FALSE(mount.ok()) << source;
     EXPECT_EQ(ErrorCode(mount.status()), "isolation-mount-forbidden-source") << source;

@@ -52,7 +52,10 @@ TEST(ProtectedPathsTest, DefaultListHasEveryPathOfTheDesign) {
   for (const char* path :
        {".nubos-pilot/config.json", ".nubos-pilot/audit/", ".nubos-pilot/bin/", ".git/hooks/",
         ".git/config", ".git/commondir", ".git/modules/", ".git/worktrees/", ".gitmodules",
-        ".claude/", ".mcp.json", ".vscode/", ".idea/", ".envrc"}) {
+        ".claude/", ".mcp.json", ".vscode/", ".idea/", ".envrc",
+        // Issue 26, item 2: the other agent CLIs' project settings, editors'
+        // and dev containers' settings that run commands on open.
+        ".gemini/", ".codex/", ".cursor/", ".zed/", ".devcontainer/", ".devcontainer.json"}) {
     EXPECT_NE(std::find(list.begin(), list.end(), path), list.end()) << path;
   }
 }
@@ -61,11 +64,12 @@ TEST(ProtectedPathsTest, FreshProjectGetsPlaceholdersForEverythingMissing) {
   TempDir dir;
   ::np::testing::MakeProject(dir.path());
   EXPECT_EQ(Plan(dir.path()),
-            (std::vector<std::string>{"rw:.nubos-pilot", "new-dir:.claude", "new-file:.envrc",
-                                      "new-dir:.git", "new-file:.gitmodules", "new-dir:.idea",
-                                      "new-file:.mcp.json", "new-dir:.nubos-pilot/audit",
-                                      "new-dir:.nubos-pilot/bin",
-                                      "new-file:.nubos-pilot/config.json", "new-dir:.vscode"}));
+            (std::vector<std::string>{
+                "rw:.nubos-pilot", "new-dir:.claude", "new-dir:.codex", "new-dir:.cursor",
+                "new-dir:.devcontainer", "new-file:.devcontainer.json", "new-file:.envrc",
+                "new-dir:.gemini", "new-dir:.git", "new-file:.gitmodules", "new-dir:.idea",
+                "new-file:.mcp.json", "new-dir:.nubos-pilot/audit", "new-dir:.nubos-pilot/bin",
+                "new-file:.nubos-pilot/config.json", "new-dir:.vscode", "new-dir:.zed"}));
 }
 
 TEST(ProtectedPathsTest, GitDirectoryIsPinnedAndItsExecSurfaceReadOnly) {
@@ -77,14 +81,30 @@ TEST(ProtectedPathsTest, GitDirectoryIsPinnedAndItsExecSurfaceReadOnly) {
   dir.Write(".envrc", "export A=1\n");
   dir.Write(".claude/settings.json", "{}");
   std::vector<std::string> plan = Plan(dir.path());
-  EXPECT_EQ(
-      plan,
-      (std::vector<std::string>{
-          "rw:.git", "rw:.nubos-pilot", "ro:.claude", "ro:.envrc", "new-file:.git/commondir",
-          "ro:.git/config", "new-file:.git/config.worktree", "ro:.git/hooks", "new-dir:.git/info",
-          "new-dir:.git/modules", "new-dir:.git/worktrees", "new-file:.gitmodules", "new-dir:.idea",
-          "new-file:.mcp.json", "new-dir:.nubos-pilot/audit", "new-dir:.nubos-pilot/bin",
-          "ro:.nubos-pilot/config.json", "new-dir:.vscode"}));
+  EXPECT_EQ(plan, (std::vector<std::string>{"rw:.git",
+                                            "rw:.nubos-pilot",
+                                            "ro:.claude",
+                                            "new-dir:.codex",
+                                            "new-dir:.cursor",
+                                            "new-dir:.devcontainer",
+                                            "new-file:.devcontainer.json",
+                                            "ro:.envrc",
+                                            "new-dir:.gemini",
+                                            "new-file:.git/commondir",
+                                            "ro:.git/config",
+                                            "new-file:.git/config.worktree",
+                                            "ro:.git/hooks",
+                                            "new-dir:.git/info",
+                                            "new-dir:.git/modules",
+                                            "new-dir:.git/worktrees",
+                                            "new-file:.gitmodules",
+                                            "new-dir:.idea",
+                                            "new-file:.mcp.json",
+                                            "new-dir:.nubos-pilot/audit",
+                                            "new-dir:.nubos-pilot/bin",
+                                            "ro:.nubos-pilot/config.json",
+                                            "new-dir:.vscode",
+                                            "new-dir:.zed"}));
 }
 
 TEST(ProtectedPathsTest, WorktreeGitFileIsProtectedWholeAndItsGitDirWhenInside) {
@@ -161,6 +181,30 @@ TEST(ProtectedPathsTest, LinksAndSpecialFilesAreRefused) {
   ::np::testing::MakeProject(fifo.path());
   ASSERT_EQ(mkfifo(fifo.Path(".envrc").c_str(), 0600), 0);
   EXPECT_EQ(PlanError(fifo.path()), "isolation-protected-path-unsafe");
+}
+
+// Issue 26, item 7: a read-only bind keeps a name read-only, not the inode.
+// A program that made a second name of a file in the writable project (a hard
+// link, in an earlier spawn before the file was protected) would write the
+// protected file through it, so such a file is refused until replaced.
+TEST(ProtectedPathsTest, AProtectedFileWithAnotherHardLinkIsRefused) {
+  TempDir dir;
+  ::np::testing::MakeProject(dir.path());
+  dir.Write("src/payload", "#!/bin/sh\necho deploy\n");
+  dir.MakeDir("scripts");
+  ASSERT_EQ(link(dir.Path("src/payload").c_str(), dir.Path("scripts/deploy.sh").c_str()), 0);
+  EXPECT_EQ(PlanError(dir.path(), {"scripts/deploy.sh"}), "isolation-protected-path-unsafe");
+  for (const char* name : {".envrc", ".mcp.json", ".nubos-pilot/config.json"}) {
+    TempDir other;
+    ::np::testing::MakeProject(other.path());
+    other.Write("src/x", "{}");
+    unlink(other.Path(name).c_str());
+    ASSERT_EQ(link(other.Path("src/x").c_str(), other.Path(name).c_str()), 0) << name;
+    EXPECT_EQ(PlanError(other.path()), "isolation-protected-path-unsafe") << name;
+  }
+  // The other name gone, the file is protected as any.
+  ASSERT_EQ(unlink(dir.Path("src/payload").c_str()), 0);
+  EXPECT_TRUE(ProtectedBindsForSpawn(dir.path(), {"scripts/deploy.sh"}, {}).ok());
 }
 
 TEST(ProtectedPathsTest, ExtraPathsPinTheirParentsAndCoverWhatIsMissing) {

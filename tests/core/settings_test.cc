@@ -158,6 +158,41 @@ TEST(SettingsTest, RootInsideTheContainerOnlyFromTheOperatorFile) {
   EXPECT_EQ(settings->config.container.user.value, "0:0");
 }
 
+// Issue 26, item 1: whether the project chose who runs (its own `user`, or
+// the image while the user is the image's), which the spawn then resolves in
+// the image (core/container_user.h); the operator's own choice is not.
+TEST(SettingsTest, AUserTheProjectChoseIsMarkedForTheImageCheck) {
+  TempDir tmp;
+  struct Case {
+    const char* project;
+    const char* op;
+    bool from_project;
+  };
+  const Case cases[] = {
+      {R"({"isolation": {"container": {"user": "image"}}})", "", true},
+      {R"({"isolation": {"container": {"user": "1000"}}})", "", true},
+      {R"({"isolation": {"container": {"user": null}}})", "", false},
+      {"", R"({"isolation": {"container": {"user": "image"}}})", false},
+      {R"({"isolation": {"container": {"image": "x:1"}}})",
+       R"({"isolation": {"container": {"user": "image"}}})", true},
+      {R"({"isolation": {"container": {"image": "x:1"}}})",
+       R"({"isolation": {"container": {"user": "1000"}}})", false},
+      {R"({"isolation": {"container": {"user": null}}})",
+       R"({"isolation": {"container": {"user": "image"}}})", false},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    const std::string project = tmp.MakeDir("p" + std::to_string(i));
+    MakeProject(project, c.project, /*trust=*/false);
+    const std::string op = *c.op == '\0' ? "" : tmp.Write("op" + std::to_string(i) + ".json", c.op);
+    ++i;
+    absl::StatusOr<Settings> settings = LoadSettings({project, op, "", false});
+    ASSERT_TRUE(settings.ok()) << settings.status();
+    EXPECT_EQ(settings->config.container.user_from_project, c.from_project)
+        << c.project << " / " << c.op;
+  }
+}
+
 TEST(SettingsTest, OutsideAProjectWhenAllowed) {
   TempDir tmp;
   const std::string op = tmp.Write("op.json", R"({"isolation": {"tier": "worktree"}})");

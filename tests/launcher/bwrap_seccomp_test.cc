@@ -12,6 +12,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -94,6 +95,43 @@ TEST(BwrapSeccompTest, EveryRefusedCallFailsWithEperm) {
       out += Expect(name, rc, errno, EPERM);
     }
     if (known < 40) out += "only " + std::to_string(known) + " calls resolved\n";
+    return out;
+  });
+  EXPECT_EQ(report, "");
+}
+
+// Only docker's personality values pass; the terminal's input, console and
+// line-discipline ioctls fail on any descriptor, whatever the request's upper
+// 32 bits (the kernel ignores them).
+TEST(BwrapSeccompTest, PersonalityAndTerminalIoctlsAreNarrowed) {
+  std::string report = UnderFilter([] {
+    std::string out;
+    for (unsigned long value : {0x0400000UL, 0x0040000UL, 0x0040008UL, 0x1UL, 0x100000000UL}) {
+      errno = 0;
+      long rc = syscall(SYS_personality, value);
+      out += Expect("personality " + std::to_string(value), rc, errno, EPERM);
+    }
+    for (unsigned long value : SeccompAllowedPersonalities()) {
+      errno = 0;
+      long rc = syscall(SYS_personality, value);
+      if (rc == -1 && errno == EPERM) out += "personality " + std::to_string(value) + " refused\n";
+    }
+    (void)syscall(SYS_personality, 0UL);
+    int fds[2];
+    if (pipe(fds) != 0) return std::string("pipe failed\n");
+    for (unsigned long request : SeccompRefusedIoctls()) {
+      for (unsigned long high : {0x0UL, 0x100000000UL, 0xffffffff00000000UL}) {
+        int arg = 0;
+        errno = 0;
+        long rc = syscall(SYS_ioctl, fds[0], high | request, &arg);
+        out += Expect("ioctl " + std::to_string(high | request), rc, errno, EPERM);
+      }
+    }
+    // Other ioctls still reach the kernel (a pipe is no terminal).
+    errno = 0;
+    int arg = 0;
+    long rc = syscall(SYS_ioctl, fds[0], TCGETS, &arg);
+    out += Expect("ioctl TCGETS", rc, errno, ENOTTY);
     return out;
   });
   EXPECT_EQ(report, "");

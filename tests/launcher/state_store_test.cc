@@ -239,6 +239,8 @@ TEST(StateStoreTest, WorktreesShareOneKeyAndSubprojectsDoNot) {
   dir.Write("main/.git/HEAD", "ref: refs/heads/main\n");
   dir.Write("main/.git/worktrees/wt/commondir", "../..\n");
   dir.Write("wt/.git", "gitdir: " + dir.Path("main/.git/worktrees/wt") + "\n");
+  // git's back-link from the worktree's git directory to its `.git` file.
+  dir.Write("main/.git/worktrees/wt/gitdir", dir.Path("wt/.git") + "\n");
   dir.MakeDir("main/tools");
   dir.MakeDir("wt/tools");
   dir.MakeDir("plain");
@@ -254,6 +256,31 @@ TEST(StateStoreTest, WorktreesShareOneKeyAndSubprojectsDoNot) {
   EXPECT_NE(plain->find(dir.Path("plain")), std::string::npos);
   dir.Write("broken/.git", "gitdir: /nonexistent\n");
   EXPECT_EQ(ErrorCode(ProjectStoreKey(dir.Path("broken")).status()), "project-git-invalid");
+}
+
+// Issue 26, item 7: a `.git` file anyone could have written (an unpacked
+// archive) names another repository's git directory, or a worktree's that
+// does not point back at it. Keyed by the repository, the project would get
+// the other one's trust record and persistent home; it is keyed by its own
+// path instead.
+TEST(StateStoreTest, AForgedGitFileDoesNotShareAnotherProjectsKey) {
+  TempDir dir;
+  dir.Write("trusted/.git/HEAD", "ref: refs/heads/main\n");
+  dir.Write("trusted/.git/worktrees/wt/commondir", "../..\n");
+  dir.Write("trusted/.git/worktrees/wt/gitdir", dir.Path("wt/.git") + "\n");
+  dir.Write("wt/.git", "gitdir: " + dir.Path("trusted/.git/worktrees/wt") + "\n");
+  const std::string trusted = *ProjectStoreKey(dir.Path("trusted"));
+  ASSERT_EQ(*ProjectStoreKey(dir.Path("wt")), trusted) << "a real worktree shares it";
+  // The repository's own git directory.
+  dir.Write("hostile/.git", "gitdir: " + dir.Path("trusted/.git") + "\n");
+  // The real worktree's git directory, which points back at wt, not here.
+  dir.Write("hostile2/.git", "gitdir: " + dir.Path("trusted/.git/worktrees/wt") + "\n");
+  for (const char* name : {"hostile", "hostile2"}) {
+    absl::StatusOr<std::string> key = ProjectStoreKey(dir.Path(name));
+    ASSERT_TRUE(key.ok()) << key.status();
+    EXPECT_NE(*key, trusted) << name;
+    EXPECT_NE(key->find(dir.Path(name)), std::string::npos) << *key;
+  }
 }
 
 }  // namespace

@@ -1,0 +1,71 @@
+// Issue 26, item 7: the operator state store keys a project's records (trust,
+// ratchet, persistent home) by its repository, so a linked worktree shares
+// them. A project that arrives with a `.git` file of its own (an unpacked
+// archive, a copied folder) naming a trusted project's git directory got that
+// project's key: its copy of the trusted config ran without trust, and its
+// persistent home was the trusted project's, with whatever the agent kept
+// there (a login token). Now only a worktree git made, pointing back at its
+// `.git`, shares the key; the forged one is refused until trusted, and then
+// gets a home of its own. On docker, podman and bubblewrap.
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/e2e/e2e_support.h"
+
+namespace np::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class StoreKeyTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { NP_REQUIRE_RUNTIME(GetParam()); }
+
+  RunResult Np(const std::string& project, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {NpExecBin()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProcess(argv, Options(env_, 120000, project));
+  }
+
+  TempDir dir_;
+  std::vector<std::string> env_ = RuntimeEnv({"XDG_STATE_HOME=" + dir_.MakeDir("state")});
+};
+
+TEST_P(StoreKeyTest, AForgedGitFileGetsNeitherTheTrustNorTheHomeOfTheProjectItNames) {
+  const std::string trusted = dir_.MakeDir("trusted");
+  const std::string config = ContainerConfig(GetParam(), "np-test:local", {{"home", "persistent"}});
+  MakeProject(trusted, config, /*trust=*/false);
+  dir_.Write("trusted/.git/HEAD", "ref: refs/heads/main\n");
+  dir_.MakeDir("trusted/.git/objects");
+  dir_.MakeDir("trusted/.git/refs");
+  ASSERT_EQ(Np(trusted, {"trust"}).exit_code, 0);
+  RunResult keep = Np(trusted, {"--", "sh", "-c", "echo agent-login-token > $HOME/token"});
+  ASSERT_EQ(keep.exit_code, 0) << keep.err;
+
+  const std::string hostile = dir_.MakeDir("hostile");
+  MakeProject(hostile, config, /*trust=*/false);
+  dir_.Write("hostile/.git", "gitdir: " + trusted + "/.git\n");
+  RunResult r = Np(hostile, {"--", "sh", "-c", "cat $HOME/token; echo ran"});
+  EXPECT_EQ(r.exit_code, 125) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("isolation-config-untrusted"));
+  EXPECT_THAT(r.out, Not(HasSubstr("agent-login-token")));
+  EXPECT_THAT(r.out, Not(HasSubstr("ran")));
+  // Trusted in its own right, it gets a home of its own.
+  ASSERT_EQ(Np(hostile, {"trust"}).exit_code, 0);
+  RunResult own = Np(hostile, {"--", "sh", "-c", "cat $HOME/token 2>/dev/null; echo ran"});
+  EXPECT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_EQ(own.out, "ran\n");
+  // The trusted project still has its own.
+  RunResult back = Np(trusted, {"--", "cat", "/home/np-exec/token"});
+  EXPECT_EQ(back.exit_code, 0) << back.err;
+  EXPECT_EQ(back.out, "agent-login-token\n");
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtimes, StoreKeyTest, ::testing::Values("docker", "podman", "bwrap"),
+                         RuntimeName);
+
+}  // namespace
+}  // namespace np::testing
