@@ -74,8 +74,8 @@ std::vector<std::string> DefaultForbiddenSources() {
   for (const RuntimeTraits& row : AllRuntimes()) {
     for (absl::string_view path : row.host_control_paths) sources.emplace_back(path);
   }
-  for (const char* path :
-       {"/run/user", "/run/dbus", "/run/systemd", "/run/lock", "/var/lock", "/proc", "/sys", "/dev"}) {
+  for (const char* path : {"/run/user", "/run/dbus", "/run/systemd", "/run/lock", "/var/lock",
+                           "/proc", "/sys", "/dev"}) {
     sources.emplace_back(path);
   }
   return sources;

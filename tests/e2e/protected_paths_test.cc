@@ -12,6 +12,8 @@
 //
 // Under CI=true a runtime that is not usable fails these tests; otherwise they
 // skip (scripts/test.sh brings the runtimes up first).
+#include "core/protected_paths.h"
+
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,7 +23,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/protected_paths.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/e2e_support.h"

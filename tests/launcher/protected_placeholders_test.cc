@@ -130,7 +130,7 @@ TEST_F(PlaceholdersTest, AKilledSpawnsWatchdogRemovesThemWhenAlone) {
     EXPECT_EQ(RemovePlaceholdersIfAlone(watchdog_lock, project_.path(), passed), 0)
         << "another spawn still runs";
     EXPECT_TRUE(::np::testing::FileExists(project_.Path(".envrc")));
-    close(watchdog_lock);  // the watchdog exits
+    close(watchdog_lock);            // the watchdog exits
     EXPECT_EQ(killed->Finish(), 0);  // (the killed np-exec's descriptor closes)
     EXPECT_EQ(other->Finish(), 9) << "the last one out";
   }
@@ -143,9 +143,11 @@ TEST_F(PlaceholdersTest, AKilledSpawnsWatchdogRemovesThemWhenAlone) {
   close(watchdog_lock);
   EXPECT_EQ(Listing(), before);
   // Entries that are not clean relative paths never get through.
-  EXPECT_TRUE(PlaceholderBindsFromJson(nlohmann::json::parse(
-                  R"([{"relative":"../x"},{"relative":"/etc/passwd"},{"relative":"a","root":"rel"}])"))
-                  .empty());
+  EXPECT_TRUE(
+      PlaceholderBindsFromJson(
+          nlohmann::json::parse(
+              R"([{"relative":"../x"},{"relative":"/etc/passwd"},{"relative":"a","root":"rel"}])"))
+          .empty());
 }
 
 TEST_F(PlaceholdersTest, ConcurrentSpawnsLeaveCleanupToTheLast) {

@@ -1,7 +1,7 @@
-// The security statement's table of protected paths (docs/security.md) is core's ProtectedPathTable, row for
-// row: each path once, in the same order, with the same words on what reads
-// or runs it on the host. A path added to the table and not to that table
-// (or the other way round) fails here.
+// The security statement's table of protected paths (docs/security.md) is core's
+// ProtectedPathTable, row for row: each path once, in the same order, with the same words on what
+// reads or runs it on the host. A path added to the table and not to that table (or the other way
+// round) fails here.
 #include <algorithm>
 #include <sstream>
 #include <string>
