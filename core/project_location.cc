@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -52,9 +53,13 @@ std::string Ancestor(std::string path, int levels) {
   return path;
 }
 
-bool IsStateDir(int dir, int flags) {
+// Whether `dir` holds a `.nubos-pilot` directory; an error other than its
+// absence (a folder made unreadable for the moment of the walk) is no answer.
+absl::StatusOr<bool> IsStateDir(int dir, int flags, absl::string_view start_name) {
   struct stat st;
-  return fstatat(dir, ".nubos-pilot", &st, flags) == 0 && S_ISDIR(st.st_mode);
+  if (fstatat(dir, ".nubos-pilot", &st, flags) == 0) return S_ISDIR(st.st_mode);
+  if (errno == ENOENT || errno == ENOTDIR) return false;
+  return Unopenable(start_name, errno);
 }
 
 }  // namespace
@@ -70,30 +75,44 @@ absl::StatusOr<ProjectLocation> LocateProject(int start_fd, absl::string_view st
   int levels = 0;                     // How far above the start `current` is.
   int project_level = -1;             // Where the project was found.
   std::vector<int> enclosing_levels;  // Where the enclosing projects are.
+  // Each level's identity, so the names derived from the project's path are
+  // proved to be the folders the walk went through.
+  std::vector<std::pair<dev_t, ino_t>> chain;
   for (;;) {
     struct stat here;
     if (fstat(current, &here) != 0) {
       const int err = errno;
-      close(current);
+      if (location.fd() != current) close(current);
       return Unopenable(start_name, err);
     }
-    if (!location.found()) {
-      if (IsStateDir(current, 0)) {
-        location.dir = std::make_shared<const OpenFd>(current);
-        location.dev = here.st_dev;
-        location.ino = here.st_ino;
-        project_level = levels;
-      }
-    } else if (IsStateDir(current, AT_SYMLINK_NOFOLLOW)) {
+    chain.emplace_back(here.st_dev, here.st_ino);
+    absl::StatusOr<bool> state =
+        IsStateDir(current, location.found() ? AT_SYMLINK_NOFOLLOW : 0, start_name);
+    if (!state.ok()) {
+      if (location.fd() != current) close(current);
+      return state.status();
+    }
+    if (!location.found() && *state) {
+      location.dir = std::make_shared<const OpenFd>(current);
+      location.dev = here.st_dev;
+      location.ino = here.st_ino;
+      project_level = levels;
+    } else if (*state) {
       enclosing_levels.push_back(levels - project_level);
     }
+    // A ".." that cannot be opened is no top: fail rather than stop early.
     const int parent = openat(current, "..", kPathDir);
+    const int err = errno;
     struct stat above;
-    const bool top = parent < 0 || fstat(parent, &above) != 0 ||
-                     (above.st_dev == here.st_dev && above.st_ino == here.st_ino);
+    if (parent < 0 || fstat(parent, &above) != 0) {
+      if (location.fd() != current) close(current);
+      if (parent >= 0) close(parent);
+      return Unopenable(start_name, parent < 0 ? err : errno);
+    }
+    const bool top = above.st_dev == here.st_dev && above.st_ino == here.st_ino;
     if (location.fd() != current) close(current);
     if (top) {
-      if (parent >= 0) close(parent);
+      close(parent);
       break;
     }
     current = parent;
@@ -108,6 +127,22 @@ absl::StatusOr<ProjectLocation> LocateProject(int start_fd, absl::string_view st
   if (absl::EndsWith(name, " (deleted)")) return Moved(start_name, "was removed");
   location.root = name;
   for (int up : enclosing_levels) location.enclosing.push_back(Ancestor(location.root, up));
+  // The path's every ancestor must be the folder the walk passed at that
+  // level: a folder moved between the walk and the name (the project renamed
+  // to another depth) would otherwise name enclosing projects that are not
+  // the ones above it, and skip their ratchet.
+  const size_t above_project = chain.size() - static_cast<size_t>(project_level);
+  for (size_t up = 0; up < above_project; ++up) {
+    const std::string path = Ancestor(location.root, static_cast<int>(up));
+    struct stat st;
+    const auto& [dev, ino] = chain[static_cast<size_t>(project_level) + up];
+    if (stat(path.c_str(), &st) != 0 || st.st_dev != dev || st.st_ino != ino) {
+      return Moved(location.root, "changed its place among the folders above it");
+    }
+    if (path == "/" && up + 1 != above_project) {
+      return Moved(location.root, "changed its place among the folders above it");
+    }
+  }
   // Not checked here that `root` still names the folder: a spawn refused for
   // that must still log into the folder it found (LoadSettings checks).
   return location;

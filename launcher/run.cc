@@ -102,6 +102,16 @@ absl::Status RefuseUnsettled(absl::Status error, const HostFacts& host, const Re
     absl::StatusOr<ProjectLocation> found = LocateProjectFrom(host.cwd);
     if (found.ok()) project = *std::move(found);
   }
+  // A project that could not be located at all (changed while it was
+  // walked): the refusal goes to the operator's store, never nowhere.
+  if (host.project_located && !host.project.ok()) {
+    absl::StatusOr<StateStore> store = OpenStateStore(host);
+    if (store.ok()) {
+      (void)AppendOperatorAudit(store->dir(), host.cwd,
+                                RefusalRecord(SpawnRecord(host, program), error));
+    }
+    return error;
+  }
   SpawnLog log(reporter, host, std::move(project));
   return log.Refuse(SpawnRecord(host, program), std::move(error));
 }
@@ -344,6 +354,20 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   //    renamed or swapped for a link since it was opened is refused.
   absl::Status still_there = CheckProjectStillAt(settings->project);
   if (!still_there.ok()) return log.Refuse(tier_record, still_there);
+  // The plan resolved the project's path once more for its mounts: it must
+  // have found the folder that was opened, or the sandbox would get another
+  // (a link swapped in for that moment, to a folder above the project).
+  if (plan->wrapped && settings->project.found() && plan->project_real != settings->project.root) {
+    return log.Refuse(
+        tier_record,
+        MakeError(absl::StatusCode::kFailedPrecondition, "project-moved",
+                  absl::StrCat("the project ", settings->project.root, " resolved to ",
+                               plan->project_real,
+                               " while np-exec planned this spawn (renamed or replaced by a link); "
+                               "nothing ran. Something else is changing the folders around the "
+                               "project: run np-exec again once it stopped"),
+                  {{"project", settings->project.root}, {"planned", plan->project_real}}));
+  }
   if (plan->wrapped) {
     // A variable the program reads, set here and not forwarded, is named
     // (core/env_notice.h).

@@ -19,59 +19,10 @@
 #include "core/runtime.h"
 #include "gtest/gtest.h"
 #include "tests/support/process.h"
+#include "tests/support/source_text.h"
 
 namespace np {
 namespace {
-
-enum class Keep { kCode, kLiterals };
-
-// The source with comments blanked and either the literals' contents or
-// everything but them blanked (line structure kept).
-std::string Only(const std::string& text, Keep keep) {
-  std::string out(text.size(), ' ');
-  enum { kCode, kLine, kBlock, kString, kChar } state = kCode;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    const char next = i + 1 < text.size() ? text[i + 1] : '\0';
-    if (c == '\n') out[i] = '\n';
-    switch (state) {
-      case kCode:
-        if (c == '/' && next == '/') {
-          state = kLine;
-        } else if (c == '/' && next == '*') {
-          state = kBlock;
-        } else if (c == '"') {
-          state = kString;
-        } else if (c == '\'') {
-          state = kChar;
-        } else if (keep == Keep::kCode) {
-          out[i] = c;
-        }
-        break;
-      case kLine:
-        if (c == '\n') state = kCode;
-        break;
-      case kBlock:
-        if (c == '*' && next == '/') {
-          ++i;
-          state = kCode;
-        }
-        break;
-      case kString:
-      case kChar:
-        if (c == '\\' && next != '\n') {
-          if (keep == Keep::kLiterals) out[i] = ' ';
-          ++i;
-        } else if ((state == kString && c == '"') || (state == kChar && c == '\'')) {
-          state = kCode;
-        } else if (keep == Keep::kLiterals && c != '\n') {
-          out[i] = c;
-        }
-        break;
-    }
-  }
-  return out;
-}
 
 const std::regex& RuntimeNames() {
   static const std::regex* re = [] {
@@ -90,8 +41,9 @@ const std::regex& RuntimeNames() {
 std::vector<std::string> Findings(const std::string& file, const std::string& text) {
   static const std::regex enumerator(R"(\bRuntime::k[A-Z]\w*)");
   std::vector<std::string> found;
-  const std::string code = Only(text, Keep::kCode);
-  const std::string literals = Only(text, Keep::kLiterals);
+  const std::string code = np::testing::KeepOnly(text, {/*code=*/true});
+  const std::string literals =
+      np::testing::KeepOnly(text, {/*code=*/false, /*comments=*/false, /*literals=*/true});
   std::istringstream code_lines(code);
   std::istringstream literal_lines(literals);
   std::string code_line;

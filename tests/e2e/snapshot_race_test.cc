@@ -172,6 +172,8 @@ class SnapshotRaceTest : public ::testing::TestWithParam<std::string> {
     }
   }
 
+  void ExchangeTheFolderWhileSpawning(const std::string& link_target, const std::string& extra);
+
   TempDir dir_;
   std::string outer_;
   std::string inner_;
@@ -250,19 +252,23 @@ TEST_P(SnapshotRaceTest, AConfigExchangedWithAWideningOneNeverRunsUntrusted) {
 // spawn finds its project (never "outside any project") and either runs in
 // it, in the sandbox, or is refused with `project-moved`, audited in the
 // nested project's own log.
-TEST_P(SnapshotRaceTest, ANestedFolderExchangedWithALinkNeverLosesItsProject) {
+// Exchanges the nested folder with a link to `link_target` while a shell in
+// the real nested folder makes kSpawns spawns of Program(`extra`); checks
+// what every attack of this kind must leave: each spawn ran in the real
+// folder or nothing of it ran, none on the host, none "outside any project",
+// and each has its line in the nested project's own log.
+void SnapshotRaceTest::ExchangeTheFolderWhileSpawning(const std::string& link_target,
+                                                      const std::string& extra) {
   MakeProject(inner_, ContainerConfig(runtime(), "np-test:local"));
-  const std::string decoy = dir_.MakeDir("decoy");
-  dir_.Write("decoy/mine.txt", "decoy\n");
-  ASSERT_EQ(symlink(decoy.c_str(), (outer_ + "/link").c_str()), 0);
+  ASSERT_EQ(symlink(link_target.c_str(), (outer_ + "/link").c_str()), 0);
   const std::string out = dir_.MakeDir("out");
   // The shell enters the real nested folder before anything is exchanged.
   const pid_t caller = StartProcess(
       {"/bin/sh", "-c",
        absl::StrCat("touch ", out, "/ready; while [ ! -e ", out,
                     "/go ]; do sleep 0.02; done; for i in $(seq ", kSpawns,
-                    "); do timeout -s KILL 60 ", NpExecBin(), " -- sh -c '", Program(""), "' > ",
-                    out, "/out.$i 2> ", out, "/err.$i; echo $? > ", out, "/rc.$i; done")},
+                    "); do timeout -s KILL 60 ", NpExecBin(), " -- sh -c '", Program(extra),
+                    "' > ", out, "/out.$i 2> ", out, "/err.$i; echo $? > ", out, "/rc.$i; done")},
       Options(RuntimeEnv(), 600000, inner_), dir_.Path("caller.out"), dir_.Path("caller.err"));
   ASSERT_GT(caller, 0);
   ASSERT_TRUE(WaitFor([&] { return access((out + "/ready").c_str(), F_OK) == 0; }, 30000));
@@ -306,8 +312,6 @@ TEST_P(SnapshotRaceTest, ANestedFolderExchangedWithALinkNeverLosesItsProject) {
     }
   }
   EXPECT_EQ(HostMarkers(), 0);
-  EXPECT_EQ(ReadFile(decoy + "/mine.txt"), "decoy\n");
-  EXPECT_EQ(ListNames(decoy), std::vector<std::string>({"mine.txt"}));
   EXPECT_EQ(AuditLines("run", "direct"), 0);
   // Every spawn left a line in the nested project's own log: refused by
   // np-exec, or run (a spawn the runtime or the entry point inside then
@@ -316,6 +320,24 @@ TEST_P(SnapshotRaceTest, ANestedFolderExchangedWithALinkNeverLosesItsProject) {
   EXPECT_GE(AuditLines("run"), ran);
   EXPECT_EQ(ran + refused, kSpawns);
   EXPECT_GT(ran, 0);
+}
+
+TEST_P(SnapshotRaceTest, ANestedFolderExchangedWithALinkNeverLosesItsProject) {
+  const std::string decoy = dir_.MakeDir("decoy");
+  dir_.Write("decoy/mine.txt", "decoy\n");
+  ExchangeTheFolderWhileSpawning(decoy, "");
+  EXPECT_EQ(ReadFile(decoy + "/mine.txt"), "decoy\n");
+  EXPECT_EQ(ListNames(decoy), std::vector<std::string>({"mine.txt"}));
+}
+
+// The link leads to the folder above the nested one: a plan that resolved
+// the project's path again in that moment mounted the enclosing folder, every
+// sibling with it, writable. The program tries to write beside the project.
+TEST_P(SnapshotRaceTest, ANestedFolderExchangedWithALinkAboveItNeverMountsThatFolder) {
+  ExchangeTheFolderWhileSpawning(outer_, "touch ../escaped.$$ 2>/dev/null; ");
+  for (const std::string& name : ListNames(outer_)) {
+    EXPECT_EQ(name.rfind("escaped.", 0), std::string::npos) << name << " was written beside it";
+  }
 }
 
 // The times one spawn opens the project's config: once.
