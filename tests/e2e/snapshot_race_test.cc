@@ -267,8 +267,8 @@ void SnapshotRaceTest::ExchangeTheFolderWhileSpawning(const std::string& link_ta
       {"/bin/sh", "-c",
        absl::StrCat("touch ", out, "/ready; while [ ! -e ", out,
                     "/go ]; do sleep 0.02; done; for i in $(seq ", kSpawns,
-                    "); do timeout -s KILL 60 ", NpExecBin(), " -- sh -c '", Program(extra),
-                    "' > ", out, "/out.$i 2> ", out, "/err.$i; echo $? > ", out, "/rc.$i; done")},
+                    "); do timeout -s KILL 60 ", NpExecBin(), " -- sh -c '", Program(extra), "' > ",
+                    out, "/out.$i 2> ", out, "/err.$i; echo $? > ", out, "/rc.$i; done")},
       Options(RuntimeEnv(), 600000, inner_), dir_.Path("caller.out"), dir_.Path("caller.err"));
   ASSERT_GT(caller, 0);
   ASSERT_TRUE(WaitFor([&] { return access((out + "/ready").c_str(), F_OK) == 0; }, 30000));

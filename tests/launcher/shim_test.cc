@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/ci.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/launcher/fakes.h"
+#include "tests/support/ci.h"
 
 namespace np::testing {
 namespace {
