@@ -110,15 +110,26 @@ echo "== micro-benchmarks"
 # --- 2. spawn scenarios ---------------------------------------------------------
 # A project of each kind. Every config is a typical one: the keys np-exec
 # reads plus keys of the rest of nubos-pilot it must skip.
+protected_rows() {  # the paths of docs/security.md's protected-paths table
+  sed -n '/<!-- protected-paths-table/,/<!-- \/protected-paths-table -->/p' "$src/docs/security.md" |
+    sed -n 's/^| `\([^`]*\)` |.*/\1/p'
+}
+[ -n "$(protected_rows)" ] || { echo "bench.sh: no protected-paths table in docs/security.md" >&2; exit 1; }
 project() {  # project NAME TIER [RUNTIME]
   local dir="$work/$1"
   mkdir -p "$dir/.nubos-pilot" "$dir/src"
-  # Every protected path present as a real node (docs/security.md, "Protected paths"),
-  # so the argv `wrap` prints runs as it is: np-exec creates placeholders for
-  # missing ones only around its own spawns.
-  mkdir -p "$dir"/.git/{hooks,info,modules,worktrees} "$dir"/.{claude,vscode,idea} \
-    "$dir"/.nubos-pilot/{bin,audit}
-  touch "$dir"/.git/{config,config.worktree} "$dir"/.{envrc,mcp.json,gitmodules}
+  # Every protected path present as a real node, so the argv `wrap` prints
+  # runs as it is (np-exec creates placeholders for missing ones only around
+  # its own spawns). The list is docs/security.md's table, which
+  # tests/recipes/protected_paths_table_test.cc keeps equal to core's: a row
+  # ending in / is a directory.
+  local rel
+  while IFS= read -r rel; do
+    case "$rel" in
+      */) mkdir -p "$dir/$rel" ;;
+      *) mkdir -p "$(dirname "$dir/$rel")" && touch "$dir/$rel" ;;
+    esac
+  done < <(protected_rows)
   printf '.\n' >"$dir/.git/commondir"
   local container=""
   if [ -n "${3:-}" ]; then
