@@ -165,6 +165,12 @@ note_failures() {
   while IFS= read -r line; do
     step_notes+=("      failed: ${line#"${line%%[![:space:]]*}"}")
   done < <(sed -n '/The following tests FAILED:/,/^[^[:space:]]/{/^[[:space:]]/p}' "$log")
+  # The first assertions that failed, with a few lines of what they said:
+  # CI keeps only the end of the output, and a failure seen once must be
+  # diagnosable from the summary alone.
+  while IFS= read -r line; do
+    step_notes+=("        | ${line:0:200}")
+  done < <(grep -A4 -E ': Failure$|^\[  FAILED  \] [A-Za-z].*\([0-9]+ ms\)$' "$log" | head -40)
   step_notes+=("      log: $log")
 }
 
