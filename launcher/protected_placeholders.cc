@@ -94,20 +94,48 @@ std::string SpawnLockName(const std::string& project_real) {
   return absl::StrCat("spawn-", Sha256Hex(key));
 }
 
-absl::StatusOr<ProtectedPlaceholders> ProtectedPlaceholders::Create(
-    const StateStore& store, const std::string& project_real,
-    const std::vector<ProtectedBind>& binds) {
-  absl::StatusOr<int> lock = store.OpenLockFile(SpawnLockName(project_real));
-  if (!lock.ok()) return lock.status();
-  ProtectedPlaceholders placeholders(project_real, binds, *lock);
+absl::StatusOr<SpawnLock> SpawnLock::Acquire(const StateStore& store,
+                                             const std::string& project_real) {
+  absl::StatusOr<int> fd = store.OpenLockFile(SpawnLockName(project_real));
+  if (!fd.ok()) return fd.status();
+  SpawnLock lock(*fd);
   // Waits while a finishing spawn removes placeholders, so what it removes is
-  // re-created below before this spawn's runtime binds it.
-  while (flock(*lock, LOCK_SH) != 0) {
+  // re-created before this spawn's runtime binds it.
+  while (flock(*fd, LOCK_SH) != 0) {
     if (errno != EINTR) {
       return MakeError(absl::StatusCode::kUnavailable, "state-store-unwritable",
                        absl::StrCat("cannot lock ", store.dir(), ": ", strerror(errno)));
     }
   }
+  return lock;
+}
+
+absl::StatusOr<SpawnLock> SpawnLock::Acquire(absl::string_view xdg_state_home,
+                                             absl::string_view home, uid_t uid,
+                                             const std::string& project_real) {
+  absl::StatusOr<std::string> dir = StateStoreDir(xdg_state_home, home);
+  if (!dir.ok()) return dir.status();
+  absl::StatusOr<StateStore> store = StateStore::Open(*dir, uid);
+  if (!store.ok()) return store.status();
+  // The lock's descriptor outlives the store's.
+  return Acquire(*store, project_real);
+}
+
+SpawnLock::~SpawnLock() {
+  if (fd_ >= 0) close(fd_);
+}
+
+absl::StatusOr<ProtectedPlaceholders> ProtectedPlaceholders::Create(
+    const StateStore& store, const std::string& project_real,
+    const std::vector<ProtectedBind>& binds) {
+  absl::StatusOr<SpawnLock> lock = SpawnLock::Acquire(store, project_real);
+  if (!lock.ok()) return lock.status();
+  return Create(*std::move(lock), project_real, binds);
+}
+
+absl::StatusOr<ProtectedPlaceholders> ProtectedPlaceholders::Create(
+    SpawnLock lock, const std::string& project_real, const std::vector<ProtectedBind>& binds) {
+  ProtectedPlaceholders placeholders(project_real, binds, lock.Release());
   for (const ProtectedBind& bind : binds) {
     if (bind.writable) continue;
     absl::Status valid = ValidateProtectedBind(bind);
@@ -146,12 +174,9 @@ absl::StatusOr<ProtectedPlaceholders> ProtectedPlaceholders::Create(
 absl::StatusOr<ProtectedPlaceholders> CreatePlaceholdersForSpawn(
     absl::string_view xdg_state_home, absl::string_view home, uid_t uid,
     const std::string& project_real, const std::vector<ProtectedBind>& binds) {
-  absl::StatusOr<std::string> dir = StateStoreDir(xdg_state_home, home);
-  if (!dir.ok()) return dir.status();
-  absl::StatusOr<StateStore> store = StateStore::Open(*dir, uid);
-  if (!store.ok()) return store.status();
-  // The lock's descriptor outlives the store's: the placeholders hold it.
-  return ProtectedPlaceholders::Create(*store, project_real, binds);
+  absl::StatusOr<SpawnLock> lock = SpawnLock::Acquire(xdg_state_home, home, uid, project_real);
+  if (!lock.ok()) return lock.status();
+  return ProtectedPlaceholders::Create(*std::move(lock), project_real, binds);
 }
 
 ProtectedPlaceholders::ProtectedPlaceholders(ProtectedPlaceholders&& other) noexcept

@@ -24,6 +24,39 @@
 
 namespace np {
 
+// The project's spawn lock, held shared. A spawn takes it before it plans,
+// so no finishing spawn can remove a placeholder the plan already saw (and
+// bubblewrap already holds a descriptor of) before this spawn's runtime has
+// bound it; ProtectedPlaceholders then keeps it until the spawn ends.
+class SpawnLock {
+ public:
+  // Opens the store (StateStoreDir of `xdg_state_home` and `home`, owned by
+  // `uid`) and takes the shared lock of `project_real` (SpawnLockName),
+  // waiting while a finishing spawn removes placeholders. Codes: the store's.
+  static absl::StatusOr<SpawnLock> Acquire(absl::string_view xdg_state_home, absl::string_view home,
+                                           uid_t uid, const std::string& project_real);
+  // The same in an open store.
+  static absl::StatusOr<SpawnLock> Acquire(const StateStore& store,
+                                           const std::string& project_real);
+
+  SpawnLock(SpawnLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  SpawnLock& operator=(SpawnLock&&) = delete;
+  SpawnLock(const SpawnLock&) = delete;
+  SpawnLock& operator=(const SpawnLock&) = delete;
+  ~SpawnLock();
+
+  // Hands the held descriptor over; -1 afterwards.
+  int Release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  explicit SpawnLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
 class ProtectedPlaceholders {
  public:
   // Takes the shared spawn lock of `project_real`, then makes sure every
@@ -33,6 +66,10 @@ class ProtectedPlaceholders {
   // is now a link or cannot be created; what was created is removed again),
   // the store's codes for the lock.
   static absl::StatusOr<ProtectedPlaceholders> Create(const StateStore& store,
+                                                      const std::string& project_real,
+                                                      const std::vector<ProtectedBind>& binds);
+  // The same under a lock the spawn already holds (taken before its plan).
+  static absl::StatusOr<ProtectedPlaceholders> Create(SpawnLock lock,
                                                       const std::string& project_real,
                                                       const std::vector<ProtectedBind>& binds);
 
@@ -67,10 +104,9 @@ class ProtectedPlaceholders {
   int lock_fd_ = -1;
 };
 
-// The run path's one call: opens the state store (StateStoreDir of
-// `xdg_state_home` and `home`, owned by `uid`) and creates the placeholders of
-// `binds`. Any store error refuses the spawn: without the lock np-exec could
-// not know when removing a placeholder is safe.
+// sandbox-exec's one call: takes the spawn lock (SpawnLock::Acquire) and
+// creates the placeholders of `binds`. Any store error refuses the spawn:
+// without the lock np-exec could not know when removing a placeholder is safe.
 absl::StatusOr<ProtectedPlaceholders> CreatePlaceholdersForSpawn(
     absl::string_view xdg_state_home, absl::string_view home, uid_t uid,
     const std::string& project_real, const std::vector<ProtectedBind>& binds);

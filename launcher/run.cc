@@ -189,12 +189,13 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
                                    const SpawnLog& log, const TrustGate& trust,
                                    nlohmann::json tier_record, egress::EgressSession* session,
                                    const std::string& account_dir, const std::string& image_id,
-                                   const std::string& gitconfig, SourcePins& pins) {
+                                   const std::string& gitconfig, SourcePins& pins,
+                                   absl::StatusOr<SpawnLock> spawn_lock) {
   // Missing protected paths get placeholders for exactly this spawn, held
   // until it ends (the last spawn of the project removes them).
-  absl::StatusOr<ProtectedPlaceholders> placeholders =
-      CreatePlaceholdersForSpawn(GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid,
-                                 plan.project_real, plan.protected_binds);
+  if (!spawn_lock.ok()) return log.Refuse(std::move(tier_record), spawn_lock.status());
+  absl::StatusOr<ProtectedPlaceholders> placeholders = ProtectedPlaceholders::Create(
+      *std::move(spawn_lock), plan.project_real, plan.protected_binds);
   if (!placeholders.ok()) return log.Refuse(std::move(tier_record), placeholders.status());
   // Now that they exist, the placeholders are pinned like every other source.
   SpawnPlan pinned_plan = plan;
@@ -322,6 +323,16 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   const std::string gitconfig = account_dir.empty() ? "" : CallerGitConfig(host);
   if (!gitconfig.empty()) facts.gitconfig_file = AccountGitConfigPath(account_dir);
   facts.agent_home = PlannedAgentHome(*settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
+  // The project's spawn lock before anything is pinned: a finishing spawn
+  // removes placeholders only while no other spawn holds it, so every node
+  // this plan sees (and pins) stays until this spawn's runtime has bound it.
+  // A lock that cannot be had refuses the spawn where the placeholders are
+  // made, after the plan's and trust's own errors, as ever.
+  absl::StatusOr<SpawnLock> spawn_lock =
+      container ? SpawnLock::Acquire(GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid,
+                                     settings->project.found() ? settings->project_root : host.cwd)
+                : absl::StatusOr<SpawnLock>(
+                      absl::FailedPreconditionError("a wrapped plan outside the container tier"));
   // Every bind source opened once after the plan's checks and held until the
   // runtime is done with it: bubblewrap binds the descriptors.
   SourcePins pins(/*keep_descriptors=*/TraitsOf(runtime).binds_by_descriptor);
@@ -376,7 +387,8 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
         [&host](const std::string& name) { return !GetEnv(host.envp, name).empty(); });
     if (!notice.empty()) WriteAll(2, notice);
     return RunWrapped(*settings, *plan, cl.program, driver, endpoint, host, reporter, log, *trust,
-                      tier_record, session->get(), account_dir, image_id, gitconfig, pins);
+                      tier_record, session->get(), account_dir, image_id, gitconfig, pins,
+                      std::move(spawn_lock));
   }
   absl::Status recorded = RecordSpawnRan(*trust, host.uid);
   if (!recorded.ok()) return log.Refuse(tier_record, recorded);
