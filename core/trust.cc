@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "core/errors.h"
 #include "core/sha256.h"
+#include "core/trust_review.h"
 
 namespace np {
 namespace {
@@ -61,6 +62,24 @@ absl::StatusOr<Tier> TierField(const json& object, const char* name) {
   return *tier;
 }
 
+// The trusted content is kept in the record only when it fits well inside a
+// store record (64 KiB) and survives a dump and a parse with the approved
+// hash, since a record whose content does not match its hash is invalid.
+constexpr size_t kMaxKeptConfigBytes = 32 * 1024;
+
+std::optional<json> KeptConfig(const json& config, const std::string& sha256) {
+  const std::string text = config.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (!config.is_object() || text.size() > kMaxKeptConfigBytes || Sha256Hex(text) != sha256) {
+    return std::nullopt;
+  }
+  json again = json::parse(text, nullptr, false);
+  if (again.is_discarded() ||
+      Sha256Hex(again.dump(-1, ' ', false, json::error_handler_t::replace)) != sha256) {
+    return std::nullopt;
+  }
+  return again;
+}
+
 bool TrustedContent(const TrustInputs& inputs) {
   return inputs.record.has_value() && inputs.record->trusted_sha256 == inputs.sha256 &&
          inputs.record->trusted_tier == inputs.file_tier;
@@ -71,7 +90,7 @@ bool TrustedContent(const TrustInputs& inputs) {
 bool TrustRecord::operator==(const TrustRecord& other) const {
   return key == other.key && strongest == other.strongest &&
          trusted_sha256 == other.trusted_sha256 && trusted_tier == other.trusted_tier &&
-         trusted_at == other.trusted_at;
+         trusted_at == other.trusted_at && trusted_config == other.trusted_config;
 }
 
 std::vector<std::string> WideningKeys(const json& project_config) {
@@ -99,7 +118,7 @@ std::vector<std::string> WideningKeys(const json& project_config) {
   return keys;
 }
 
-std::string CanonicalConfig(const json& project_config) {
+json CanonicalPart(const json& project_config) {
   json part = json::object();
   if (project_config.is_object()) {
     if (auto it = project_config.find("isolation"); it != project_config.end()) {
@@ -112,9 +131,13 @@ std::string CanonicalConfig(const json& project_config) {
       }
     }
   }
+  return part;
+}
+
+std::string CanonicalConfig(const json& project_config) {
   // nlohmann's objects are ordered maps, so dump() sorts keys at every level;
   // -1 means no whitespace.
-  return part.dump(-1, ' ', false, json::error_handler_t::replace);
+  return CanonicalPart(project_config).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string ConfigSha256(const json& project_config) {
@@ -171,16 +194,29 @@ TrustDecision DecideTrust(const TrustInputs& inputs) {
     }
     const bool changed = inputs.record.has_value() && inputs.record->trusted_sha256.has_value();
     decision.state = changed ? TrustState::kChanged : TrustState::kUntrusted;
+    // What changed, key by key, when the record kept what was trusted.
+    std::vector<std::string> changed_keys;
+    if (changed && inputs.record->trusted_config.has_value()) {
+      changed_keys = ChangedKeys(ConfigChanges(*inputs.record->trusted_config, inputs.config));
+    }
+    std::string what = "you have not trusted it";
+    if (changed) {
+      what = changed_keys.empty() ? std::string("has changed since you trusted it")
+                                  : absl::StrCat("has changed since you trusted it (changed: ",
+                                                 absl::StrJoin(changed_keys, ", "), ")");
+    }
+    json details = {{"widening", inputs.widening},
+                    {"sha256", inputs.sha256},
+                    {"state", TrustStateName(decision.state)}};
+    if (!changed_keys.empty()) details["changed"] = changed_keys;
     decision.status = MakeError(
         absl::StatusCode::kFailedPrecondition, "isolation-config-untrusted",
         absl::StrCat("this project's config widens the container tier (",
-                     absl::StrJoin(inputs.widening, ", "), ") and ",
-                     changed ? "has changed since you trusted it" : "you have not trusted it",
-                     "; a repository's config may come from anyone. Review it and run "
-                     "`np-exec trust` in the project to allow exactly this content"),
-        {{"widening", inputs.widening},
-         {"sha256", inputs.sha256},
-         {"state", TrustStateName(decision.state)}});
+                     absl::StrJoin(inputs.widening, ", "), ") and ", what,
+                     "; a repository's config may come from anyone. Review it (`np-exec trust "
+                     "--show`) and run `np-exec trust` in the project to allow exactly this "
+                     "content"),
+        std::move(details));
     return decision;
   }
   decision.state = trusted ? TrustState::kTrusted : TrustState::kNotNeeded;
@@ -203,6 +239,7 @@ TrustRecord TrustCurrentConfig(const std::optional<TrustRecord>& record, absl::s
   next.trusted_sha256 = inputs.sha256;
   next.trusted_tier = inputs.file_tier;
   next.trusted_at = std::string(now);
+  next.trusted_config = KeptConfig(inputs.config, inputs.sha256);
   return next;
 }
 
@@ -211,6 +248,7 @@ TrustRecord RevokeTrust(const TrustRecord& record) {
   next.trusted_sha256.reset();
   next.trusted_tier = Tier::kDirect;
   next.trusted_at.clear();
+  next.trusted_config.reset();
   return next;
 }
 
@@ -220,6 +258,7 @@ json TrustRecordToJson(const TrustRecord& record) {
     trusted = {{"sha256", *record.trusted_sha256},
                {"tier", TierName(record.trusted_tier)},
                {"at", record.trusted_at}};
+    if (record.trusted_config.has_value()) trusted["config"] = *record.trusted_config;
   }
   return {{"version", 1},
           {"key", record.key},
@@ -248,7 +287,11 @@ absl::StatusOr<TrustRecord> TrustRecordFromJson(const json& value, absl::string_
   auto trusted = value.find("trusted");
   if (trusted == value.end()) return StoreInvalid("has no trusted field");
   if (trusted->is_null()) return record;
-  if (!trusted->is_object() || trusted->size() != 3) return StoreInvalid("has a malformed trust");
+  const auto config = trusted->is_object() ? trusted->find("config") : trusted->end();
+  const size_t fields = config == trusted->end() ? 3 : 4;
+  if (!trusted->is_object() || trusted->size() != fields) {
+    return StoreInvalid("has a malformed trust");
+  }
   auto sha = trusted->find("sha256");
   auto at = trusted->find("at");
   if (sha == trusted->end() || !sha->is_string() || !IsHex64(sha->get<std::string>()) ||
@@ -260,6 +303,15 @@ absl::StatusOr<TrustRecord> TrustRecordFromJson(const json& value, absl::string_
   record.trusted_sha256 = sha->get<std::string>();
   record.trusted_tier = *tier;
   record.trusted_at = at->get<std::string>();
+  if (config != trusted->end()) {
+    // What is shown as trusted must be what the hash approved.
+    if (!config->is_object() ||
+        Sha256Hex(config->dump(-1, ' ', false, json::error_handler_t::replace)) !=
+            *record.trusted_sha256) {
+      return StoreInvalid("has a trusted config that does not match its sha256");
+    }
+    record.trusted_config = *config;
+  }
   return record;
 }
 

@@ -36,6 +36,9 @@ struct TrustRecord {
   std::optional<std::string> trusted_sha256;  // Hex SHA-256 of the trusted canonical config.
   Tier trusted_tier = Tier::kDirect;          // The tier that content asked for.
   std::string trusted_at;                     // When, as the launcher wrote it.
+  // The trusted content itself (CanonicalPart), so a later change can be shown
+  // key by key; records written before it was kept have none.
+  std::optional<nlohmann::json> trusted_config;
   bool operator==(const TrustRecord& other) const;
 };
 
@@ -48,8 +51,11 @@ struct TrustRecord {
 // keys widen, so a key added later fails closed. Sorted.
 std::vector<std::string> WideningKeys(const nlohmann::json& project_config);
 
-// np-exec's part of the config, `isolation` and `workflow.worktree_isolation`,
-// as JSON with sorted keys and no whitespace ("{}" when neither is set).
+// np-exec's part of the config: `isolation` and `workflow.worktree_isolation`
+// ({} when neither is set).
+nlohmann::json CanonicalPart(const nlohmann::json& project_config);
+
+// CanonicalPart as JSON with sorted keys and no whitespace.
 std::string CanonicalConfig(const nlohmann::json& project_config);
 
 // Lower-case hex SHA-256 of CanonicalConfig.
@@ -70,6 +76,7 @@ struct TrustInputs {
   Tier file_tier = Tier::kDirect;       // ProjectFileTier of the current file.
   Tier effective_tier = Tier::kDirect;  // What would run (floors included).
   std::vector<std::string> widening;    // WideningKeys of the current file.
+  nlohmann::json config = nlohmann::json::object();  // CanonicalPart of the current file.
 };
 
 struct TrustDecision {
@@ -86,7 +93,8 @@ struct TrustDecision {
 //      trusted content: lowered, refused `isolation-tier-lowered`;
 //   2. effective tier container, widening keys, trusted content: trusted, run;
 //   3. effective tier container, widening keys, another content trusted
-//      before: changed, refused `isolation-config-untrusted`;
+//      before: changed, refused `isolation-config-untrusted`, naming the keys
+//      that changed when the record kept the trusted content;
 //   4. effective tier container, widening keys, nothing trusted: untrusted,
 //      refused `isolation-config-untrusted`;
 //   5. otherwise run: trusted when the content is trusted, else not-needed.
@@ -106,7 +114,8 @@ TrustRecord TrustCurrentConfig(const std::optional<TrustRecord>& record, absl::s
 TrustRecord RevokeTrust(const TrustRecord& record);
 
 // The record as stored: {"version":1,"key","strongest_tier","trusted":null
-// or {"sha256","tier","at"}}.
+// or {"sha256","tier","at"[,"config"]}}; "config" is the trusted content, and
+// a stored one whose hash is not "sha256" is `state-store-invalid`.
 nlohmann::json TrustRecordToJson(const TrustRecord& record);
 
 // Parses a stored record strictly; anything unexpected, or a key other than

@@ -71,6 +71,8 @@ absl::Status ParseVerbOptions(absl::Span<char* const> args, CommandLine* cl,
       cl->trust_show = true;
     } else if (cl->help_topic == "trust" && arg == "--revoke") {
       cl->trust_revoke = true;
+    } else if (cl->help_topic == "trust" && (arg == "--yes" || arg == "-y")) {
+      cl->trust_yes = true;
     } else if (cl->help_topic == "home" && arg == "--reset") {
       cl->home_reset = true;
     } else if (TakeOption(args, &i, "--runtime", &cl->runtime, &error)) {
@@ -319,7 +321,7 @@ absl::Status DescribeOperands(const std::vector<std::string>& positional, Comman
 }
 
 absl::Status TrustOperands(const std::vector<std::string>& positional, CommandLine* cl) {
-  if (!positional.empty()) return Usage("trust takes [--show | --revoke] [--json]");
+  if (!positional.empty()) return Usage("trust takes [--show | --revoke] [--yes] [--json]");
   if (cl->trust_show && cl->trust_revoke) return Usage("trust takes --show or --revoke, not both");
   return absl::OkStatus();
 }

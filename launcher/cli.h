@@ -44,6 +44,7 @@ struct CommandLine {
   bool preload = false;             // shims install --preload
   bool trust_show = false;          // trust --show
   bool trust_revoke = false;        // trust --revoke
+  bool trust_yes = false;           // trust --yes: no question on a terminal
   bool home_reset = false;          // home --reset
   bool shim_mode = false;           // Reached through a shim named after a program.
   bool script_mode = false;         // np-exec SCRIPT.js: runs node.

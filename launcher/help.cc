@@ -29,7 +29,7 @@ Usage:
   np-exec shims list [DIR] [--json]
   np-exec shims remove DIR NAME... [--json]
   np-exec which NAME [--json]
-  np-exec trust [--show | --revoke] [--json]
+  np-exec trust [--show | --revoke] [--yes] [--json]
   np-exec home [--reset] [--json]
   np-exec --help | --version | VERB --help
 
@@ -129,15 +129,18 @@ program-not-found).
 )";
 
 constexpr absl::string_view kTrust =
-    R"(Usage: np-exec trust [--show | --revoke] [--json]
+    R"(Usage: np-exec trust [--show | --revoke] [--yes] [--json]
 
 Trusts the exact content of np-exec's part of this project's config
 (isolation and workflow.worktree_isolation), with the tier it yields: a
 project file that widens the container tier (network, allow_hosts, mounts,
 env, user, a weaker runtime, pull "missing") is refused until the operator
 trusts it, and any later change needs trust again. It also accepts a tier
-lowered since the project last ran. --show prints the record, --revoke
-forgets the trust. The record lives in $XDG_STATE_HOME/np-exec/.
+lowered since the project last ran. It shows each key changed since the
+content trusted before and warns of risky widenings (a credential folder
+mounted, a secret-looking variable, the open network, root); on a terminal
+it then asks, --yes does not. --show prints the record with the same review,
+--revoke forgets the trust. The record lives in $XDG_STATE_HOME/np-exec/.
 )";
 
 constexpr absl::string_view kHome =

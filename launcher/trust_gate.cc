@@ -27,12 +27,7 @@ absl::StatusOr<TrustGate> EvaluateTrust(const Settings& settings, absl::string_v
   if (!store.ok()) return store.status();
   absl::StatusOr<std::optional<TrustRecord>> record = store->Read(gate.subject.key);
   if (!record.ok()) return record.status();
-  gate.inputs.record = *record;
-  gate.inputs.config_exists = gate.subject.config_exists;
-  gate.inputs.sha256 = ConfigSha256(gate.subject.raw_config);
-  gate.inputs.file_tier = gate.subject.file_tier;
-  gate.inputs.effective_tier = gate.subject.effective_tier;
-  gate.inputs.widening = WideningKeys(gate.subject.raw_config);
+  gate.inputs = TrustInputsFor(gate.subject, *record);
   gate.decision = DecideTrust(gate.inputs);
   if (!gate.decision.status.ok()) return gate;
   // A project nested inside another (a `.nubos-pilot/` the sandboxed program

@@ -4,12 +4,17 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <cerrno>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "core/config_file.h"
 #include "core/errors.h"
+#include "core/trust_review.h"
 #include "launcher/output.h"
 #include "launcher/spawn_facts.h"
 #include "launcher/verbs.h"
@@ -50,15 +55,71 @@ std::string WideningText(const nlohmann::json& widening) {
   return text;
 }
 
-TrustInputs InputsFor(const TrustSubject& subject, const std::optional<TrustRecord>& record) {
-  TrustInputs inputs;
-  inputs.record = record;
-  inputs.config_exists = subject.config_exists;
-  inputs.sha256 = ConfigSha256(subject.raw_config);
-  inputs.file_tier = subject.file_tier;
-  inputs.effective_tier = subject.effective_tier;
-  inputs.widening = WideningKeys(subject.raw_config);
-  return inputs;
+// The changes since the content trusted before, as JSON and as text.
+struct Review {
+  nlohmann::json json;
+  std::string text;
+};
+
+std::string Shown(const nlohmann::json& value) {
+  return value.is_null() ? std::string("(unset)") : DumpJson(value);
+}
+
+Review ReviewOf(const TrustSubject& subject, const std::optional<TrustRecord>& record,
+                const TrustReviewContext& context) {
+  Review review;
+  const nlohmann::json current = CanonicalPart(subject.raw_config);
+  const bool trusted_before = record.has_value() && record->trusted_sha256.has_value();
+  if (!trusted_before) {
+    review.json["compared_with"] = "nothing trusted before";
+    review.text = "  nothing of this project was trusted before\n";
+  } else if (*record->trusted_sha256 == ConfigSha256(subject.raw_config) &&
+             record->trusted_tier == subject.file_tier) {
+    review.json["compared_with"] = "the same content";
+    review.text = absl::StrCat("  unchanged since you trusted it (", record->trusted_at, ")\n");
+  } else if (!record->trusted_config.has_value()) {
+    review.json["compared_with"] = "a content not kept";
+    review.text =
+        absl::StrCat("  changed since you trusted it (", record->trusted_at,
+                     "); that record kept only its hash, so the change cannot be shown\n");
+  } else {
+    review.json["compared_with"] = "the content trusted before";
+    nlohmann::json changes = nlohmann::json::array();
+    review.text = absl::StrCat("  changes since you trusted it (", record->trusted_at, "):\n");
+    for (const ConfigChange& change : ConfigChanges(*record->trusted_config, current)) {
+      changes.push_back({{"key", change.key}, {"before", change.before}, {"after", change.after}});
+      absl::StrAppend(&review.text, "    ", change.key, ": ", Shown(change.before), " -> ",
+                      Shown(change.after), "\n");
+    }
+    review.json["changes"] = changes;
+  }
+  const std::vector<std::string> warnings = RiskWarnings(subject.container, context.home);
+  review.json["warnings"] = warnings;
+  if (!warnings.empty()) {
+    absl::StrAppend(&review.text, "  look twice:\n");
+    for (const std::string& warning : warnings)
+      absl::StrAppend(&review.text, "    ! ", warning, "\n");
+  }
+  // A user the project chose is named as the ids it gets in the image, so
+  // "image" is never trusted without saying who that is.
+  if (context.user.has_value()) {
+    const nlohmann::json& user = *context.user;
+    review.json["user"] = user;
+    absl::StrAppend(&review.text, "  runs as (uid:gid in ", user["image"].get<std::string>(), "): ",
+                    user.contains("ids")
+                        ? user["ids"].get<std::string>()
+                        : absl::StrCat("refused at every spawn, ", user["why"].get<std::string>()),
+                    "\n");
+  }
+  return review;
+}
+
+absl::Status Declined(const std::string& project) {
+  return MakeError(absl::StatusCode::kCancelled, "trust-declined",
+                   absl::StrCat("nothing was trusted for ", project,
+                                "; its spawns stay refused until you run `np-exec trust` there and "
+                                "answer yes (or `np-exec trust --yes`)"),
+                   {{"project", project}});
 }
 
 std::string UtcNow() {
@@ -70,6 +131,18 @@ std::string UtcNow() {
 }
 
 }  // namespace
+
+TrustInputs TrustInputsFor(const TrustSubject& subject, const std::optional<TrustRecord>& record) {
+  TrustInputs inputs;
+  inputs.record = record;
+  inputs.config_exists = subject.config_exists;
+  inputs.sha256 = ConfigSha256(subject.raw_config);
+  inputs.file_tier = subject.file_tier;
+  inputs.effective_tier = subject.effective_tier;
+  inputs.widening = WideningKeys(subject.raw_config);
+  inputs.config = CanonicalPart(subject.raw_config);
+  return inputs;
+}
 
 absl::StatusOr<TrustSubject> LoadTrustSubject(const Settings& settings) {
   if (settings.project_root.empty()) {
@@ -88,6 +161,7 @@ absl::StatusOr<TrustSubject> LoadTrustSubject(const Settings& settings) {
   absl::StatusOr<ProjectConfig> parsed = ParseProjectConfig(subject.raw_config);
   if (!parsed.ok()) return parsed.status();
   subject.file_tier = ProjectFileTier(*parsed);
+  subject.container = parsed->container;
   subject.effective_tier = settings.resolved.tier;
   absl::StatusOr<std::string> key = ProjectStoreKey(subject.project_real);
   if (!key.ok()) return key.status();
@@ -96,40 +170,53 @@ absl::StatusOr<TrustSubject> LoadTrustSubject(const Settings& settings) {
 }
 
 absl::StatusOr<TrustVerbOutput> RunTrustVerb(TrustVerbMode mode, const TrustSubject& subject,
-                                             StateStore& store, absl::string_view now) {
+                                             StateStore& store, absl::string_view now,
+                                             const TrustReviewContext& context) {
   TrustVerbOutput output;
   const nlohmann::json widening = WideningJson(subject);
   const std::string sha = ConfigSha256(subject.raw_config);
   switch (mode) {
     case TrustVerbMode::kTrust: {
+      absl::StatusOr<std::optional<TrustRecord>> before = store.Read(subject.key);
+      if (!before.ok()) return before.status();
+      const Review review = ReviewOf(subject, *before, context);
+      const std::string about =
+          absl::StrCat("  sha256: ", sha, "\n  tier: ", TierName(subject.file_tier), "\n",
+                       WideningText(widening), review.text);
+      if (context.confirm && !context.confirm(absl::StrCat(
+                                 "the config of ", subject.project_real,
+                                 subject.config_exists ? "" : " (no config file)", "\n", about))) {
+        return Declined(subject.project_real);
+      }
       absl::StatusOr<TrustRecord> record =
           store.Update(subject.key, [&](const std::optional<TrustRecord>& current) {
-            return TrustCurrentConfig(current, subject.key, InputsFor(subject, current), now);
+            return TrustCurrentConfig(current, subject.key, TrustInputsFor(subject, current), now);
           });
       if (!record.ok()) return record.status();
-      output.json = {{"project", subject.project_real},
-                     {"trusted", true},
-                     {"sha256", sha},
-                     {"tier", TierName(subject.file_tier)},
-                     {"widening", widening},
-                     {"record", TrustRecordToJson(*record)}};
-      output.text =
-          absl::StrCat("trusted the config of ", subject.project_real,
-                       subject.config_exists ? "" : " (no config file)", "\n  sha256: ", sha,
-                       "\n  tier: ", TierName(subject.file_tier), "\n", WideningText(widening));
+      output.json = {
+          {"project", subject.project_real},     {"trusted", true},      {"sha256", sha},
+          {"tier", TierName(subject.file_tier)}, {"widening", widening}, {"review", review.json},
+          {"record", TrustRecordToJson(*record)}};
+      if (review.json.contains("user")) output.json["user"] = review.json["user"];
+      output.text = absl::StrCat("trusted the config of ", subject.project_real,
+                                 subject.config_exists ? "" : " (no config file)", "\n",
+                                 context.confirm ? std::string() : about);
       return output;
     }
     case TrustVerbMode::kShow: {
       absl::StatusOr<std::optional<TrustRecord>> record = store.Read(subject.key);
       if (!record.ok()) return record.status();
-      const TrustDecision decision = DecideTrust(InputsFor(subject, *record));
+      const TrustDecision decision = DecideTrust(TrustInputsFor(subject, *record));
+      const Review review = ReviewOf(subject, *record, context);
       output.json = {
           {"project", subject.project_real},
           {"key", subject.key},
           {"record", record->has_value() ? TrustRecordToJson(**record) : nullptr},
           {"current",
            {{"sha256", sha}, {"tier", TierName(subject.file_tier)}, {"widening", widening}}},
-          {"state", TrustStateName(decision.state)}};
+          {"state", TrustStateName(decision.state)},
+          {"review", review.json}};
+      if (review.json.contains("user")) output.json["user"] = review.json["user"];
       output.text = absl::StrCat("project: ", subject.project_real,
                                  "\n  trust: ", TrustStateName(decision.state));
       if (record->has_value()) {
@@ -143,7 +230,8 @@ absl::StatusOr<TrustVerbOutput> RunTrustVerb(TrustVerbMode mode, const TrustSubj
       } else {
         absl::StrAppend(&output.text, "\n  no record yet");
       }
-      absl::StrAppend(&output.text, "\n  current config: ", sha, "\n", WideningText(widening));
+      absl::StrAppend(&output.text, "\n  current config: ", sha, "\n", WideningText(widening),
+                      review.text);
       return output;
     }
     case TrustVerbMode::kRevoke: {
@@ -171,6 +259,22 @@ absl::StatusOr<TrustVerbOutput> RunTrustVerb(TrustVerbMode mode, const TrustSubj
   return absl::InternalError("unknown trust mode");
 }
 
+// Asks on the terminal (stdin and stderr), one line: "y" or "yes" trusts.
+bool AskOnTerminal(const std::string& review) {
+  WriteAll(
+      2, absl::StrCat("np-exec is about to trust ", review, "Trust exactly this content? [y/N] "));
+  std::string answer;
+  char c;
+  while (answer.size() < 64) {
+    const ssize_t n = read(0, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || c == '\n') break;
+    answer.push_back(c);
+  }
+  const std::string word(absl::StripAsciiWhitespace(absl::AsciiStrToLower(answer)));
+  return word == "y" || word == "yes";
+}
+
 absl::StatusOr<Outcome> VerbTrust(const CommandLine& cl, const HostFacts& host) {
   const TrustVerbMode mode = cl.trust_show     ? TrustVerbMode::kShow
                              : cl.trust_revoke ? TrustVerbMode::kRevoke
@@ -183,21 +287,17 @@ absl::StatusOr<Outcome> VerbTrust(const CommandLine& cl, const HostFacts& host) 
   if (!subject.ok()) return subject.status();
   absl::StatusOr<StateStore> store = OpenStateStore(host);
   if (!store.ok()) return store.status();
-  absl::StatusOr<TrustVerbOutput> output = RunTrustVerb(mode, *subject, *store, UtcNow());
-  if (!output.ok()) return output.status();
-  // A user the project chose is named as the ids it gets in the image, so
-  // "image" is never trusted without saying who that is.
-  if (mode != TrustVerbMode::kRevoke) {
-    if (std::optional<nlohmann::json> user = DescribeProjectUser(*settings, host)) {
-      output->json["user"] = *user;
-      absl::StrAppend(
-          &output->text, "  runs as (uid:gid in ", (*user)["image"].get<std::string>(), "): ",
-          user->contains("ids")
-              ? (*user)["ids"].get<std::string>()
-              : absl::StrCat("refused at every spawn, ", (*user)["why"].get<std::string>()),
-          "\n");
-    }
+  TrustReviewContext context;
+  context.home = host.home;
+  if (mode != TrustVerbMode::kRevoke) context.user = DescribeProjectUser(*settings, host);
+  // On a terminal the operator is asked; a script says --yes, and without a
+  // terminal running the verb is the approval, as it always was.
+  if (mode == TrustVerbMode::kTrust && !cl.trust_yes && !cl.json && host.stdin_tty &&
+      isatty(2) == 1) {
+    context.confirm = AskOnTerminal;
   }
+  absl::StatusOr<TrustVerbOutput> output = RunTrustVerb(mode, *subject, *store, UtcNow(), context);
+  if (!output.ok()) return output.status();
   if (cl.json) {
     WriteJson(output->json);
   } else {

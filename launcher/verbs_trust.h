@@ -1,11 +1,15 @@
-// `np-exec trust [--show | --revoke]`: the operator approves the exact content
-// of np-exec's part of a project's config (trust.h), shows what the store
-// remembers, or forgets the approval. Needs no prompt: running it in the
-// project is the approval. Not wired into the command line here; cli.cc and
+// `np-exec trust [--show | --revoke] [--yes]`: the operator approves the exact
+// content of np-exec's part of a project's config (trust.h), shows what the
+// store remembers, or forgets the approval. Before it records, it shows what
+// changed since the content trusted last (core/trust_review.h) and warns on
+// the risky widenings; on a terminal it asks (--yes does not), elsewhere
+// running it is the approval. Not wired into the command line here; cli.cc and
 // app.cc call VerbTrust. Touches the state store and reads the project file.
 #ifndef NP_EXEC_LAUNCHER_VERBS_TRUST_H_
 #define NP_EXEC_LAUNCHER_VERBS_TRUST_H_
 
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -30,6 +34,19 @@ struct TrustSubject {
   bool config_exists = false;           // The file is there.
   Tier file_tier = Tier::kDirect;       // ProjectFileTier.
   Tier effective_tier = Tier::kDirect;  // Settings' resolved tier.
+  ContainerConfig container;            // The project file's own, parsed.
+};
+
+// The inputs DecideTrust judges for `subject` against the store's `record`.
+TrustInputs TrustInputsFor(const TrustSubject& subject, const std::optional<TrustRecord>& record);
+
+// What kTrust shows before it records, and who is asked.
+struct TrustReviewContext {
+  std::string home;                    // The operator's HOME, for RiskWarnings.
+  std::optional<nlohmann::json> user;  // DescribeProjectUser's, when the project chose a user.
+  // Asked with the review before anything is recorded; false declines
+  // (`trust-declined`, nothing recorded). Empty: no question.
+  std::function<bool(const std::string& review)> confirm;
 };
 
 // Builds the subject from loaded settings: re-reads the project file for its
@@ -44,12 +61,15 @@ struct TrustVerbOutput {
 };
 
 // Carries out one mode against `store`; `now` stamps a new trust. kTrust
-// records the current content's hash and tier (trust.h TrustCurrentConfig)
-// and lists its widening keys with their values; kShow prints the record and
-// the state DecideTrust gives now; kRevoke forgets the trust (the ratchet
-// stays). Codes: the store's.
+// records the current content's hash, tier and content (trust.h
+// TrustCurrentConfig) and lists its widening keys with their values, the
+// changes since the content trusted before and the risky widenings; kShow
+// prints the record, the state DecideTrust gives now and the same review;
+// kRevoke forgets the trust (the ratchet stays). Codes: the store's,
+// `trust-declined`.
 absl::StatusOr<TrustVerbOutput> RunTrustVerb(TrustVerbMode mode, const TrustSubject& subject,
-                                             StateStore& store, absl::string_view now);
+                                             StateStore& store, absl::string_view now,
+                                             const TrustReviewContext& review = {});
 
 // The whole verb (`np-exec trust [--show | --revoke] [--json]`): loads the
 // settings from the working directory, opens the store ($XDG_STATE_HOME or

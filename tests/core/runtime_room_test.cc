@@ -32,7 +32,9 @@ const std::regex& RuntimeNames() {
         absl::StrAppend(&names, names.empty() ? "" : "|", name);
       }
     }
-    return new std::regex(absl::StrCat(R"(\b()", names, R"()\b)"));
+    // A dot file of the same name (~/.docker, the CLI's credentials) is a
+    // path, not the runtime.
+    return new std::regex(absl::StrCat(R"((^|[^.])\b()", names, R"()\b)"));
   }();
   return *re;
 }
@@ -56,7 +58,7 @@ std::vector<std::string> Findings(const std::string& file, const std::string& te
     }
     for (std::sregex_iterator it(literal_line.begin(), literal_line.end(), RuntimeNames()), end;
          it != end; ++it) {
-      found.push_back(absl::StrCat(file, ":", number, ": \"", it->str(), "\""));
+      found.push_back(absl::StrCat(file, ":", number, ": \"", (*it)[2].str(), "\""));
     }
   }
   return found;
@@ -93,13 +95,14 @@ void Sources(const std::string& root, const std::string& rel, std::vector<std::s
 }
 
 TEST(RuntimeRoomTest, MatcherCatchesANameOrAnEnumerator) {
-  for (const char* bad : {"if (r == Runtime::kBwrap) {}", "return \"docker\";",
-                          "Msg(\"in the bubblewrap sandbox\")", "x = \"podman secrets\";"}) {
+  for (const char* bad :
+       {"if (r == Runtime::kBwrap) {}", "return \"docker\";", "Msg(\"in the bubblewrap sandbox\")",
+        "x = \"podman secrets\";", "p = \"/usr/bin/docker\";"}) {
     EXPECT_FALSE(Findings("x.cc", bad).empty()) << bad;
   }
-  for (const char* fine :
-       {"// the docker client", "/* Runtime::kDocker */", "TraitsOf(runtime)",
-        "Runtime runtime = kDefaultRuntime;", "\"dockerfile\"", "\"the runtime's secrets\""}) {
+  for (const char* fine : {"// the docker client", "/* Runtime::kDocker */", "TraitsOf(runtime)",
+                           "Runtime runtime = kDefaultRuntime;", "\"dockerfile\"",
+                           "\"the runtime's secrets\"", "\"~/.docker\"", "\".docker\""}) {
     EXPECT_TRUE(Findings("x.cc", fine).empty()) << fine;
   }
 }

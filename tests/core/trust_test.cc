@@ -281,5 +281,69 @@ TEST(TrustTest, StoredRecordsRoundTripAndAnythingElseIsInvalid) {
   }
 }
 
+// `trust` keeps the content it approved, so a later change is named key by
+// key; a kept content whose hash is not the approved one is never believed.
+TEST(TrustTest, TheTrustedContentIsKeptAndMustMatchItsHash) {
+  const json file = Container({{"network", "bridge"}, {"image", "a:1"}});
+  TrustInputs inputs;
+  inputs.sha256 = ConfigSha256(file);
+  inputs.config = CanonicalPart(file);
+  inputs.file_tier = Tier::kContainer;
+  inputs.effective_tier = Tier::kContainer;
+  inputs.widening = WideningKeys(file);
+  TrustRecord trusted = TrustCurrentConfig(std::nullopt, "k", inputs, "2026-12-02");
+  ASSERT_TRUE(trusted.trusted_config.has_value());
+  EXPECT_EQ(*trusted.trusted_config, CanonicalPart(file));
+  absl::StatusOr<TrustRecord> back = TrustRecordFromJson(TrustRecordToJson(trusted), "k");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, trusted);
+
+  // Another content under the approved hash (an edited record).
+  json forged = TrustRecordToJson(trusted);
+  forged["trusted"]["config"] = CanonicalPart(Container({{"network", "host"}}));
+  absl::StatusOr<TrustRecord> parsed = TrustRecordFromJson(forged, "k");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(ErrorCode(parsed.status()), "state-store-invalid");
+  forged["trusted"]["config"] = "not an object";
+  EXPECT_FALSE(TrustRecordFromJson(forged, "k").ok());
+
+  // Only the image changed: the refusal names it, not every widening key.
+  const json edited = Container({{"network", "bridge"}, {"image", "b:2"}});
+  TrustInputs now = inputs;
+  now.record = trusted;
+  now.sha256 = ConfigSha256(edited);
+  now.config = CanonicalPart(edited);
+  now.widening = WideningKeys(edited);
+  TrustDecision decision = DecideTrust(now);
+  EXPECT_EQ(decision.state, TrustState::kChanged);
+  EXPECT_EQ(ErrorCode(decision.status), "isolation-config-untrusted");
+  EXPECT_NE(decision.status.message().find("(changed: isolation.container.image)"),
+            std::string::npos)
+      << decision.status.message();
+  EXPECT_EQ(ErrorDetails(decision.status)["changed"], json({"isolation.container.image"}));
+
+  // A record from before the content was kept still works, without the names.
+  TrustRecord old = trusted;
+  old.trusted_config.reset();
+  back = TrustRecordFromJson(TrustRecordToJson(old), "k");
+  ASSERT_TRUE(back.ok()) << back.status();
+  now.record = old;
+  decision = DecideTrust(now);
+  EXPECT_EQ(ErrorCode(decision.status), "isolation-config-untrusted");
+  EXPECT_EQ(decision.status.message().find("(changed:"), std::string::npos);
+
+  // A content too large for a store record is trusted by its hash alone.
+  json big = Container({{"env", json::array()}});
+  for (int i = 0; i < 4000; ++i) {
+    big["isolation"]["container"]["env"].push_back("VARIABLE_NUMBER_" + std::to_string(i));
+  }
+  inputs.sha256 = ConfigSha256(big);
+  inputs.config = CanonicalPart(big);
+  TrustRecord large = TrustCurrentConfig(std::nullopt, "k", inputs, "2026-12-02");
+  EXPECT_EQ(large.trusted_sha256, inputs.sha256);
+  EXPECT_FALSE(large.trusted_config.has_value());
+  EXPECT_FALSE(RevokeTrust(trusted).trusted_config.has_value());
+}
+
 }  // namespace
 }  // namespace np

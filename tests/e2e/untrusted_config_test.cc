@@ -60,6 +60,10 @@ TEST_P(UntrustedConfigTest, NothingRunsUntilTheOperatorTrustsThatContent) {
   RunResult trusted = Np({"trust"});
   ASSERT_EQ(trusted.exit_code, 0) << trusted.err;
   EXPECT_THAT(trusted.out, HasSubstr("isolation.container.mounts"));
+  // The risky widenings in plain words.
+  EXPECT_THAT(trusted.out,
+              HasSubstr("! forwards AWS_SECRET_ACCESS_KEY, which looks like a credential"));
+  EXPECT_THAT(trusted.out, HasSubstr("! network \"host\""));
   RunResult ran = Np({"--", "sh", "-c", program});
   EXPECT_EQ(ran.exit_code, 0) << ran.err;
   EXPECT_THAT(ran.out, HasSubstr("ran"));
@@ -72,7 +76,49 @@ TEST_P(UntrustedConfigTest, NothingRunsUntilTheOperatorTrustsThatContent) {
   RunResult changed = Np({"--", "sh", "-c", program});
   EXPECT_EQ(changed.exit_code, 125);
   EXPECT_THAT(changed.err, HasSubstr("isolation-config-untrusted"));
+  // It names what changed, not every widening key.
+  EXPECT_THAT(changed.err,
+              HasSubstr("(changed: isolation.container.env, isolation.container.mounts)"));
   EXPECT_THAT(changed.out, Not(HasSubstr("planted-aws-secret")));
+  RunResult shown = Np({"trust", "--show"});
+  EXPECT_THAT(shown.out, HasSubstr("isolation.container.env: [\"AWS_SECRET_ACCESS_KEY\"] -> "
+                                   "[\"AWS_SECRET_ACCESS_KEY\",\"OTHER\"]"));
+}
+
+// On a terminal `np-exec trust` asks, and anything but yes records nothing;
+// --yes does not ask. The terminal is script(1)'s.
+TEST(TrustOnATerminalTest, AsksAndOnlyYesTrusts) {
+  TempDir dir;
+  const std::string project = dir.MakeDir("project");
+  MakeProject(project, ContainerConfig("bwrap", "", {{"network", "host"}}), /*trust=*/false);
+  const std::vector<std::string> env = BaseEnv({"XDG_STATE_HOME=" + dir.MakeDir("state")});
+  auto on_terminal = [&](const std::string& args, const std::string& typed) {
+    RunOptions options = Options(env, 60000, project);
+    options.stdin_data = typed;
+    return RunProcess({"/usr/bin/script", "-qec", NpExecBin() + " " + args, "/dev/null"}, options);
+  };
+  auto state = [&] {
+    RunResult r =
+        RunProcess({NpExecBin(), "trust", "--show", "--json"}, Options(env, 60000, project));
+    return nlohmann::json::parse(r.out, nullptr, false).value("state", "");
+  };
+  RunResult declined = on_terminal("trust", "n\n");
+  EXPECT_NE(declined.exit_code, 0) << declined.out;
+  EXPECT_THAT(declined.out, HasSubstr("Trust exactly this content? [y/N]"));
+  EXPECT_THAT(declined.out, HasSubstr("! network \"host\""));
+  EXPECT_THAT(declined.out, HasSubstr("(trust-declined)"));
+  EXPECT_EQ(state(), "untrusted");
+  RunResult accepted = on_terminal("trust", "yes\n");
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.out;
+  EXPECT_THAT(accepted.out, HasSubstr("trusted the config of"));
+  EXPECT_EQ(state(), "trusted");
+  MakeProject(project, ContainerConfig("bwrap", "", {{"network", "none"}, {"env", {"A"}}}),
+              /*trust=*/false);
+  RunResult yes = on_terminal("trust --yes", "");
+  EXPECT_EQ(yes.exit_code, 0) << yes.out;
+  EXPECT_THAT(yes.out, Not(HasSubstr("[y/N]")));
+  EXPECT_THAT(yes.out, HasSubstr("isolation.container.network: \"host\" -> \"none\""));
+  EXPECT_EQ(state(), "trusted");
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, UntrustedConfigTest,

@@ -90,10 +90,10 @@ TEST(StateStoreTest, CorruptAndForeignRecordsAreInvalidNeverMissing) {
     expect_invalid(text.substr(0, 20));
   }
   // A record copied from another project's file names that project's key.
-  dir.Write(
-      "s/" + StateStore::FileStem("k") + ".json",
-      TrustRecordToJson(TrustRecord{"someone-else", Tier::kDirect, {}, Tier::kDirect, ""}).dump(),
-      0600);
+  dir.Write("s/" + StateStore::FileStem("k") + ".json",
+            TrustRecordToJson(TrustRecord{"someone-else", Tier::kDirect, {}, Tier::kDirect, "", {}})
+                .dump(),
+            0600);
   expect_invalid("another key");
   dir.Write("s/" + StateStore::FileStem("k") + ".json", good, 0600);
   ASSERT_TRUE(store->Read("k").ok());

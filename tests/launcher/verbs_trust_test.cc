@@ -115,5 +115,45 @@ TEST_F(TrustVerbTest, BadInputKeepsItsOwnCode) {
   }
 }
 
+// Before it records, trust shows the change since the content trusted last
+// and the risky widenings; asked and declined, it records nothing.
+TEST_F(TrustVerbTest, ReviewShowsTheChangeAndADeclineRecordsNothing) {
+  Configure(R"({"isolation": {"tier": "container", "container": {"network": "bridge",
+               "image": "a:1", "env": ["GITHUB_TOKEN"]}}})");
+  TrustReviewContext context;
+  context.home = "/home/ann";
+  absl::StatusOr<TrustVerbOutput> first =
+      RunTrustVerb(TrustVerbMode::kTrust, Subject(), *store_, "then", context);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->json["review"]["compared_with"], "nothing trusted before");
+  EXPECT_EQ(first->json["review"]["warnings"].size(), 2u) << first->json.dump();
+  EXPECT_NE(first->text.find("! forwards GITHUB_TOKEN"), std::string::npos) << first->text;
+
+  Configure(R"({"isolation": {"tier": "container", "container": {"network": "bridge",
+               "image": "b:2", "env": ["GITHUB_TOKEN"]}}})");
+  std::string asked;
+  context.confirm = [&asked](const std::string& review) {
+    asked = review;
+    return false;
+  };
+  absl::StatusOr<TrustVerbOutput> declined =
+      RunTrustVerb(TrustVerbMode::kTrust, Subject(), *store_, "later", context);
+  EXPECT_EQ(ErrorCode(declined.status()), "trust-declined");
+  EXPECT_NE(asked.find("isolation.container.image: \"a:1\" -> \"b:2\""), std::string::npos)
+      << asked;
+  EXPECT_EQ(State(), "changed");  // Nothing was recorded.
+  nlohmann::json shown = Run(TrustVerbMode::kShow);
+  EXPECT_EQ(shown["review"]["changes"],
+            nlohmann::json::parse(R"([{"key": "isolation.container.image", "before": "a:1",
+                                       "after": "b:2"}])"));
+
+  context.confirm = [](const std::string&) { return true; };
+  absl::StatusOr<TrustVerbOutput> accepted =
+      RunTrustVerb(TrustVerbMode::kTrust, Subject(), *store_, "later", context);
+  ASSERT_TRUE(accepted.ok()) << accepted.status();
+  EXPECT_EQ(State(), "trusted");
+  EXPECT_EQ(Run(TrustVerbMode::kShow)["review"]["compared_with"], "the same content");
+}
+
 }  // namespace
 }  // namespace np
