@@ -255,21 +255,56 @@ absl::Status ParseRuntimeKey(const json& value, ContainerConfig& out) {
   return absl::OkStatus();
 }
 
-absl::Status ParseImageKey(const json& value, ContainerConfig& out) {
+absl::StatusOr<std::string> ParseImageReference(const json& value, const std::string& key) {
   if (!value.is_string() || value.get<std::string>().empty()) {
     return MakeError(absl::StatusCode::kInvalidArgument, "isolation-no-image",
-                     "isolation.container.image must be a non-empty image reference, "
-                     "such as \"node:22-bookworm-slim\"",
-                     {{"key", "isolation.container.image"}, {"value", value}});
+                     absl::StrCat(key,
+                                  " must be a non-empty image reference, such as "
+                                  "\"node:22-bookworm-slim\""),
+                     {{"key", key}, {"value", value}});
   }
   const std::string image = value.get<std::string>();
   // A reference starting with "-" would be read by the runtime as a flag.
   if (image.front() == '-' || !AllOf(image, IsImageChar) || image.size() > 512) {
-    return InvalidValue("isolation-invalid-image", "isolation.container.image", value,
+    return InvalidValue("isolation-invalid-image", key, value,
                         "an image reference of letters, digits and . _ - / : @, not "
                         "starting with -");
   }
-  out.image = image;
+  return image;
+}
+
+absl::Status ParseImageKey(const json& value, ContainerConfig& out) {
+  absl::StatusOr<std::string> image = ParseImageReference(value, "isolation.container.image");
+  if (!image.ok()) return image.status();
+  out.image = *std::move(image);
+  return absl::OkStatus();
+}
+
+// A program's file name as the shim or `--` gives it: no slash, no control
+// character, not "." or "..".
+bool IsProgramName(absl::string_view name) {
+  if (name.empty() || name.size() > 255 || name == "." || name == "..") return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return c != '/' && static_cast<unsigned char>(c) >= 0x20 && c != 0x7f;
+  });
+}
+
+absl::Status ParseImagesKey(const json& value, ContainerConfig& out) {
+  if (!value.is_object()) {
+    return InvalidValue("isolation-invalid-value", "isolation.container.images", value,
+                        "an object from a program's file name to its image, such as "
+                        "{\"codex\": \"np-agent-codex:local\"}");
+  }
+  for (const auto& item : value.items()) {
+    const std::string key = absl::StrCat("isolation.container.images.", item.key());
+    if (!IsProgramName(item.key())) {
+      return InvalidValue("isolation-invalid-value", "isolation.container.images", item.key(),
+                          "program file names (no slash, no control character) as its keys");
+    }
+    absl::StatusOr<std::string> image = ParseImageReference(item.value(), key);
+    if (!image.ok()) return image.status();
+    out.images[item.key()] = *std::move(image);
+  }
   return absl::OkStatus();
 }
 
@@ -473,20 +508,11 @@ struct ContainerKey {
 
 // isolation.container's keys, in the order they are parsed and listed.
 constexpr ContainerKey kContainerKeyTable[] = {
-    {"runtime", ParseRuntimeKey},
-    {"image", ParseImageKey},
-    {"network", ParseNetworkKey},
-    {"user", ParseUserKey},
-    {"memory", ParseMemoryKey},
-    {"cpus", ParseCpusKey},
-    {"mounts", ParseMountsKey},
-    {"env", ParseEnvKey},
-    {"workdir", ParseWorkdirKey},
-    {"pull", ParsePullKey},
-    {"allow_hosts", ParseAllowHostsKey},
-    {"protect", ParseProtectKey},
-    {"home", ParseHomeKey},
-    {"home_seed", ParseHomeSeedKey},
+    {"runtime", ParseRuntimeKey}, {"image", ParseImageKey},   {"images", ParseImagesKey},
+    {"network", ParseNetworkKey}, {"user", ParseUserKey},     {"memory", ParseMemoryKey},
+    {"cpus", ParseCpusKey},       {"mounts", ParseMountsKey}, {"env", ParseEnvKey},
+    {"workdir", ParseWorkdirKey}, {"pull", ParsePullKey},     {"allow_hosts", ParseAllowHostsKey},
+    {"protect", ParseProtectKey}, {"home", ParseHomeKey},     {"home_seed", ParseHomeSeedKey},
 };
 
 absl::Status ParseContainer(const json& c, ContainerConfig& out) {
@@ -650,7 +676,8 @@ absl::StatusOr<ProjectConfig> ParseProjectConfig(const json& root, const Contain
     // the image's own user when the project chose the image.
     const UserSpec::Kind kind = config.container.user.kind;
     if (container->contains("user") ||
-        (container->contains("image") && kind == UserSpec::Kind::kImage)) {
+        ((container->contains("image") || container->contains("images")) &&
+         kind == UserSpec::Kind::kImage)) {
       config.container.user_from_project = kind != UserSpec::Kind::kCaller;
     }
   }
@@ -756,6 +783,14 @@ TierDescription DescribeConfiguredTier(Tier tier, const ContainerConfig& contain
           : "the network: isolation.container.network is \"bridge\", so the program can reach "
             "the internet and whatever the host's bridge routes to");
   return d;
+}
+
+const std::string& ImageFor(const ContainerConfig& container, absl::string_view program) {
+  const size_t slash = program.rfind('/');
+  const absl::string_view name =
+      slash == absl::string_view::npos ? program : program.substr(slash + 1);
+  auto it = container.images.find(std::string(name));
+  return it == container.images.end() ? container.image : it->second;
 }
 
 }  // namespace np

@@ -9,6 +9,7 @@
 #ifndef NP_EXEC_CORE_CONFIG_H_
 #define NP_EXEC_CORE_CONFIG_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +60,10 @@ struct ContainerConfig {
   nlohmann::json memory_as_written;
   nlohmann::json cpus_as_written;
   std::vector<MountSpec> mounts;
+  // `images`: a program's file name (the shim's, or the word after --) to
+  // the image it runs in on docker and podman; every other program runs in
+  // `image` (ImageFor).
+  std::map<std::string, std::string> images;
   std::vector<std::string> env;
   std::optional<std::string> workdir;  // null: the project's own host path.
   bool pull_missing = false;           // `pull: "missing"`; default "never".
@@ -75,6 +80,10 @@ struct ContainerConfig {
   // into a persistent home when it is created; only with a persistent home.
   std::vector<std::string> home_seed;
 };
+
+// The image `program` runs in: `images` by the program's file name, else
+// `image`.
+const std::string& ImageFor(const ContainerConfig& container, absl::string_view program);
 
 struct ProjectConfig {
   std::optional<Tier> tier;  // Unset (or null in the file) means the default, direct.

@@ -33,6 +33,8 @@ nlohmann::json ContainerConfigToJson(const ContainerConfig& config) {
   if (config.network == Network::kAllowlist) {
     out["allow_hosts"] = AllowlistToStrings(config.allow_hosts);
   }
+  // Only when set, so a config without it keeps the reference's shape.
+  if (!config.images.empty()) out["images"] = config.images;
   if (config.persistent_home) {
     out["home"] = "persistent";
     out["home_seed"] = config.home_seed;

@@ -19,7 +19,8 @@ bool Empty(const json& value) { return value.is_null() || (value.is_array() && v
 // Whether `key` of `isolation.container`, set to `value`, gives the sandbox
 // more than the defaults. Anything not known to be harmless widens.
 bool ContainerKeyWidens(const std::string& key, const json& value) {
-  static const char* const kNeverWidens[] = {"image", "memory", "cpus", "workdir", "protect"};
+  static const char* const kNeverWidens[] = {"image", "images",  "memory",
+                                             "cpus",  "workdir", "protect"};
   for (const char* name : kNeverWidens) {
     if (key == name) return false;
   }

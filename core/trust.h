@@ -44,7 +44,7 @@ struct TrustRecord {
 
 // The dotted names of the widening keys in a project config (the parsed
 // file, an object): every key of `isolation` and `isolation.container` widens
-// unless it is one of `tier`, `interpose`, `image`, `memory`, `cpus`,
+// unless it is one of `tier`, `interpose`, `image`, `images`, `memory`, `cpus`,
 // `workdir`, `protect`, or has its default-or-narrower value (`network`
 // "none", `runtime` "docker" or "podman", `pull` "never", `home` "ephemeral",
 // `user` null, empty `mounts`, `env`, `allow_hosts`, `home_seed`). Unknown

@@ -286,6 +286,8 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   // 2. Settings and the effective tier.
   absl::StatusOr<Settings> settings = LoadHostSettings(host);
   if (!settings.ok()) return RefuseUnsettled(settings.status(), host, reporter, cl.program);
+  // This spawn's image, for everything below: `images` by the program's name.
+  settings->config.container.image = ImageFor(settings->config.container, cl.program.front());
   const SpawnLog log(reporter, host, settings->project);
   const nlohmann::json tier_record = TierRecord(host, *settings, cl.program);
   const bool container = settings->resolved.tier == Tier::kContainer;

@@ -216,7 +216,7 @@ void CheckShims(const Subject& s, Report& r) {
       nlohmann::json entry = {
           {"dir", dir}, {"name", shim.name}, {"error", ErrorCode(shim.program.status())}};
       if (from_image) {
-        entry["runs_in_image"] = container.image;
+        entry["runs_in_image"] = ImageFor(container, shim.name);
         r.out["shims_without_program"].push_back(std::move(entry));
         continue;
       }

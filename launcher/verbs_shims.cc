@@ -75,14 +75,16 @@ nlohmann::json ShimJson(const Shim& shim) {
                                       : nlohmann::json(ErrorCode(shim.program.status()))}};
 }
 
-// The image a container project on docker or podman runs its programs from,
-// where a shim's program need not be on the host; "" elsewhere.
-std::string ImageOfProject(const HostFacts& host) {
+// The container config of a project on docker or podman, which runs its
+// programs from images, where a shim's program need not be on the host;
+// nullopt elsewhere.
+std::optional<ContainerConfig> ImagesOfProject(const HostFacts& host) {
   absl::StatusOr<Settings> settings = LoadHostSettings(host);
-  if (!settings.ok() || settings->resolved.tier != Tier::kContainer) return "";
+  if (!settings.ok() || settings->resolved.tier != Tier::kContainer) return std::nullopt;
   const ContainerConfig& container = settings->config.container;
   const RuntimeTraits& traits = TraitsOf(container.runtime);
-  return traits.uses_image && !traits.program_from_host ? container.image : "";
+  if (!traits.uses_image || traits.program_from_host) return std::nullopt;
+  return container;
 }
 
 std::string ShimLine(const Shim& shim, const std::string& image) {
@@ -110,7 +112,7 @@ absl::StatusOr<Outcome> ListShimDirs(const CommandLine& cl, const HostFacts& hos
   }
   nlohmann::json out = {{"dirs", nlohmann::json::array()}};
   std::string text;
-  const std::string image = ImageOfProject(host);
+  const std::optional<ContainerConfig> images = ImagesOfProject(host);
   for (const std::string& dir : dirs) {
     absl::StatusOr<std::vector<Shim>> shims = ListShims(dir, host);
     if (!shims.ok()) return shims.status();
@@ -118,6 +120,7 @@ absl::StatusOr<Outcome> ListShimDirs(const CommandLine& cl, const HostFacts& hos
     absl::StrAppend(&text, dir, shims->empty() ? ": no np-exec shims\n" : ":\n");
     for (const Shim& shim : *shims) {
       nlohmann::json entry = ShimJson(shim);
+      const std::string image = images.has_value() ? ImageFor(*images, shim.name) : "";
       if (!image.empty() && !shim.program.ok()) entry["runs_in_image"] = image;
       entries.push_back(std::move(entry));
       absl::StrAppend(&text, ShimLine(shim, image));

@@ -36,6 +36,8 @@ absl::StatusOr<Outcome> VerbWhich(const CommandLine& cl, const HostFacts& host) 
   if (!valid.ok()) return valid;
   absl::StatusOr<Settings> settings = LoadHostSettings(host);
   if (!settings.ok()) return settings.status();
+  // The image this name runs in (`images`).
+  settings->config.container.image = ImageFor(settings->config.container, name);
   const std::optional<PathMatch> first = FirstOnPath(name, host);
   const absl::StatusOr<std::string> program =
       FindRealProgram(name, host.path, host.cwd, host.self, StatFile);

@@ -15,6 +15,10 @@ namespace np {
 absl::StatusOr<Outcome> VerbWrap(const CommandLine& cl, const HostFacts& host) {
   absl::StatusOr<Settings> settings = LoadHostSettings(host);
   if (!settings.ok()) return settings.status();
+  // The image the run path would pick for this program (`images`).
+  if (!cl.program.empty()) {
+    settings->config.container.image = ImageFor(settings->config.container, cl.program.front());
+  }
   const bool container = settings->resolved.tier == Tier::kContainer;
   const RuntimeDriver& driver = DriverFor(settings->config.container.runtime);
   SpawnFacts facts = BaseFacts(host, host.cwd);

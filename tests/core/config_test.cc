@@ -132,6 +132,44 @@ TEST(ConfigTest, UserImageAndLimitsAsNumbers) {
   EXPECT_EQ(config->container.cpus_as_written, json(2));
 }
 
+// Several agent CLIs in one project: `images` picks a program's image by its
+// file name, over the operator's, and every other program runs in `image`.
+TEST(ConfigTest, ImagesPickAProgramsImageByItsName) {
+  ContainerConfig base;
+  base.images["gemini"] = "np-agent-gemini:local";
+  base.images["codex"] = "operator-codex:1";
+  json root = R"({"isolation": {"container": {"image": "np-agent-claude:local",
+      "images": {"codex": "np-agent-codex:local", "node": "node:22"}}}})"_json;
+  absl::StatusOr<ProjectConfig> config = ParseProjectConfig(root, base);
+  ASSERT_TRUE(config.ok()) << config.status();
+  const ContainerConfig& c = config->container;
+  EXPECT_EQ(ImageFor(c, "codex"), "np-agent-codex:local");
+  EXPECT_EQ(ImageFor(c, "/usr/local/bin/codex"), "np-agent-codex:local");
+  EXPECT_EQ(ImageFor(c, "gemini"), "np-agent-gemini:local");
+  EXPECT_EQ(ImageFor(c, "claude"), "np-agent-claude:local");
+  EXPECT_EQ(ImageFor(c, "codex-other"), "np-agent-claude:local");
+  EXPECT_EQ(ImageFor(c, ""), "np-agent-claude:local");
+
+  for (const json& bad : {json("np-agent-codex:local"), json::array(), json({{"a/b", "x:1"}}),
+                          json({{"..", "x:1"}}), json({{"", "x:1"}}), json({{"tab\t", "x:1"}})}) {
+    absl::StatusOr<ProjectConfig> refused = ParseProjectConfig(WithContainer("images", bad));
+    ASSERT_FALSE(refused.ok()) << bad.dump();
+    EXPECT_EQ(ErrorCode(refused.status()), "isolation-invalid-value") << bad.dump();
+  }
+  absl::StatusOr<ProjectConfig> flag =
+      ParseProjectConfig(WithContainer("images", {{"codex", "--privileged"}}));
+  EXPECT_EQ(ErrorCode(flag.status()), "isolation-invalid-image");
+  EXPECT_EQ(ErrorDetails(flag.status())["key"], "isolation.container.images.codex");
+  absl::StatusOr<ProjectConfig> empty =
+      ParseProjectConfig(WithContainer("images", {{"codex", ""}}));
+  EXPECT_EQ(ErrorCode(empty.status()), "isolation-no-image");
+  // The image's own user, chosen through `images`, is the project's choice.
+  absl::StatusOr<ProjectConfig> image_user = ParseProjectConfig(
+      R"({"isolation": {"container": {"user": "image", "images": {"a": "b:1"}}}})"_json);
+  ASSERT_TRUE(image_user.ok()) << image_user.status();
+  EXPECT_TRUE(image_user->container.user_from_project);
+}
+
 TEST(ConfigTest, LimitsAsStringsStayStrings) {
   json root = R"({"isolation": {"container": {"memory": "2g", "cpus": "1.5"}}})"_json;
   absl::StatusOr<ProjectConfig> config = ParseProjectConfig(root);

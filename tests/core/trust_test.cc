@@ -45,6 +45,7 @@ TEST(TrustTest, EveryContainerKeyIsClassified) {
       {"home", "ephemeral", false},
       {"home_seed", json::array({".gitconfig"}), true},
       {"home_seed", json::array(), false},
+      {"images", {{"codex", "np-agent-codex:local"}}, false},
       {"image", "evil:latest", false},
       {"memory", "512m", false},
       {"cpus", 2, false},

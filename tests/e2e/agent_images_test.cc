@@ -136,6 +136,49 @@ TEST_P(AgentImageTest, GitCommitsInsideWithTheCallersIdentity) {
   EXPECT_EQ(log.out, "Ada Host|inside\n");
 }
 
+// The three CLIs in one project, each through its shim in its own image
+// (`images`), as docs/agent-images.md shows.
+class AllAgentsInOneProjectTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AllAgentsInOneProjectTest, EachCliRunsInItsImage) {
+  const std::string runtime = GetParam();
+  NP_REQUIRE_RUNTIME(runtime);
+  const std::vector<std::string> agents = {"claude", "codex", "gemini"};
+  for (const std::string& agent : agents) {
+    const std::string image = "np-agent-" + agent + ":local";
+    RunResult inspect = RunRuntime(runtime, {"image", "inspect", "--format", "{{.Id}}", image});
+    if (inspect.exit_code != 0) {
+      const std::string why = image + " is not in " + runtime + ": " + inspect.err;
+      if (InCi()) FAIL() << why;
+      GTEST_SKIP() << why;
+    }
+  }
+  TempDir dir;
+  const std::string project = dir.MakeDir("project");
+  MakeProject(
+      project,
+      ContainerConfig(
+          runtime, "np-agent-claude:local",
+          {{"images", {{"codex", "np-agent-codex:local"}, {"gemini", "np-agent-gemini:local"}}}}));
+  const std::string shims = dir.Path("shims");
+  RunResult installed =
+      RunProcess({NpExecBin(), "shims", "install", shims, "claude", "codex", "gemini"},
+                 Options(RuntimeEnv(), 30000, project));
+  ASSERT_EQ(installed.exit_code, 0) << installed.err;
+  std::vector<std::string> env = RuntimeEnv();
+  const char* path = getenv("PATH");
+  SetEnv(env, "PATH", shims + ":" + (path != nullptr ? path : "/usr/bin:/bin"));
+  for (const std::string& agent : agents) {
+    RunResult r = RunProcess({shims + "/" + agent, "--version"}, Options(env, 180000, project));
+    ASSERT_EQ(r.exit_code, 0) << agent << ": " << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr(PinnedVersion(agent))) << agent << ": " << r.err;
+    ExpectContainerExit(project, runtime, "np-agent-" + agent + ":local");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtimes, AllAgentsInOneProjectTest, ::testing::Values("docker", "podman"),
+                         RuntimeName);
+
 // "docker_claude", ...
 std::string ParamName(const ::testing::TestParamInfo<Param>& param) {
   return std::get<0>(param.param) + "_" + std::get<1>(param.param);

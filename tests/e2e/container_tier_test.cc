@@ -82,6 +82,34 @@ class ContainerTierTest : public ::testing::TestWithParam<std::string> {
   std::string project_;
 };
 
+// Several programs, each in its own image: `images` picks node's image by the
+// program's name, and every other program runs in `image` (which has no
+// node). bubblewrap has no image: the host's node runs.
+TEST_P(ContainerTierTest, ImagesPickEachProgramsImage) {
+  Configure({{"images", {{"node", "np-node:local"}}}});
+  RunResult node = Np({"--", "node", "-e", "console.log('node ran')"});
+  EXPECT_EQ(node.exit_code, 0) << node.err;
+  EXPECT_EQ(node.out, "node ran\n");
+  RunResult other = Sh("command -v node || echo no node here");
+  EXPECT_EQ(other.exit_code, 0) << other.err;
+  if (is_bwrap()) {
+    EXPECT_NE(other.out, "no node here\n");
+    return;
+  }
+  EXPECT_EQ(other.out, "no node here\n");
+  // The audit log names the image each ran in.
+  std::vector<std::string> images;
+  int bad = 0;
+  for (const nlohmann::json& r : ReadAuditLog(project_, &bad)) {
+    if (r.value("decision", "") == "run") images.push_back(r.value("image", ""));
+  }
+  EXPECT_EQ(images, std::vector<std::string>({"np-node:local", "np-test:local"}));
+  // `which` names it too.
+  RunResult which = Np({"which", "node", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(which.out, nullptr, false).value("image", ""), "np-node:local")
+      << which.out << which.err;
+}
+
 // Interface names listed in /proc/net/dev.
 std::set<std::string> Interfaces(const std::string& net_dev) {
   std::set<std::string> names;
