@@ -113,23 +113,6 @@ bool IsBlank(absl::string_view text) {
 
 }  // namespace
 
-absl::StatusOr<std::string> FindProjectRoot(absl::string_view cwd) {
-  absl::Status valid = CheckAbsolutePath(cwd, "invalid-path");
-  if (!valid.ok()) return valid;
-  std::string dir(cwd);
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  std::string probe;
-  for (;;) {
-    probe = dir == "/" ? std::string("/.nubos-pilot") : absl::StrCat(dir, "/.nubos-pilot");
-    struct stat st;
-    if (stat(probe.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return dir;
-    if (dir == "/") break;
-    size_t slash = dir.rfind('/');
-    dir.resize(slash == 0 ? 1 : slash);
-  }
-  return NotInProject(cwd);
-}
-
 absl::Status NotInProject(absl::string_view cwd) {
   return MakeError(absl::StatusCode::kFailedPrecondition, "not-in-project",
                    absl::StrCat("no .nubos-pilot/ directory in ", cwd,
@@ -225,18 +208,6 @@ absl::Status ProjectConfigLinkError(absl::string_view name) {
                                 "from the project itself. Replace the link with the ",
                                 name == ".nubos-pilot" ? "directory" : "file"),
                    {{"file", name}, {"kind", "symbolic link"}});
-}
-
-absl::StatusOr<nlohmann::json> ReadProjectConfigFile(absl::string_view project_root) {
-  const std::string state = project_root == "/" ? std::string("/.nubos-pilot")
-                                                : absl::StrCat(project_root, "/.nubos-pilot");
-  for (const std::string& path : {state, ProjectConfigPath(project_root)}) {
-    struct stat st;
-    if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-      return ProjectConfigLinkError(BaseName(path));
-    }
-  }
-  return ReadConfigFile(ProjectConfigPath(project_root));
 }
 
 absl::StatusOr<nlohmann::json> ParseConfigText(absl::string_view text, absl::string_view name) {

@@ -24,10 +24,6 @@ inline constexpr size_t kMaxConfigBytes = 1 << 20;
 // Deeper JSON is refused (`config-invalid-json`) before it reaches the parser.
 inline constexpr int kMaxConfigDepth = 64;
 
-// Walks up from `cwd` (absolute) to the first directory containing a
-// `.nubos-pilot/` directory. Errors: `not-in-project`, `invalid-path`.
-absl::StatusOr<std::string> FindProjectRoot(absl::string_view cwd);
-
 // `not-in-project`, started from `cwd`.
 absl::Status NotInProject(absl::string_view cwd);
 
@@ -51,15 +47,9 @@ absl::StatusOr<nlohmann::json> ReadConfigFile(absl::string_view path);
 // ReadConfigFile does once it opened the file; `name` names it in errors.
 absl::StatusOr<nlohmann::json> ReadConfigDescriptor(int fd, absl::string_view name);
 
-// Reads the project's config (ProjectConfigPath) as ReadConfigFile does, but
-// never through a link: a `.nubos-pilot` or `config.json` that is a symbolic
-// link (a cloned repository's, or one a sandboxed program left) could point
-// the config anywhere, so either is `config-not-a-file`. (The operator file
-// may be a link: it is the operator's own.)
-absl::StatusOr<nlohmann::json> ReadProjectConfigFile(absl::string_view project_root);
-
 // `config-not-a-file` for a project's `.nubos-pilot` or `config.json`
-// (`name`) that is a symbolic link.
+// (`name`) that is a symbolic link: either could point the config anywhere
+// (project_location.h reads it through the opened folder, never a link).
 absl::Status ProjectConfigLinkError(absl::string_view name);
 
 // Parses config text (as ReadConfigFile does after reading). `name` is used in

@@ -19,51 +19,6 @@ using nlohmann::json;
 using ::np::testing::MakeProject;
 using ::np::testing::TempDir;
 
-TEST(ConfigFileTest, FindProjectRootFromTheRootAndBelow) {
-  TempDir tmp;
-  const std::string root = tmp.MakeDir("proj");
-  MakeProject(root);
-  const std::string deep = tmp.MakeDir("proj/a/b/c");
-  for (const std::string& cwd : {root, root + "/", deep, deep + "//", root + "/a"}) {
-    absl::StatusOr<std::string> found = FindProjectRoot(cwd);
-    ASSERT_TRUE(found.ok()) << cwd << ": " << found.status();
-    EXPECT_EQ(*found, root) << cwd;
-  }
-}
-
-TEST(ConfigFileTest, FindProjectRootStopsAtTheNearestProject) {
-  TempDir tmp;
-  const std::string outer = tmp.MakeDir("outer");
-  MakeProject(outer);
-  const std::string inner = tmp.MakeDir("outer/sub/inner");
-  MakeProject(inner);
-  tmp.MakeDir("outer/sub/inner/src");
-  absl::StatusOr<std::string> found = FindProjectRoot(inner + "/src");
-  ASSERT_TRUE(found.ok());
-  EXPECT_EQ(*found, inner);
-  found = FindProjectRoot(outer + "/sub");
-  ASSERT_TRUE(found.ok());
-  EXPECT_EQ(*found, outer);
-}
-
-TEST(ConfigFileTest, FindProjectRootOutsideAnyProject) {
-  TempDir tmp;
-  const std::string dir = tmp.MakeDir("plain/sub");
-  // A file named .nubos-pilot is not a project marker.
-  tmp.Write("plain/.nubos-pilot", "");
-  absl::StatusOr<std::string> found = FindProjectRoot(dir);
-  ASSERT_FALSE(found.ok());
-  EXPECT_EQ(ErrorCode(found.status()), "not-in-project");
-}
-
-TEST(ConfigFileTest, FindProjectRootNeedsAnAbsolutePath) {
-  for (const std::string& cwd : {std::string(""), std::string("relative/dir"), std::string(".")}) {
-    absl::StatusOr<std::string> found = FindProjectRoot(cwd);
-    ASSERT_FALSE(found.ok()) << cwd;
-    EXPECT_EQ(ErrorCode(found.status()), "invalid-path") << cwd;
-  }
-}
-
 TEST(ConfigFileTest, DuplicateKeysUnderNpExecsPartOnly) {
   for (const char* text : {
            R"({"isolation":{"tier":"container","tier":"direct"}})",

@@ -16,6 +16,7 @@
 #include "core/mounts.h"
 #include "core/paths.h"
 #include "core/plan.h"
+#include "core/project_location.h"
 #include "core/protected_paths.h"
 #include "core/settings.h"
 #include "core/tier.h"
@@ -99,8 +100,8 @@ TEST_F(HostileInputTest, NulByteAndOverlongPathAtEveryEntryPoint) {
   for (const auto& [kind, bad] : std::map<std::string, std::string>{{"Nul", nul}, {"Long", lng}}) {
     const std::string b = bad;  // Captured by value below.
     cases.push_back({kind + "CheckAbsolutePath", [b] { return CheckAbsolutePath(b, "c"); }, "c"});
-    cases.push_back(
-        {kind + "FindProjectRoot", [b] { return StatusOf(FindProjectRoot(b)); }, "invalid-path"});
+    cases.push_back({kind + "LocateProjectFrom", [b] { return StatusOf(LocateProjectFrom(b)); },
+                     "invalid-path"});
     cases.push_back(
         {kind + "ResolveRealPath", [b] { return StatusOf(ResolveRealPath(b, "c")); }, "c"});
     cases.push_back({kind + "MakeMountPolicy", [b] { return StatusOf(MakeMountPolicy(b, {})); },

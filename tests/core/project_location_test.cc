@@ -36,8 +36,27 @@ TEST(ProjectLocationTest, FindsTheNearestProjectAndTheEnclosingOnes) {
   EXPECT_EQ(st.st_ino, found->ino);
 }
 
+TEST(ProjectLocationTest, FromTheRootAndBelowWithAnySpelling) {
+  TempDir tmp;
+  const std::string root = tmp.MakeDir("proj");
+  MakeProject(root);
+  const std::string deep = tmp.MakeDir("proj/a/b/c");
+  for (const std::string& start : {root, root + "/", deep, deep + "//", root + "/a"}) {
+    absl::StatusOr<ProjectLocation> found = LocateProjectFrom(start);
+    ASSERT_TRUE(found.ok()) << start << ": " << found.status();
+    EXPECT_EQ(found->root, root) << start;
+  }
+  // Between two projects, the outer one.
+  MakeProject(tmp.MakeDir("proj/a/b/inner"));
+  absl::StatusOr<ProjectLocation> found = LocateProjectFrom(tmp.Path("proj/a"));
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(found->root, root);
+}
+
 TEST(ProjectLocationTest, OutsideAnyProjectFindsNone) {
   TempDir tmp;
+  // A file named .nubos-pilot is no project marker.
+  tmp.Write("plain/.nubos-pilot", "");
   absl::StatusOr<ProjectLocation> found = LocateProjectFrom(tmp.MakeDir("plain/sub"));
   ASSERT_TRUE(found.ok()) << found.status();
   EXPECT_FALSE(found->found());
@@ -144,7 +163,9 @@ TEST(ProjectLocationTest, LinksAndOddFilesAreNeverRead) {
 }
 
 TEST(ProjectLocationTest, ARelativeOrMissingStartIsInvalidPath) {
-  EXPECT_EQ(ErrorCode(LocateProjectFrom("relative/dir").status()), "invalid-path");
+  for (const char* start : {"", "relative/dir", "."}) {
+    EXPECT_EQ(ErrorCode(LocateProjectFrom(start).status()), "invalid-path") << start;
+  }
   EXPECT_EQ(ErrorCode(LocateProjectFrom("/no/such/dir/anywhere").status()), "invalid-path");
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/config_file.h"
+#include "core/project_location.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "launcher/protected_placeholders.h"
@@ -796,7 +797,10 @@ TEST_P(HostileInputTest, RefusedWithItsCodeAndNothingRuns) {
   // (issue 6.5), with its code. An unprivileged caller that cannot write the
   // log is told so on a line of its own, ahead of the refusal.
   int lines_expected = 1;
-  absl::StatusOr<std::string> root = FindProjectRoot(options.cwd);
+  absl::StatusOr<ProjectLocation> located = LocateProjectFrom(options.cwd);
+  absl::StatusOr<std::string> root = located.ok() && located->found()
+                                         ? absl::StatusOr<std::string>(located->root)
+                                         : absl::NotFoundError("outside any project");
   const std::string log = root.ok() ? *root + "/.nubos-pilot/audit/np-exec.jsonl" : std::string();
   if (!c.logged) {
     EXPECT_TRUE(log.empty() || !FileExists(log)) << ReadFile(log);
