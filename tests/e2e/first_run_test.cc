@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/egress_entry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/e2e_support.h"
@@ -102,6 +103,13 @@ TEST_P(FirstRunTest, AnUnforwardedCredentialIsNamedAndTheOperatorFileForwardsIt)
   EXPECT_THAT(forwarded.err, Not(HasSubstr("not passed into the sandbox")));
 }
 
+// Whether the host's node takes --disable-warning in NODE_OPTIONS, judged as
+// np-exec's entry point judges the sandbox's node.
+bool HostNodeAcceptsDisableWarning() {
+  RunResult v = RunProcess({"/usr/bin/env", "node", "--version"}, Options(RuntimeEnv(), 30000));
+  return v.exit_code == 0 && NodeAcceptsDisableWarning(v.out);
+}
+
 // On network "allowlist" node starts without undici's "EnvHttpProxyAgent is
 // experimental" warning, and still routes fetch through np-exec's proxy
 // (node 22 in the agent image); a node too old for --disable-warning in
@@ -127,6 +135,12 @@ TEST_P(FirstRunTest, NodeStartsWithoutTheProxyWarningAndStillUsesTheProxy) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.err, Not(HasSubstr("UNDICI-EHPA")));
   EXPECT_THAT(r.err, Not(HasSubstr("experimental")));
+  if (image.empty() && !HostNodeAcceptsDisableWarning()) {
+    // bubblewrap runs the host's node; Debian 12's own (18) refuses the
+    // option in NODE_OPTIONS, so it is not given, and it still starts.
+    EXPECT_THAT(r.out, HasSubstr("options=\n"));
+    return;
+  }
   EXPECT_THAT(r.out, HasSubstr("options=--disable-warning=UNDICI-EHPA"));
   if (!image.empty()) {
     EXPECT_THAT(r.out, HasSubstr("upstream saw GET /through-proxy HTTP/1.1"));

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -45,7 +46,12 @@ class Exchanger {
   // exchange.
   Exchanger(const std::string& dir, std::string a, std::string b, unsigned min_us = 50,
             unsigned max_us = 1050)
-      : a_(std::move(a)), b_(std::move(b)), min_us_(min_us), max_us_(max_us) {
+      : a_(std::move(a)),
+        b_(std::move(b)),
+        min_us_(min_us),
+        max_us_(max_us),
+        original_min_us_(min_us),
+        original_max_us_(max_us) {
     dir_fd_ = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   }
   ~Exchanger() {
@@ -58,9 +64,11 @@ class Exchanger {
         if (renameat2(dir_fd_, a_.c_str(), dir_fd_, b_.c_str(), RENAME_EXCHANGE) == 0) {
           // Both versions must each stay in place for a moment, or nothing
           // would ever see the one it did not start with.
-          exchanges_.fetch_add(1);
-          const unsigned low = min_us_.load();
-          const unsigned high = std::max(low, max_us_.load());
+          const long done = exchanges_.fetch_add(1) + 1;
+          // An even count: the names are as they were at the start.
+          const bool original = done % 2 == 0;
+          const unsigned low = original ? original_min_us_.load() : min_us_.load();
+          const unsigned high = std::max(low, original ? original_max_us_.load() : max_us_.load());
           usleep(low + static_cast<unsigned>(random_() % (high - low + 1)));
         }
       }
@@ -79,6 +87,13 @@ class Exchanger {
   void SetHold(unsigned min_us, unsigned max_us) {
     max_us_.store(max_us);
     min_us_.store(min_us);
+    SetOriginalHold(min_us, max_us);
+  }
+  // How long the names stay as they were at the start; the exchanged state
+  // keeps SetHold's.
+  void SetOriginalHold(unsigned min_us, unsigned max_us) {
+    original_max_us_.store(max_us);
+    original_min_us_.store(min_us);
   }
 
  private:
@@ -87,6 +102,8 @@ class Exchanger {
   std::string b_;
   std::atomic<unsigned> min_us_;
   std::atomic<unsigned> max_us_;
+  std::atomic<unsigned> original_min_us_{0};
+  std::atomic<unsigned> original_max_us_{0};
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<long> exchanges_{0};
@@ -274,6 +291,23 @@ TEST_P(SnapshotRaceTest, AConfigExchangedWithAWideningOneNeverRunsUntrusted) {
 void SnapshotRaceTest::ExchangeTheFolderWhileSpawning(const std::string& link_target,
                                                       const std::string& extra) {
   MakeProject(inner_, ContainerConfig(runtime(), "np-test:local"));
+  // How long one spawn takes on this machine, before anything is exchanged:
+  // the slow phase below holds each folder longer than that, or on a slow
+  // machine no spawn would get through and the test would show nothing.
+  // (In a project of its own, so the counts below stay the race's.)
+  const std::string timing = dir_.MakeDir("timing");
+  MakeProject(timing, ContainerConfig(runtime(), "np-test:local"));
+  // The slowest of three, since one spawn's time varies a lot on a loaded
+  // machine.
+  unsigned spawn_us = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto timed = std::chrono::steady_clock::now();
+    RunResult one = RunProcess({NpExecBin(), "--", "true"}, Options(RuntimeEnv(), 120000, timing));
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - timed);
+    spawn_us = std::max(spawn_us, static_cast<unsigned>(took.count()));
+  }
   ASSERT_EQ(symlink(link_target.c_str(), (outer_ + "/link").c_str()), 0);
   const std::string out = dir_.MakeDir("out");
   // The shell enters the real nested folder before anything is exchanged.
@@ -292,25 +326,25 @@ void SnapshotRaceTest::ExchangeTheFolderWhileSpawning(const std::string& link_ta
   ASSERT_EQ(stat(inner_.c_str(), &real_inner), 0);
   ASSERT_EQ(caller_cwd.st_ino, real_inner.st_ino) << "the caller is not in the nested folder";
   // The first half under fast exchanges (the attack: a folder renamed every
-  // few hundred microseconds); the second half under slow ones, so some
-  // spawns get through and show they ran in the real folder.
+  // few hundred microseconds); in the second half the real folder stays at
+  // its name for longer than a spawn takes (the link still comes, briefly),
+  // so some spawns get through and show they ran in the real folder. Held
+  // evenly, a spawn refused in a few ms while the link is there would let
+  // every spawn left fall into one long hold of the link.
   Exchanger swap(outer_, "inner", "link");
   swap.Start();
   dir_.Write("out/go", "");
   EXPECT_TRUE(WaitFor(
       [&] { return access(absl::StrCat(out, "/rc.", kSpawns / 2).c_str(), F_OK) == 0; }, 590000));
-  // Longer than one spawn takes on the runtime: a few ms on bubblewrap, a
-  // few hundred on an engine.
-  if (runtime() == "bwrap") {
-    swap.SetHold(2000, 20000);
-  } else {
-    swap.SetHold(500000, 3000000);
-  }
+  // Longer than one spawn takes on the runtime (a few ms on bubblewrap, a
+  // few hundred on an engine): four to twelve times the one timed above.
+  swap.SetOriginalHold(std::max(20000u, 4 * spawn_us), std::max(100000u, 12 * spawn_us));
   EXPECT_EQ(WaitProcess(caller, 590000), 0) << ReadFile(dir_.Path("caller.err"));
   swap.Stop();
   EXPECT_GT(swap.exchanges(), kSpawns);
   int ran = 0;
   int refused = 0;
+  std::string first_refusal;
   for (int i = 1; i <= kSpawns; ++i) {
     const std::string n = std::to_string(i);
     const std::string spawn_out = ReadFile(out + "/out." + n);
@@ -323,6 +357,7 @@ void SnapshotRaceTest::ExchangeTheFolderWhileSpawning(const std::string& link_ta
     } else {
       ++refused;
       EXPECT_EQ(spawn_out, "") << spawn_err;
+      if (first_refusal.empty()) first_refusal = "exit " + rc + spawn_err;
     }
   }
   EXPECT_EQ(HostMarkers(), 0);
@@ -334,7 +369,7 @@ void SnapshotRaceTest::ExchangeTheFolderWhileSpawning(const std::string& link_ta
   EXPECT_EQ(AuditLines("run") + AuditLines("refused") + OperatorRefusals(), kSpawns);
   EXPECT_GE(AuditLines("run"), ran);
   EXPECT_EQ(ran + refused, kSpawns);
-  EXPECT_GT(ran, 0);
+  EXPECT_GT(ran, 0) << "the first refusal: " << first_refusal;
 }
 
 TEST_P(SnapshotRaceTest, ANestedFolderExchangedWithALinkNeverLosesItsProject) {
