@@ -527,12 +527,16 @@ TEST_P(ContainerTierTest, AProjectSwappedForALinkIsNeverWhatTheSandboxGets) {
       Options(RuntimeEnv(), 300000, inner), dir_.Path("caller.out"), dir_.Path("caller.err"));
   ASSERT_GT(caller, 0);
   // The outer sandbox's program: rename the inner project away, put a link
-  // to the decoy in its place, and put it back, as fast as it can.
+  // to the decoy in its place, and put it back, as fast as it can; every
+  // fourth time it leaves the real folder in place for a while (longer than
+  // a docker spawn), so that some spawns can get through and show they ran
+  // in the real folder, where a loaded machine's spawn always met a swap.
   const pid_t swapper = StartProcess(
       {NpExecBin(), "--", "sh", "-c",
        "ln -s " + decoy +
-           " link; touch started; while [ ! -e stop ]; do mv inner inner.x; mv link inner; "
-           "mv inner link; mv inner.x inner; sleep 0.01; done; rm -f link started"},
+           " link; touch started; n=0; while [ ! -e stop ]; do mv inner inner.x; mv link inner; "
+           "mv inner link; mv inner.x inner; sleep 0.01; n=$((n + 1)); "
+           "if [ $((n % 4)) = 0 ]; then sleep 1; fi; done; rm -f link started"},
       Options(RuntimeEnv(), 300000, project_), dir_.Path("swapper.out"), dir_.Path("swapper.err"));
   ASSERT_GT(swapper, 0);
   for (int i = 0; i < 600 && access((project_ + "/started").c_str(), F_OK) != 0; ++i) {
