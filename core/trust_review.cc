@@ -102,6 +102,10 @@ bool IsRootUser(absl::string_view user) {
   return !uid.empty() && std::all_of(uid.begin(), uid.end(), [](char c) { return c == '0'; });
 }
 
+std::string Quoted(const std::string& text) {
+  return json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 }  // namespace
 
 std::vector<ConfigChange> ConfigChanges(const json& before, const json& after) {
@@ -121,10 +125,12 @@ std::vector<std::string> RiskWarnings(const ContainerConfig& container, absl::st
   for (const MountSpec& mount : container.mounts) {
     const std::string why = SensitivePath(mount.source, home);
     if (why.empty()) continue;
-    warnings.push_back(absl::StrCat("mounts ", mount.source, mount.writable ? " read-write" : "",
-                                    ": ", why, "; the sandboxed program can read it",
-                                    mount.writable ? " and change it" : "",
-                                    " and, with any network, send it away"));
+    // Quoted as JSON: a path from a repository's file may hold terminal
+    // escapes, and this is printed to the operator's terminal.
+    warnings.push_back(absl::StrCat(
+        "mounts ", Quoted(mount.source), mount.writable ? " read-write" : "", ": ", why,
+        "; the sandboxed program can read it", mount.writable ? " and change it" : "",
+        " and, with any network, send it away"));
   }
   for (const std::string& seed : container.home_seed) {
     const std::string source = absl::StrCat(home, "/", seed);

@@ -56,9 +56,9 @@ TEST(TrustReviewTest, CredentialFoldersTheOpenNetworkAndRootAreWarnedOf) {
   c.user.value = "0:1000";
   std::vector<std::string> warnings = RiskWarnings(c, "/home/ann");
   ASSERT_EQ(warnings.size(), 11u) << ::testing::PrintToString(warnings);
-  EXPECT_THAT(warnings[0], HasSubstr("mounts /home/ann/.ssh: ~/.ssh"));
+  EXPECT_THAT(warnings[0], HasSubstr("mounts \"/home/ann/.ssh\": ~/.ssh"));
   EXPECT_THAT(warnings[1], HasSubstr("~/.aws"));
-  EXPECT_THAT(warnings[2], HasSubstr("/home/ann read-write: your whole home folder"));
+  EXPECT_THAT(warnings[2], HasSubstr("\"/home/ann\" read-write: your whole home folder"));
   EXPECT_THAT(warnings[2], HasSubstr("and change it"));
   EXPECT_THAT(warnings[3], HasSubstr("holds your home folder"));
   EXPECT_THAT(warnings[4], HasSubstr("system settings"));
@@ -68,6 +68,14 @@ TEST(TrustReviewTest, CredentialFoldersTheOpenNetworkAndRootAreWarnedOf) {
   EXPECT_THAT(warnings[8], HasSubstr("ANTHROPIC_API_KEY"));
   EXPECT_THAT(warnings[9], HasSubstr("network \"host\""));
   EXPECT_THAT(warnings[10], HasSubstr("runs as root"));
+
+  // A path's terminal escapes are never printed as they are.
+  ContainerConfig escapes;
+  escapes.mounts = {{"/home/ann/.ssh/\x1b[2K\x1b[1A", "/x", false}};
+  warnings = RiskWarnings(escapes, "/home/ann");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].find('\x1b'), std::string::npos) << warnings[0];
+  EXPECT_THAT(warnings[0], HasSubstr("\\u001b[2K"));
 
   ContainerConfig quiet;
   quiet.mounts = {{"/home/ann/src/lib", "/lib", false}, {"/home/annex/.ssh", "/x", false}};
