@@ -68,25 +68,28 @@ absl::StatusOr<Tier> TierField(const json& object, const char* name) {
 // hash, since a record whose content does not match its hash is invalid.
 constexpr size_t kMaxKeptConfigBytes = 32 * 1024;
 
+// nlohmann's objects are ordered maps, so dump() sorts keys at every level;
+// -1 means no whitespace.
+std::string CanonicalText(const json& part) {
+  return part.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 std::optional<json> KeptConfig(const json& config, const std::string& sha256) {
-  const std::string text = config.dump(-1, ' ', false, json::error_handler_t::replace);
+  const std::string text = CanonicalText(config);
   if (!config.is_object() || text.size() > kMaxKeptConfigBytes || Sha256Hex(text) != sha256) {
     return std::nullopt;
   }
   json again = json::parse(text, nullptr, false);
-  if (again.is_discarded() ||
-      Sha256Hex(again.dump(-1, ' ', false, json::error_handler_t::replace)) != sha256) {
-    return std::nullopt;
-  }
+  if (again.is_discarded() || CanonicalPartSha256(again) != sha256) return std::nullopt;
   return again;
 }
+
+}  // namespace
 
 bool TrustedContent(const TrustInputs& inputs) {
   return inputs.record.has_value() && inputs.record->trusted_sha256 == inputs.sha256 &&
          inputs.record->trusted_tier == inputs.file_tier;
 }
-
-}  // namespace
 
 bool TrustRecord::operator==(const TrustRecord& other) const {
   return key == other.key && strongest == other.strongest &&
@@ -136,10 +139,10 @@ json CanonicalPart(const json& project_config) {
 }
 
 std::string CanonicalConfig(const json& project_config) {
-  // nlohmann's objects are ordered maps, so dump() sorts keys at every level;
-  // -1 means no whitespace.
-  return CanonicalPart(project_config).dump(-1, ' ', false, json::error_handler_t::replace);
+  return CanonicalText(CanonicalPart(project_config));
 }
+
+std::string CanonicalPartSha256(const json& part) { return Sha256Hex(CanonicalText(part)); }
 
 std::string ConfigSha256(const json& project_config) {
   return Sha256Hex(CanonicalConfig(project_config));
@@ -306,9 +309,7 @@ absl::StatusOr<TrustRecord> TrustRecordFromJson(const json& value, absl::string_
   record.trusted_at = at->get<std::string>();
   if (config != trusted->end()) {
     // What is shown as trusted must be what the hash approved.
-    if (!config->is_object() ||
-        Sha256Hex(config->dump(-1, ' ', false, json::error_handler_t::replace)) !=
-            *record.trusted_sha256) {
+    if (!config->is_object() || CanonicalPartSha256(*config) != *record.trusted_sha256) {
       return StoreInvalid("has a trusted config that does not match its sha256");
     }
     record.trusted_config = *config;

@@ -58,6 +58,9 @@ nlohmann::json CanonicalPart(const nlohmann::json& project_config);
 // CanonicalPart as JSON with sorted keys and no whitespace.
 std::string CanonicalConfig(const nlohmann::json& project_config);
 
+// Lower-case hex SHA-256 of a CanonicalPart in canonical form.
+std::string CanonicalPartSha256(const nlohmann::json& part);
+
 // Lower-case hex SHA-256 of CanonicalConfig.
 std::string ConfigSha256(const nlohmann::json& project_config);
 
@@ -78,6 +81,10 @@ struct TrustInputs {
   std::vector<std::string> widening;    // WideningKeys of the current file.
   nlohmann::json config = nlohmann::json::object();  // CanonicalPart of the current file.
 };
+
+// Whether the record trusted exactly the current content: its trusted_sha256
+// is the current sha256 and its trusted_tier the current file_tier.
+bool TrustedContent(const TrustInputs& inputs);
 
 struct TrustDecision {
   TrustState state = TrustState::kNotNeeded;

@@ -34,10 +34,7 @@ absl::StatusOr<TrustGate> EvaluateTrust(const Settings& settings, absl::string_v
   // may have made below the project it ran in) cannot ask for less than an
   // enclosing project's ratchet: unless the operator trusted this project's
   // own content, its tier must reach the strongest any enclosing project ran on.
-  const bool trusted_here = gate.inputs.record.has_value() &&
-                            gate.inputs.record->trusted_sha256 == gate.inputs.sha256 &&
-                            gate.inputs.record->trusted_tier == gate.inputs.file_tier;
-  if (trusted_here) return gate;
+  if (TrustedContent(gate.inputs)) return gate;
   for (const std::string& above : settings.project.enclosing) {
     absl::StatusOr<std::string> key = ProjectStoreKey(above);
     if (!key.ok()) return key.status();

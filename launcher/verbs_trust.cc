@@ -65,16 +65,16 @@ std::string Shown(const nlohmann::json& value) {
   return value.is_null() ? std::string("(unset)") : DumpJson(value);
 }
 
-Review ReviewOf(const TrustSubject& subject, const std::optional<TrustRecord>& record,
+// `inputs` are TrustInputsFor the subject and the store's record.
+Review ReviewOf(const TrustSubject& subject, const TrustInputs& inputs,
                 const TrustReviewContext& context) {
   Review review;
-  const nlohmann::json current = CanonicalPart(subject.raw_config);
+  const std::optional<TrustRecord>& record = inputs.record;
   const bool trusted_before = record.has_value() && record->trusted_sha256.has_value();
   if (!trusted_before) {
     review.json["compared_with"] = "nothing trusted before";
     review.text = "  nothing of this project was trusted before\n";
-  } else if (*record->trusted_sha256 == ConfigSha256(subject.raw_config) &&
-             record->trusted_tier == subject.file_tier) {
+  } else if (TrustedContent(inputs)) {
     review.json["compared_with"] = "the same content";
     review.text = absl::StrCat("  unchanged since you trusted it (", record->trusted_at, ")\n");
   } else if (!record->trusted_config.has_value()) {
@@ -86,7 +86,7 @@ Review ReviewOf(const TrustSubject& subject, const std::optional<TrustRecord>& r
     review.json["compared_with"] = "the content trusted before";
     nlohmann::json changes = nlohmann::json::array();
     review.text = absl::StrCat("  changes since you trusted it (", record->trusted_at, "):\n");
-    for (const ConfigChange& change : ConfigChanges(*record->trusted_config, current)) {
+    for (const ConfigChange& change : ConfigChanges(*record->trusted_config, inputs.config)) {
       changes.push_back({{"key", change.key}, {"before", change.before}, {"after", change.after}});
       absl::StrAppend(&review.text, "    ", change.key, ": ", Shown(change.before), " -> ",
                       Shown(change.after), "\n");
@@ -136,11 +136,11 @@ TrustInputs TrustInputsFor(const TrustSubject& subject, const std::optional<Trus
   TrustInputs inputs;
   inputs.record = record;
   inputs.config_exists = subject.config_exists;
-  inputs.sha256 = ConfigSha256(subject.raw_config);
+  inputs.config = CanonicalPart(subject.raw_config);
+  inputs.sha256 = CanonicalPartSha256(inputs.config);
   inputs.file_tier = subject.file_tier;
   inputs.effective_tier = subject.effective_tier;
   inputs.widening = WideningKeys(subject.raw_config);
-  inputs.config = CanonicalPart(subject.raw_config);
   return inputs;
 }
 
@@ -179,7 +179,7 @@ absl::StatusOr<TrustVerbOutput> RunTrustVerb(TrustVerbMode mode, const TrustSubj
     case TrustVerbMode::kTrust: {
       absl::StatusOr<std::optional<TrustRecord>> before = store.Read(subject.key);
       if (!before.ok()) return before.status();
-      const Review review = ReviewOf(subject, *before, context);
+      const Review review = ReviewOf(subject, TrustInputsFor(subject, *before), context);
       const std::string about =
           absl::StrCat("  sha256: ", sha, "\n  tier: ", TierName(subject.file_tier), "\n",
                        WideningText(widening), review.text);
@@ -206,8 +206,9 @@ absl::StatusOr<TrustVerbOutput> RunTrustVerb(TrustVerbMode mode, const TrustSubj
     case TrustVerbMode::kShow: {
       absl::StatusOr<std::optional<TrustRecord>> record = store.Read(subject.key);
       if (!record.ok()) return record.status();
-      const TrustDecision decision = DecideTrust(TrustInputsFor(subject, *record));
-      const Review review = ReviewOf(subject, *record, context);
+      const TrustInputs inputs = TrustInputsFor(subject, *record);
+      const TrustDecision decision = DecideTrust(inputs);
+      const Review review = ReviewOf(subject, inputs, context);
       output.json = {
           {"project", subject.project_real},
           {"key", subject.key},
