@@ -12,7 +12,7 @@ src="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$src/build-asan}"
 jobs="${NP_JOBS:-2}"
 
-cmake -S "$src" -B "$build" -DNP_SANITIZE=ON -DNP_BUILD_TESTS=ON -DNP_BUILD_BENCH=OFF \
+cmake -S "$src" -B "$build" -DNP_SANITIZE=ON -DNP_BUILD_TESTS=ON -DNP_BUILD_BENCH=OFF -DNP_BUILD_E2E=OFF \
   -DNP_FUZZ=OFF >/dev/null
 cmake --build "$build" -j "$jobs"
 
