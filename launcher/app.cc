@@ -39,6 +39,8 @@ absl::StatusOr<Outcome> Dispatch(const CommandLine& cl, const HostFacts& host,
       return VerbTrust(cl, host);
     case Verb::kHome:
       return VerbHome(cl, host);
+    case Verb::kInit:
+      return VerbInit(cl, host);
     case Verb::kSandboxExec:
       return VerbSandboxExec(cl, host);
     case Verb::kEgressEntry:

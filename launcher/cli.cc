@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "core/bwrap_argv.h"
 #include "core/config.h"
 #include "core/egress_entry.h"
@@ -57,6 +58,7 @@ absl::Status ParseVerbOptions(absl::Span<char* const> args, CommandLine* cl,
   for (size_t i = 0; i < args.size(); ++i) {
     absl::string_view arg = args[i];
     absl::Status error;
+    std::string value;
     if (IsHelp(arg)) {
       cl->verb = Verb::kHelp;
       return absl::OkStatus();
@@ -75,6 +77,11 @@ absl::Status ParseVerbOptions(absl::Span<char* const> args, CommandLine* cl,
       cl->trust_yes = true;
     } else if (cl->help_topic == "home" && arg == "--reset") {
       cl->home_reset = true;
+    } else if (cl->help_topic == "init" && TakeOption(args, &i, "--agent", &value, &error)) {
+      if (!error.ok()) return error;
+      for (absl::string_view agent : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+        cl->init_agents.emplace_back(agent);
+      }
     } else if (TakeOption(args, &i, "--runtime", &cl->runtime, &error)) {
       if (!error.ok()) return error;
     } else if (absl::StartsWith(arg, "-")) {
@@ -348,6 +355,14 @@ absl::Status HomeOperands(const std::vector<std::string>& positional, CommandLin
   return absl::OkStatus();
 }
 
+absl::Status InitOperands(const std::vector<std::string>& positional, CommandLine* cl) {
+  (void)cl;
+  if (!positional.empty()) {
+    return Usage("init takes [--runtime R] [--agent NAME[,NAME...]]... [--json]");
+  }
+  return absl::OkStatus();
+}
+
 struct VerbRow {
   absl::string_view name;
   Verb verb;
@@ -364,6 +379,7 @@ constexpr VerbRow kVerbRows[] = {
     {"shims", Verb::kShims, ParseShims, nullptr},
     {"which", Verb::kWhich, WhichOperands, nullptr},
     {"home", Verb::kHome, HomeOperands, nullptr},
+    {"init", Verb::kInit, InitOperands, nullptr},
     {"wrap", Verb::kWrap, nullptr, ParseWrap},
     {kSandboxExecVerb, Verb::kSandboxExec, nullptr, ParseSandboxExec},
     {kEgressEntryVerb, Verb::kEgressEntry, nullptr, ParseEgressEntry},
@@ -375,8 +391,9 @@ constexpr VerbRow kVerbRows[] = {
 }  // namespace
 
 const std::vector<std::string>& VerbNames() {
-  static const auto* names = new std::vector<std::string>{
-      "status", "describe", "probe", "wrap", "doctor", "shims", "which", "trust", "home", "help"};
+  static const auto* names =
+      new std::vector<std::string>{"status", "describe", "probe", "wrap", "doctor", "shims",
+                                   "which",  "trust",    "home",  "init", "help"};
   return *names;
 }
 

@@ -30,6 +30,7 @@ enum class Verb {
   kTrust,
   kWhich,
   kHome,               // home [--reset]: the project's persistent agent home.
+  kInit,               // init [--runtime R] [--agent NAME]...: writes a working config.
   kSandboxExec,        // Internal: what a printed bubblewrap plan runs.
   kEgressEntry,        // Internal: the sandbox's entry point on network "allowlist".
   kContainerWatchdog,  // Internal: outlives a killed np-exec (watchdog.h).
@@ -59,6 +60,7 @@ struct CommandLine {
   std::string shims_dir;            // shims install DIR, list [DIR], remove DIR
   std::vector<std::string> shim_names;
   std::string which_name;                            // which NAME
+  std::vector<std::string> init_agents;              // init --agent NAME[,NAME]
   int egress_port = -1;                              // egress-entry --port
   std::string egress_socket;                         // egress-entry --socket
   int argv_fd = -1;                                  // argv-entry --fd

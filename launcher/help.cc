@@ -31,6 +31,7 @@ Usage:
   np-exec which NAME [--json]
   np-exec trust [--show | --revoke] [--yes] [--json]
   np-exec home [--reset] [--json]
+  np-exec init [--runtime R] [--agent NAME[,NAME...]]... [--json]
   np-exec --help | --version | VERB --help
 
 Tiers (isolation.tier in .nubos-pilot/config.json):
@@ -156,6 +157,23 @@ it); the next spawn creates and seeds a new one. A running spawn holds it:
 --reset then refuses with agent-home-in-use.
 )";
 
+constexpr absl::string_view kInit =
+    R"(Usage: np-exec init [--runtime R] [--agent NAME[,NAME...]]... [--json]
+
+Writes .nubos-pilot/config.json in the working directory for what this machine
+has, and never over an existing one (init-config-exists). The runtime: R when
+given (init-runtime-unavailable when it cannot be used), else docker or podman
+when the engine answers and holds an agent image (np-agent-NAME:local; np-exec
+pulls nothing), else bubblewrap when it builds a sandbox (no image, no group),
+else an engine with no agent image yet (it names the image to build). None
+usable is init-no-runtime, with each runtime's cause and fix. The agents
+(claude, codex, gemini): those given, else those the engine holds images of
+(bubblewrap: those on PATH, each mounted at its own path); each gets its API
+host on the egress allowlist and its API key forwarded by name. Adds
+.nubos-pilot/audit/ to .gitignore, trusts exactly what it wrote (np-exec
+trust) and prints the next steps. Writes nothing through a link.
+)";
+
 }  // namespace
 
 absl::string_view HelpText(absl::string_view topic) {
@@ -169,6 +187,7 @@ absl::string_view HelpText(absl::string_view topic) {
   if (topic == "which") return kWhich;
   if (topic == "trust") return kTrust;
   if (topic == "home") return kHome;
+  if (topic == "init") return kInit;
   return {};
 }
 

@@ -30,6 +30,10 @@ absl::StatusOr<Outcome> VerbHome(const CommandLine& cl, const HostFacts& host);
 nlohmann::json AgentHomeJson(const Settings& settings, const HostFacts& host);
 // That as one line of text.
 std::string AgentHomeText(const nlohmann::json& info);
+// init [--runtime R] [--agent NAME]...: writes .nubos-pilot/config.json for
+// what this machine has, adds the audit log to .gitignore and trusts what it
+// wrote (verbs_init.cc).
+absl::StatusOr<Outcome> VerbInit(const CommandLine& cl, const HostFacts& host);
 // trust is in verbs_trust.h.
 // sandbox-exec: builds bubblewrap's environment by name and execs it.
 absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& host);

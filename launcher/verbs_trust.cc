@@ -122,15 +122,15 @@ absl::Status Declined(const std::string& project) {
                    {{"project", project}});
 }
 
-std::string UtcNow() {
+}  // namespace
+
+std::string TrustTimestampNow() {
   const time_t now = time(nullptr);
   struct tm utc;
   gmtime_r(&now, &utc);
   return absl::StrFormat("%04d-%02d-%02dT%02d:%02d:%02dZ", utc.tm_year + 1900, utc.tm_mon + 1,
                          utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
 }
-
-}  // namespace
 
 TrustInputs TrustInputsFor(const TrustSubject& subject, const std::optional<TrustRecord>& record) {
   TrustInputs inputs;
@@ -297,7 +297,8 @@ absl::StatusOr<Outcome> VerbTrust(const CommandLine& cl, const HostFacts& host) 
       isatty(2) == 1) {
     context.confirm = AskOnTerminal;
   }
-  absl::StatusOr<TrustVerbOutput> output = RunTrustVerb(mode, *subject, *store, UtcNow(), context);
+  absl::StatusOr<TrustVerbOutput> output =
+      RunTrustVerb(mode, *subject, *store, TrustTimestampNow(), context);
   if (!output.ok()) return output.status();
   if (cl.json) {
     WriteJson(output->json);

@@ -71,6 +71,9 @@ absl::StatusOr<TrustVerbOutput> RunTrustVerb(TrustVerbMode mode, const TrustSubj
                                              StateStore& store, absl::string_view now,
                                              const TrustReviewContext& review = {});
 
+// Now, as a trust record stamps it (UTC, ISO 8601 to the second).
+std::string TrustTimestampNow();
+
 // The whole verb (`np-exec trust [--show | --revoke] [--json]`): loads the
 // settings from the working directory, opens the store ($XDG_STATE_HOME or
 // HOME), runs the mode and writes its output.
