@@ -1,7 +1,10 @@
 // The README's Quick start, run as written by a new user: a throwaway account
 // (useradd, removed afterwards) runs the lines of the README's fenced block
-// `sh quickstart-<runtime>`, read from README.md itself, with the built
-// np-exec first on its PATH in place of the package's /usr/bin/np-exec. A
+// `sh quickstart-<runtime>`, read from README.md itself, after the README's
+// install: under CI=true as root the package of this build (`cpack -G DEB`)
+// is installed for real (`dpkg -i`, removed again afterwards), so the block
+// runs the package's /usr/bin/np-exec; elsewhere, or where np-exec is
+// installed already, the built np-exec is first on its PATH instead. A
 // line starting with `sudo ` runs as root with USER naming the new account,
 // as sudo would; the other lines run as that account (setpriv with its own
 // groups, so a group the block added counts, as after logging in again),
@@ -21,6 +24,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/e2e_support.h"
+#include "tests/support/package.h"
 
 namespace np::testing {
 namespace {
@@ -86,12 +90,9 @@ class QuickStartTest : public ::testing::TestWithParam<std::string> {
       NP_NEEDS("needs root, useradd and setpriv to make a throwaway account");
     }
     NP_REQUIRE_RUNTIME(runtime());
-    // The built np-exec where the new account can run it, as the package's
-    // /usr/bin/np-exec would be (outside every project, root's, not writable).
     ASSERT_EQ(chmod(bin_dir_.path().c_str(), 0755), 0);
     bin_ = bin_dir_.MakeDir("bin");
-    RunResult copy = RunProcess({"/bin/cp", NpExecBin(), bin_ + "/np-exec"}, Options(BaseEnv()));
-    ASSERT_EQ(copy.exit_code, 0) << copy.err;
+    InstallNpExec();
     // What the block uses of the checkout, where the account can read it.
     checkout_ = bin_dir_.MakeDir("checkout");
     bin_dir_.MakeDir("checkout/packaging");
@@ -114,7 +115,32 @@ class QuickStartTest : public ::testing::TestWithParam<std::string> {
     home_ = pw->pw_dir;
   }
 
+  // The package, installed as the README's install does (CI=true, as root,
+  // and no np-exec on the machine yet); otherwise the built np-exec where
+  // the new account can run it, as /usr/bin/np-exec would be (outside every
+  // project, root's, not writable).
+  void InstallNpExec() {
+    const bool installed =
+        access("/usr/bin/np-exec", F_OK) == 0 || access("/usr/local/bin/np-exec", F_OK) == 0 ||
+        RunProcess({"/usr/bin/dpkg", "-s", "np-exec"}, Options(BaseEnv())).exit_code == 0;
+    if (InCi() && !installed) {
+      const std::string deb = BuildDeb(bin_dir_.MakeDir("deb"));
+      ASSERT_FALSE(deb.empty());
+      RunResult install = RunProcess({"/usr/bin/dpkg", "-i", deb}, Options(BaseEnv(), 300000));
+      ASSERT_EQ(install.exit_code, 0) << install.out << install.err;
+      package_installed_ = true;
+      return;
+    }
+    RunResult copy = RunProcess({"/bin/cp", NpExecBin(), bin_ + "/np-exec"}, Options(BaseEnv()));
+    ASSERT_EQ(copy.exit_code, 0) << copy.err;
+  }
+
   void TearDown() override {
+    if (package_installed_) {
+      RunResult remove = RunProcess({"/usr/bin/dpkg", "-r", "np-exec"}, Options(BaseEnv(), 300000));
+      EXPECT_EQ(remove.exit_code, 0) << remove.err;
+      EXPECT_NE(access("/usr/bin/np-exec", F_OK), 0);
+    }
     if (!created_) return;
     RunResult del = RunProcess({"/usr/sbin/userdel", "--remove", user_}, Options(BaseEnv()));
     EXPECT_EQ(del.exit_code, 0) << "userdel " << user_ << ": " << del.err;
@@ -195,6 +221,7 @@ class QuickStartTest : public ::testing::TestWithParam<std::string> {
   std::string checkout_;
   std::string user_;
   bool created_ = false;
+  bool package_installed_ = false;
   uid_t uid_ = 0;
   gid_t gid_ = 0;
   std::string home_;

@@ -8,10 +8,11 @@
 // version of packaging/changelog, the changelog itself, the copyright file and
 // the lintian override (scripts/check-package.sh runs lintian and parses the
 // copyright file as DEP-5). Label "package".
+#include "tests/support/package.h"
+
 #include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -46,17 +47,6 @@ RunResult RunTool(const std::vector<std::string>& argv, const std::string& cwd =
 std::string Trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
-}
-
-// Builds the .deb into `out_dir` and returns its path.
-std::string BuildDeb(const std::string& out_dir) {
-  RunResult r = RunTool({"/usr/bin/cpack", "-G", "DEB", "-B", out_dir}, BinaryDir());
-  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  for (const auto& entry : std::filesystem::directory_iterator(out_dir)) {
-    if (entry.path().extension() == ".deb") return entry.path().string();
-  }
-  ADD_FAILURE() << "no .deb in " << out_dir << "\n" << r.out;
-  return "";
 }
 
 // --version, status in a temporary project, and a wrapped spawn, from the
