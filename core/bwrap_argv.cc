@@ -166,12 +166,14 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
   // printed plan, which carries none, checked inside by the entry point.
   // np-exec's own files (the /etc view, the account view, the persistent
   // home, the egress endpoint: in its private state, made after the plan)
-  // and placeholders (made after the plan, see ProtectedMount) go by path.
+  // go by path, and so do placeholders unless the run path made them before
+  // this argv (ContainerSpawn::placeholders_made; a printed plan's are made
+  // and pinned by sandbox-exec).
   std::vector<MountExpectation> expected;
   auto bind = [&](std::vector<std::string>& out, const std::string& source,
                   absl::string_view target, bool writable,
                   bool placeholder = false) -> absl::Status {
-    if (spawn.pin && !placeholder) {
+    if (spawn.pin && (!placeholder || spawn.placeholders_made)) {
       absl::StatusOr<SourcePin> pin = spawn.pin(source);
       if (!pin.ok()) return pin.status();
       if (pin->fd >= 0) {

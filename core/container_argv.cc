@@ -146,14 +146,15 @@ absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
   // protected nodes, a worktree's git directories, the extra mounts), pinned
   // (mount_pins.h): the entry point checks each target's identity inside
   // before the program runs. np-exec's own files (in its private state, made
-  // after the plan) and placeholders (see ProtectedMount) go by path.
+  // after the plan) go by path, and so do placeholders unless the run path
+  // made them before this argv (ContainerSpawn::placeholders_made).
   std::vector<MountExpectation> expected;
   auto bind = [&](std::vector<std::string>& out, absl::string_view source, absl::string_view target,
                   bool writable, absl::string_view code, bool placeholder = false) -> absl::Status {
     absl::StatusOr<std::string> value =
         FormatBindMount(config.runtime, source, target, writable, code);
     if (!value.ok()) return value.status();
-    if (spawn.pin && !placeholder) {
+    if (spawn.pin && (!placeholder || spawn.placeholders_made)) {
       absl::StatusOr<SourcePin> pin = spawn.pin(std::string(source));
       if (!pin.ok()) return pin.status();
       expected.push_back({std::string(target), pin->dev, pin->ino});

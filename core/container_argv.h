@@ -81,6 +81,9 @@ struct ContainerSpawn {
   // Pins every bind source after the checks (mount_pins.h); empty: sources
   // go by path alone (unit tests).
   PinSourceFn pin;
+  // The placeholders of `protected_binds` exist (SpawnFacts::make_placeholders),
+  // so they are pinned too; false: they are bound by path.
+  bool placeholders_made = false;
   // bubblewrap: PATH inside when it is not kSandboxPath (core/plan.h's
   // SandboxPathFor), set with --setenv; empty: kSandboxPath.
   std::string sandbox_path;

@@ -331,6 +331,11 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
     if (!stable.ok()) return stable;
   }
   protected_binds->insert(protected_binds->end(), git->binds.begin(), git->binds.end());
+  if (facts.make_placeholders) {
+    absl::Status made = facts.make_placeholders(policy->project_real, *protected_binds);
+    if (!made.ok()) return made;
+    spawn.placeholders_made = true;
+  }
   spawn.protected_binds = plan.protected_binds = *std::move(protected_binds);
   spawn.git_roots = plan.git_roots = git->roots;
 

@@ -121,6 +121,14 @@ struct SpawnFacts {
   // Container only: pins each bind source after the checks (mount_pins.h);
   // the launcher's (launcher/source_pins.h). Empty: sources go by path alone.
   PinSourceFn pin;
+  // The run path's: makes the placeholders of the protected binds (of the
+  // project at the first argument) once the plan knows them and before it
+  // builds the argv, so the argv binds and pins them like every other
+  // source and nothing rewrites it afterwards. Empty (wrap, doctor): a
+  // printed plan binds placeholders by path, and sandbox-exec makes them.
+  std::function<absl::Status(const std::string& project_real,
+                             const std::vector<ProtectedBind>& binds)>
+      make_placeholders;
 };
 
 struct SpawnPlan {

@@ -189,20 +189,18 @@ absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& pl
                                    const SpawnLog& log, const TrustGate& trust,
                                    nlohmann::json tier_record, egress::EgressSession* session,
                                    const std::string& account_dir, const std::string& image_id,
-                                   const std::string& gitconfig, SourcePins& pins,
-                                   absl::StatusOr<SpawnLock> spawn_lock) {
-  // Missing protected paths get placeholders for exactly this spawn, held
-  // until it ends (the last spawn of the project removes them).
-  if (!spawn_lock.ok()) return log.Refuse(std::move(tier_record), spawn_lock.status());
-  absl::StatusOr<ProtectedPlaceholders> placeholders = ProtectedPlaceholders::Create(
-      *std::move(spawn_lock), plan.project_real, plan.protected_binds);
-  if (!placeholders.ok()) return log.Refuse(std::move(tier_record), placeholders.status());
-  // Now that they exist, the placeholders are pinned like every other source.
+                                   const std::string& gitconfig,
+                                   std::optional<ProtectedPlaceholders>& placeholders) {
+  // The plan made the placeholders of missing protected paths for exactly
+  // this spawn and bound them like every other source; they are held until
+  // it ends (the last spawn of the project removes them).
+  if (!placeholders.has_value()) {
+    return log.Refuse(
+        std::move(tier_record),
+        MakeError(absl::StatusCode::kInternal, "spawn-failed",
+                  "the plan made no placeholders for its protected paths; nothing ran"));
+  }
   SpawnPlan pinned_plan = plan;
-  absl::Status placeholders_pinned =
-      PinPlaceholderBinds(plan.runtime, plan.protected_binds, plan.project_real, plan.project_mount,
-                          pins, pinned_plan.argv, pinned_plan.bind_fds);
-  if (!placeholders_pinned.ok()) return log.Refuse(std::move(tier_record), placeholders_pinned);
   // A persistent home is created (and seeded) only now that trust allowed
   // the config asking for it, and held until the spawn ends.
   absl::StatusOr<std::optional<AgentHomeLease>> home =
@@ -328,8 +326,8 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   // The project's spawn lock before anything is pinned: a finishing spawn
   // removes placeholders only while no other spawn holds it, so every node
   // this plan sees (and pins) stays until this spawn's runtime has bound it.
-  // A lock that cannot be had refuses the spawn where the placeholders are
-  // made, after the plan's and trust's own errors, as ever.
+  // A lock that cannot be had refuses the spawn where the plan makes the
+  // placeholders, after the config's and the mounts' own errors.
   absl::StatusOr<SpawnLock> spawn_lock =
       container ? SpawnLock::Acquire(GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid,
                                      settings->project.found() ? settings->project_root : host.cwd)
@@ -338,10 +336,22 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   // Every bind source opened once after the plan's checks and held until the
   // runtime is done with it: bubblewrap binds the descriptors.
   SourcePins pins(/*keep_descriptors=*/TraitsOf(runtime).binds_by_descriptor);
+  // The placeholders the plan makes, under the lock, held until the spawn ends.
+  std::optional<ProtectedPlaceholders> placeholders;
   if (container) {
     absl::Status adopted = AdoptProjectSnapshot(*settings, pins);
     if (!adopted.ok()) return log.Refuse(tier_record, adopted);
     facts.pin = pins.AsFunction();
+    facts.make_placeholders = [&spawn_lock, &placeholders](
+                                  const std::string& project_real,
+                                  const std::vector<ProtectedBind>& binds) -> absl::Status {
+      if (!spawn_lock.ok()) return spawn_lock.status();
+      absl::StatusOr<ProtectedPlaceholders> made =
+          ProtectedPlaceholders::Create(*std::move(spawn_lock), project_real, binds);
+      if (!made.ok()) return made.status();
+      placeholders.emplace(*std::move(made));
+      return absl::OkStatus();
+    };
   }
 
   // 4. Plan: exactly one of exec-in-place or a runtime argv.
@@ -389,8 +399,7 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
         [&host](const std::string& name) { return !GetEnv(host.envp, name).empty(); });
     if (!notice.empty()) WriteAll(2, notice);
     return RunWrapped(*settings, *plan, cl.program, driver, endpoint, host, reporter, log, *trust,
-                      tier_record, session->get(), account_dir, image_id, gitconfig, pins,
-                      std::move(spawn_lock));
+                      tier_record, session->get(), account_dir, image_id, gitconfig, placeholders);
   }
   absl::Status recorded = RecordSpawnRan(*trust, host.uid);
   if (!recorded.ok()) return log.Refuse(tier_record, recorded);

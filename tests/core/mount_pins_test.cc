@@ -144,6 +144,37 @@ TEST(MountPinsTest, DockerAndPodmanRunTheMountCheckBeforeTheProgram) {
   }
 }
 
+// On the run path the plan made the placeholders before the argv
+// (ContainerSpawn::placeholders_made): they are pinned like every other
+// source, so nothing rewrites the argv afterwards.
+TEST(MountPinsTest, PlaceholdersMadeBeforeTheArgvArePinnedToo) {
+  for (Runtime runtime : {Runtime::kBwrap, Runtime::kDocker}) {
+    ContainerConfig config;
+    config.runtime = runtime;
+    config.image = "img:1";
+    ContainerSpawn spawn = Spawn();
+    spawn.placeholders_made = true;
+    FakePins pins;
+    pins.descriptors = runtime == Runtime::kBwrap;
+    spawn.pin = pins.Fn();
+    absl::StatusOr<std::vector<std::string>> argv =
+        runtime == Runtime::kBwrap ? BuildBwrapArgv(config, kMounts, spawn, kMergedUsr)
+                                   : BuildContainerArgv(config, kMounts, spawn);
+    ASSERT_TRUE(argv.ok()) << argv.status();
+    ASSERT_EQ(pins.asked.count("/home/u/proj/.vscode"), 1u) << RuntimeName(runtime);
+    const SourcePin& pin = pins.asked.at("/home/u/proj/.vscode");
+    if (runtime == Runtime::kBwrap) {
+      EXPECT_TRUE(
+          HasSequence(*argv, {"--ro-bind-fd", absl::StrCat(pin.fd), "/home/u/proj/.vscode"}));
+      EXPECT_FALSE(
+          HasSequence(*argv, {"--ro-bind", "/home/u/proj/.vscode", "/home/u/proj/.vscode"}));
+    } else {
+      EXPECT_TRUE(
+          HasSequence(*argv, {"--expect", "/home/u/proj/.vscode", absl::StrCat("7:", pin.ino)}));
+    }
+  }
+}
+
 TEST(MountPinsTest, WithoutAPinNothingChanges) {
   ContainerConfig config;
   config.image = "img:1";

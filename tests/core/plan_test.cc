@@ -135,6 +135,34 @@ TEST_F(PlanTest, ContainerPlanWrapsTheProgram) {
   EXPECT_EQ(j["project_mount"], project_);
 }
 
+// The run path's placeholders are made by the plan, once it knows the
+// protected binds and before it builds the argv; a failure refuses the plan.
+TEST_F(PlanTest, ThePlanMakesThePlaceholdersBeforeTheArgv) {
+  ProbeResult probe = Up();
+  std::vector<ProtectedBind> made;
+  std::string made_in;
+  facts_.make_placeholders = [&](const std::string& project_real,
+                                 const std::vector<ProtectedBind>& binds) {
+    made_in = project_real;
+    made = binds;
+    return absl::OkStatus();
+  };
+  absl::StatusOr<SpawnPlan> plan = PlanSpawn(Container(), &probe, facts_, program_, {});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(made_in, plan->project_real);
+  ASSERT_FALSE(made.empty());
+  EXPECT_EQ(made.size(), plan->protected_binds.size());
+  // A fresh project has none of them: each is a placeholder.
+  EXPECT_TRUE(std::any_of(made.begin(), made.end(),
+                          [](const ProtectedBind& bind) { return bind.placeholder; }));
+  facts_.make_placeholders = [](const std::string&, const std::vector<ProtectedBind>&) {
+    return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-protected-path-unsafe",
+                     "a link");
+  };
+  EXPECT_EQ(ErrorCode(PlanSpawn(Container(), &probe, facts_, program_, {}).status()),
+            "isolation-protected-path-unsafe");
+}
+
 TEST_F(PlanTest, BwrapPlanHasNoImage) {
   ProbeResult probe = Up(Runtime::kBwrap);
   absl::StatusOr<SpawnPlan> plan =
