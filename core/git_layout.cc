@@ -135,4 +135,31 @@ absl::StatusOr<GitLayout> ReadGitLayout(absl::string_view dir, bool walk_up) {
   }
 }
 
+ProjectGit ReadProjectGit(absl::string_view project_real) {
+  ProjectGit git;
+  git.project_real = std::string(project_real);
+  git.own = ReadGitLayout(project_real, /*walk_up=*/false);
+  // Walking up from the project looks at the project's own `.git` first,
+  // with the answer just read: only a project without one goes on upwards.
+  const std::string normal = NormalizePath(project_real);
+  if (!git.own.ok() || git.own->kind != GitLayout::Kind::kNone || normal == "/") {
+    git.repository = git.own;
+  } else {
+    const size_t slash = normal.rfind('/');
+    git.repository = ReadGitLayout(slash == 0 ? "/" : normal.substr(0, slash), /*walk_up=*/true);
+  }
+  return git;
+}
+
+absl::StatusOr<GitLayout> OwnGitLayout(absl::string_view project_real, const ProjectGit* git) {
+  if (git != nullptr && git->project_real == project_real) return git->own;
+  return ReadGitLayout(project_real, /*walk_up=*/false);
+}
+
+absl::StatusOr<GitLayout> RepositoryGitLayout(absl::string_view project_real,
+                                              const ProjectGit* git) {
+  if (git != nullptr && git->project_real == project_real) return git->repository;
+  return ReadGitLayout(project_real, /*walk_up=*/true);
+}
+
 }  // namespace np

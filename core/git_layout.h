@@ -36,6 +36,22 @@ struct GitLayout {
 // that does not resolve.
 absl::StatusOr<GitLayout> ReadGitLayout(absl::string_view dir, bool walk_up);
 
+// A project's git, read once for a whole spawn: `own` is ReadGitLayout of
+// the project alone (walk_up false: what the protected paths, the git mounts
+// and the spawn lock judge), `repository` the same walking up (the state
+// store's key: trust, the ratchet, the persistent home). One walk gives both.
+struct ProjectGit {
+  std::string project_real;  // Whose layout this is.
+  absl::StatusOr<GitLayout> own = GitLayout{};
+  absl::StatusOr<GitLayout> repository = GitLayout{};
+};
+ProjectGit ReadProjectGit(absl::string_view project_real);
+
+// `git`'s layout when it is `project_real`'s, else a fresh read of it.
+absl::StatusOr<GitLayout> OwnGitLayout(absl::string_view project_real, const ProjectGit* git);
+absl::StatusOr<GitLayout> RepositoryGitLayout(absl::string_view project_real,
+                                              const ProjectGit* git);
+
 }  // namespace np
 
 #endif  // NP_EXEC_CORE_GIT_LAYOUT_H_

@@ -103,8 +103,9 @@ const std::vector<std::string>& WorktreeGitDirEntries() {
 absl::StatusOr<GitMounts> PlanGitMounts(absl::string_view project_real,
                                         absl::string_view project_target, const MountPolicy& policy,
                                         absl::string_view home_real,
-                                        const std::vector<std::string>& reserved_targets) {
-  absl::StatusOr<GitLayout> git = ReadGitLayout(project_real, /*walk_up=*/false);
+                                        const std::vector<std::string>& reserved_targets,
+                                        const ProjectGit* git_read) {
+  absl::StatusOr<GitLayout> git = OwnGitLayout(project_real, git_read);
   if (!git.ok()) return git.status();
   GitMounts mounts;
   // A `.git` directory is mounted with the project; git directories inside

@@ -60,10 +60,12 @@ const std::vector<std::string>& WorktreeGitDirEntries();
 // that is or holds the caller's home), `isolation-git-dir-unsafe` (a root
 // inside another project, or one whose path the sandbox's own targets
 // cover), `isolation-protected-path-unsafe` (see PlanProtectedBinds).
+// `git`: the project's git as the spawn read it once (null: read here).
 absl::StatusOr<GitMounts> PlanGitMounts(absl::string_view project_real,
                                         absl::string_view project_target, const MountPolicy& policy,
                                         absl::string_view home_real,
-                                        const std::vector<std::string>& reserved_targets);
+                                        const std::vector<std::string>& reserved_targets,
+                                        const ProjectGit* git = nullptr);
 
 }  // namespace np
 

@@ -306,8 +306,9 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   plan.project_real = policy->project_real;
 
   // A linked worktree's git directories, so that git works inside.
-  absl::StatusOr<GitMounts> git = PlanGitMounts(policy->project_real, plan.project_mount, *policy,
-                                                facts.home, {"/tmp", std::string(kContainerHome)});
+  absl::StatusOr<GitMounts> git =
+      PlanGitMounts(policy->project_real, plan.project_mount, *policy, facts.home,
+                    {"/tmp", std::string(kContainerHome)}, settings.git.get());
   if (!git.ok()) return git.status();
   std::vector<std::string> reserved = {plan.project_mount, "/tmp", std::string(kContainerHome)};
   if (account_view) reserved.insert(reserved.end(), {"/etc/passwd", "/etc/group"});
@@ -323,8 +324,8 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   if (TraitsOf(container.runtime).program_from_host) {
     spawn.sandbox_path = SandboxPathFor(facts.path, plan.mounts);
   }
-  absl::StatusOr<std::vector<ProtectedBind>> protected_binds =
-      ProtectedBindsForSpawn(policy->project_real, container.protect, plan.mounts);
+  absl::StatusOr<std::vector<ProtectedBind>> protected_binds = ProtectedBindsForSpawn(
+      policy->project_real, container.protect, plan.mounts, settings.git.get());
   if (!protected_binds.ok()) return protected_binds.status();
   for (const ValidatedMount& mount : plan.mounts) {
     absl::Status stable = CheckMountSourceStable(mount, facts.uid, facts.gid);

@@ -180,7 +180,8 @@ absl::StatusOr<std::vector<std::string>> ParseProtect(const nlohmann::json& valu
 }
 
 absl::StatusOr<std::vector<std::string>> ProtectedList(absl::string_view project_real,
-                                                       const std::vector<std::string>& extra) {
+                                                       const std::vector<std::string>& extra,
+                                                       const ProjectGit* git_read) {
   absl::Status valid = CheckAbsolutePath(project_real, "invalid-path");
   if (!valid.ok()) return valid;
   std::vector<std::string> list = DefaultProtectedPaths();
@@ -191,7 +192,7 @@ absl::StatusOr<std::vector<std::string>> ProtectedList(absl::string_view project
   if (lstat(dot_git.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
     return Unsafe(dot_git, "a symbolic link");
   }
-  absl::StatusOr<GitLayout> git = ReadGitLayout(project_real, /*walk_up=*/false);
+  absl::StatusOr<GitLayout> git = OwnGitLayout(project_real, git_read);
   if (!git.ok()) return git.status();
   if (git->kind == GitLayout::Kind::kFile) {
     // The git and common directories of a worktree or submodule usually lie
@@ -302,8 +303,8 @@ absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
 
 absl::StatusOr<std::vector<ProtectedBind>> ProtectedBindsForSpawn(
     absl::string_view project_real, const std::vector<std::string>& extra,
-    const std::vector<ValidatedMount>& mounts) {
-  absl::StatusOr<std::vector<std::string>> list = ProtectedList(project_real, extra);
+    const std::vector<ValidatedMount>& mounts, const ProjectGit* git) {
+  absl::StatusOr<std::vector<std::string>> list = ProtectedList(project_real, extra, git);
   if (!list.ok()) return list.status();
   absl::StatusOr<std::vector<ProtectedBind>> binds = PlanProtectedBinds(project_real, *list);
   if (!binds.ok()) return binds.status();

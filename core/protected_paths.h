@@ -41,6 +41,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/git_layout.h"
 #include "core/mounts.h"
 #include "nlohmann/json.hpp"
 
@@ -95,8 +96,10 @@ absl::StatusOr<std::vector<std::string>> ParseProtect(const nlohmann::json& valu
 // the git entries of a worktree's git and common directories when they lie
 // inside the project, and `extra`. Relative, normalised, each once. Code:
 // `project-git-invalid` (see git_layout.h).
+// `git`: the project's git as the spawn read it once (null: read here).
 absl::StatusOr<std::vector<std::string>> ProtectedList(absl::string_view project_real,
-                                                       const std::vector<std::string>& extra);
+                                                       const std::vector<std::string>& extra,
+                                                       const ProjectGit* git = nullptr);
 
 // One bind the sandbox gets on top of the project mount. Source and target
 // are the same node: `relative` below the project's host path and below its
@@ -137,7 +140,7 @@ absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
 // PlanProtectedBinds over it and CheckMountsAvoidProtected for `mounts`.
 absl::StatusOr<std::vector<ProtectedBind>> ProtectedBindsForSpawn(
     absl::string_view project_real, const std::vector<std::string>& extra,
-    const std::vector<ValidatedMount>& mounts);
+    const std::vector<ValidatedMount>& mounts, const ProjectGit* git = nullptr);
 
 // What a placeholder file at `relative` holds: ".\n" for a `commondir`,
 // else nothing.

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/config.h"
+#include "core/git_layout.h"
 #include "core/project_location.h"
 #include "core/resolve_tier.h"
 #include "nlohmann/json.hpp"
@@ -43,6 +44,11 @@ struct Settings {
   ProjectConfig config;
   ResolvedTier resolved;
   bool has_milestones = false;  // `.nubos-pilot/milestones/` exists.
+  // The project's git, read once (core/git_layout.h) for everything the
+  // spawn decides about it: protected paths, git mounts, the spawn lock and
+  // the state store's key. Null outside a project (and in hand-made settings:
+  // each user then reads it itself).
+  std::shared_ptr<const ProjectGit> git;
 };
 
 // Finds the project (or takes inputs.project), reads its config once through

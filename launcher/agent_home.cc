@@ -407,7 +407,7 @@ absl::StatusOr<std::string> ProjectKey(const Settings& settings) {
     return MakeError(absl::StatusCode::kFailedPrecondition, "not-in-project",
                      absl::StrCat("the project ", settings.project_root, " does not resolve"));
   }
-  return ProjectStoreKey(real);
+  return ProjectStoreKey(real, settings.git.get());
 }
 
 }  // namespace

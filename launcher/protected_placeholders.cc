@@ -84,19 +84,20 @@ bool MakePlaceholder(const NodeAt& node, const ProtectedBind& bind, std::string*
 
 }  // namespace
 
-std::string SpawnLockName(const std::string& project_real) {
+std::string SpawnLockName(const std::string& project_real, const ProjectGit* git_read) {
   // One lock per repository: the worktrees of one share the placeholders in
   // its common directory (git_mounts.h), and the main worktree's `.git/...`
   // placeholders are the same nodes. A project outside git locks alone.
-  absl::StatusOr<GitLayout> git = ReadGitLayout(project_real, /*walk_up=*/false);
+  absl::StatusOr<GitLayout> git = OwnGitLayout(project_real, git_read);
   const std::string& key =
       git.ok() && git->kind != GitLayout::Kind::kNone ? git->common_dir : project_real;
   return absl::StrCat("spawn-", Sha256Hex(key));
 }
 
 absl::StatusOr<SpawnLock> SpawnLock::Acquire(const StateStore& store,
-                                             const std::string& project_real) {
-  absl::StatusOr<int> fd = store.OpenLockFile(SpawnLockName(project_real));
+                                             const std::string& project_real,
+                                             const ProjectGit* git) {
+  absl::StatusOr<int> fd = store.OpenLockFile(SpawnLockName(project_real, git));
   if (!fd.ok()) return fd.status();
   SpawnLock lock(*fd);
   // Waits while a finishing spawn removes placeholders, so what it removes is
@@ -112,13 +113,14 @@ absl::StatusOr<SpawnLock> SpawnLock::Acquire(const StateStore& store,
 
 absl::StatusOr<SpawnLock> SpawnLock::Acquire(absl::string_view xdg_state_home,
                                              absl::string_view home, uid_t uid,
-                                             const std::string& project_real) {
+                                             const std::string& project_real,
+                                             const ProjectGit* git) {
   absl::StatusOr<std::string> dir = StateStoreDir(xdg_state_home, home);
   if (!dir.ok()) return dir.status();
   absl::StatusOr<StateStore> store = StateStore::Open(*dir, uid);
   if (!store.ok()) return store.status();
   // The lock's descriptor outlives the store's.
-  return Acquire(*store, project_real);
+  return Acquire(*store, project_real, git);
 }
 
 SpawnLock::~SpawnLock() {

@@ -32,12 +32,14 @@ class SpawnLock {
  public:
   // Opens the store (StateStoreDir of `xdg_state_home` and `home`, owned by
   // `uid`) and takes the shared lock of `project_real` (SpawnLockName),
-  // waiting while a finishing spawn removes placeholders. Codes: the store's.
+  // waiting while a finishing spawn removes placeholders. `git`: the
+  // project's git as the spawn read it (null: read here). Codes: the store's.
   static absl::StatusOr<SpawnLock> Acquire(absl::string_view xdg_state_home, absl::string_view home,
-                                           uid_t uid, const std::string& project_real);
+                                           uid_t uid, const std::string& project_real,
+                                           const ProjectGit* git = nullptr);
   // The same in an open store.
-  static absl::StatusOr<SpawnLock> Acquire(const StateStore& store,
-                                           const std::string& project_real);
+  static absl::StatusOr<SpawnLock> Acquire(const StateStore& store, const std::string& project_real,
+                                           const ProjectGit* git = nullptr);
 
   SpawnLock(SpawnLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   SpawnLock& operator=(SpawnLock&&) = delete;
@@ -126,7 +128,7 @@ std::vector<ProtectedBind> PlaceholderBindsFromJson(const nlohmann::json& list);
 
 // The spawn lock's name in the store for a project: one per repository
 // (its common directory) when the project has a `.git`, else per project.
-std::string SpawnLockName(const std::string& project_real);
+std::string SpawnLockName(const std::string& project_real, const ProjectGit* git = nullptr);
 
 }  // namespace np
 

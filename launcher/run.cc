@@ -330,7 +330,8 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   // placeholders, after the config's and the mounts' own errors.
   absl::StatusOr<SpawnLock> spawn_lock =
       container ? SpawnLock::Acquire(GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid,
-                                     settings->project.found() ? settings->project_root : host.cwd)
+                                     settings->project.found() ? settings->project_root : host.cwd,
+                                     settings->git.get())
                 : absl::StatusOr<SpawnLock>(
                       absl::FailedPreconditionError("a wrapped plan outside the container tier"));
   // Every bind source opened once after the plan's checks and held until the

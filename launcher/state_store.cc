@@ -84,8 +84,9 @@ absl::StatusOr<StateStore> OpenStateStore(const HostFacts& host) {
   return StateStore::Open(*dir, host.uid);
 }
 
-absl::StatusOr<std::string> ProjectStoreKey(absl::string_view project_real) {
-  absl::StatusOr<GitLayout> git = ReadGitLayout(project_real, /*walk_up=*/true);
+absl::StatusOr<std::string> ProjectStoreKey(absl::string_view project_real,
+                                            const ProjectGit* git_read) {
+  absl::StatusOr<GitLayout> git = RepositoryGitLayout(project_real, git_read);
   if (!git.ok()) return git.status();
   // A `.git` file is anyone's to write before np-exec sees the project (an
   // unpacked archive, a copied folder): `gitdir: /home/u/trusted/.git` would

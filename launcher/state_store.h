@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/git_layout.h"
 #include "core/trust.h"
 #include "launcher/host.h"
 
@@ -43,7 +44,8 @@ absl::StatusOr<std::string> StateStoreDir(absl::string_view xdg_state_home, absl
 // The store key of the project at `project_real` (a real path): a JSON array
 // ["git", common dir, path of the project inside its worktree] or ["path",
 // project]. Code `project-git-invalid` (git_layout.h).
-absl::StatusOr<std::string> ProjectStoreKey(absl::string_view project_real);
+absl::StatusOr<std::string> ProjectStoreKey(absl::string_view project_real,
+                                            const ProjectGit* git = nullptr);
 
 class StateStore {
  public:

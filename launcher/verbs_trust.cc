@@ -163,7 +163,7 @@ absl::StatusOr<TrustSubject> LoadTrustSubject(const Settings& settings) {
   subject.file_tier = ProjectFileTier(*parsed);
   subject.container = parsed->container;
   subject.effective_tier = settings.resolved.tier;
-  absl::StatusOr<std::string> key = ProjectStoreKey(subject.project_real);
+  absl::StatusOr<std::string> key = ProjectStoreKey(subject.project_real, settings.git.get());
   if (!key.ok()) return key.status();
   subject.key = *std::move(key);
   return subject;

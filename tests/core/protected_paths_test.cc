@@ -151,6 +151,40 @@ TEST(GitLayoutTest, ReadsDirectoriesFilesAndCommonDirs) {
   EXPECT_EQ(wt->common_dir, dir.Path("main/.git"));
 }
 
+// One read of a project's git answers both questions as the two reads did:
+// the project alone, and walking up to its repository.
+TEST(GitLayoutTest, ProjectGitAnswersAsBothReads) {
+  TempDir dir;
+  dir.Write("main/.git/HEAD", "ref: refs/heads/main\n");
+  dir.Write("main/.git/worktrees/wt/commondir", "../..\n");
+  dir.Write("wt/.git", "gitdir: ../main/.git/worktrees/wt\n");
+  dir.MakeDir("main/sub");
+  dir.MakeDir("alone");
+  dir.Write("broken/.git", "nonsense\n");
+  dir.MakeDir("broken/below");
+  for (const char* project : {"main", "main/sub", "wt", "alone", "broken", "broken/below"}) {
+    const std::string real = dir.Path(project);
+    const ProjectGit git = ReadProjectGit(real);
+    for (const bool walk_up : {false, true}) {
+      absl::StatusOr<GitLayout> want = ReadGitLayout(real, walk_up);
+      absl::StatusOr<GitLayout> got =
+          walk_up ? RepositoryGitLayout(real, &git) : OwnGitLayout(real, &git);
+      ASSERT_EQ(got.ok(), want.ok()) << project << " " << walk_up;
+      if (!want.ok()) {
+        EXPECT_EQ(ErrorCode(got.status()), ErrorCode(want.status())) << project;
+        continue;
+      }
+      EXPECT_EQ(got->kind, want->kind) << project << " " << walk_up;
+      EXPECT_EQ(got->top, want->top) << project << " " << walk_up;
+      EXPECT_EQ(got->git_dir, want->git_dir) << project << " " << walk_up;
+      EXPECT_EQ(got->common_dir, want->common_dir) << project << " " << walk_up;
+    }
+  }
+  // Another project's read is never used for this one.
+  const ProjectGit main = ReadProjectGit(dir.Path("main"));
+  EXPECT_EQ(OwnGitLayout(dir.Path("alone"), &main)->kind, GitLayout::Kind::kNone);
+}
+
 TEST(GitLayoutTest, BrokenPointersAreCodedErrors) {
   for (const char* content : {"nonsense\n", "gitdir: /nonexistent/np-exec\n", "gitdir:\n", ""}) {
     TempDir dir;

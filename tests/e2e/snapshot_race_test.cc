@@ -391,15 +391,18 @@ TEST_P(SnapshotRaceTest, ANestedFolderExchangedWithALinkAboveItNeverMountsThatFo
 }
 
 // The times one spawn opens the project's config: once.
-int ConfigOpens(const std::string& project, const std::vector<std::string>& env,
-                const std::string& trace) {
-  RunResult r = RunProcess({"/usr/bin/strace", "-f", "-qq", "-e", "trace=open,openat,openat2", "-o",
-                            trace, NpExecBin(), "--", "true"},
+// The lines of one `np-exec -- true` in `project` under strace (the
+// `syscalls` given) that np-exec's own process made (the first pid strace
+// names: the runtimes it starts open files of their own) and that contain
+// every one of `needles`.
+int OwnCalls(const std::string& project, const std::vector<std::string>& env,
+             const std::string& trace, const std::string& syscalls,
+             const std::vector<std::vector<std::string>>& any_of) {
+  RunResult r = RunProcess({"/usr/bin/strace", "-f", "-qq", "-e", "trace=" + syscalls, "-o", trace,
+                            NpExecBin(), "--", "true"},
                            Options(env, 120000, project));
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  // Only np-exec's own process counts (the first pid strace names): the
-  // runtimes it starts open config.json files of their own.
-  int opens = 0;
+  int calls = 0;
   std::string pid;
   std::string line;
   for (char c : ReadFile(trace)) {
@@ -409,13 +412,37 @@ int ConfigOpens(const std::string& project, const std::vector<std::string>& env,
     }
     const std::string line_pid = line.substr(0, line.find(' '));
     if (pid.empty()) pid = line_pid;
-    if (line_pid == pid && (line.find(".nubos-pilot/config.json") != std::string::npos ||
-                            line.find("\"config.json\"") != std::string::npos)) {
-      ++opens;
+    bool counted = false;
+    for (const std::vector<std::string>& needles : any_of) {
+      bool all = true;
+      for (const std::string& needle : needles) all = all && line.find(needle) != std::string::npos;
+      counted = counted || all;
     }
+    if (line_pid == pid && counted) ++calls;
     line.clear();
   }
-  return opens;
+  return calls;
+}
+
+int ConfigOpens(const std::string& project, const std::vector<std::string>& env,
+                const std::string& trace) {
+  return OwnCalls(project, env, trace, "open,openat,openat2",
+                  {{".nubos-pilot/config.json"}, {"\"config.json\""}});
+}
+
+// The project's git layout is read once per spawn (core/git_layout.h's
+// ProjectGit): its `commondir` is opened to be read once, whatever the
+// protected paths, the git mounts, the spawn lock and the state store's key
+// ask of it (it was three times).
+TEST_P(SnapshotRaceTest, OneSpawnReadsTheProjectsGitOnce) {
+  if (access("/usr/bin/strace", X_OK) != 0) NP_NEEDS("strace is not installed");
+  // A repository first: its common directory keys the trust MakeProject records.
+  RunResult init = RunProcess({"/usr/bin/git", "init", "-q", inner_}, Options(BaseEnv()));
+  ASSERT_EQ(init.exit_code, 0) << init.err;
+  MakeProject(inner_, ContainerConfig(runtime(), "np-test:local"));
+  EXPECT_EQ(OwnCalls(inner_, RuntimeEnv(), dir_.Path("trace"), "open,openat,openat2",
+                     {{".git/commondir", "O_RDONLY|O_NONBLOCK|O_NOFOLLOW"}}),
+            1);
 }
 
 TEST_P(SnapshotRaceTest, OneSpawnOpensTheConfigOnce) {
