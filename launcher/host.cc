@@ -48,6 +48,11 @@ HostFacts ReadHostFacts(char** envp) {
       timeout <= 60000) {
     host.engine_timeout_ms = timeout;
   }
+  int grace = 0;
+  if (absl::SimpleAtoi(GetEnv(envp, "NP_EXEC_GRACE_MS"), &grace) && grace >= 100 &&
+      grace <= 600000) {
+    host.grace_ms = grace;
+  }
   int exec_pid = 0;
   if (absl::SimpleAtoi(GetEnv(envp, kExecPidVar), &exec_pid)) host.exec_pid = exec_pid;
   host.exec_target = std::string(GetEnv(envp, kExecTargetVar));

@@ -34,6 +34,10 @@ struct HostFacts {
   // NP_EXEC_ENGINE_TIMEOUT_MS: how long an engine API request may take
   // (default kEngineTimeoutMs; 1 to 60000).
   int engine_timeout_ms = 2000;
+  // NP_EXEC_GRACE_MS: how long the program may take to end after a
+  // terminating signal before its sandbox is taken down (default
+  // 10000; 100 to 600000).
+  int grace_ms = 10000;
   pid_t exec_pid = 0;       // NP_EXEC_EXEC_PID.
   std::string exec_target;  // NP_EXEC_EXEC_TARGET.
   pid_t pid = 0;

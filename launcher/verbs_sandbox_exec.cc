@@ -105,6 +105,7 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
     env.unset = kInterposerVars;
   }
   SuperviseRequest request;
+  request.grace_ms = host.grace_ms;
   request.bin = cl.program.front();
   request.argv = cl.program;
   request.argv.front() = std::string(traits.name);

@@ -140,6 +140,7 @@ class BwrapDriverImpl : public RuntimeDriver {
     }
     SuperviseRequest request;
     request.companions = companions;
+    request.grace_ms = host.grace_ms;
     request.bin = plan.exec_path;
     request.argv = plan.argv;
     absl::Status filtered = AddSeccompArg(request.argv, *seccomp);

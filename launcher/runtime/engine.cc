@@ -270,6 +270,7 @@ class EngineDriver : public RuntimeDriver {
                                  const std::vector<Companion>& companions) const override {
     SuperviseRequest request;
     request.companions = companions;
+    request.grace_ms = host.grace_ms;
     request.bin = plan.exec_path;
     request.argv = plan.argv;
     request.env = BuildEnvironment(plan.env, host.envp);

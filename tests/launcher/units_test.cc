@@ -445,7 +445,8 @@ TEST(SuperviseTest, GraceIsInjectedAndCleanupRunsAfterIt) {
   SuperviseRequest request;
   request.bin = "/bin/sh";
   // Ignores TERM: only the grace period's end (then SIGKILL) stops it.
-  request.argv = {"sh", "-c", "trap '' TERM; kill -TERM $PPID; sleep 30"};
+  // (exec: no orphaned sleep keeps the test's output open for 30 s.)
+  request.argv = {"sh", "-c", "trap '' TERM; kill -TERM $PPID; exec sleep 30"};
   request.grace_ms = 200;
   int cleaned = 0;
   request.cleanup = [&] { ++cleaned; };
