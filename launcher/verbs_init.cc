@@ -188,13 +188,7 @@ absl::StatusOr<TrustVerbOutput> TrustWritten(const InitFiles& files, const HostF
                                   " is not what it reads back (the folder or the file changed "
                                   "meanwhile); nothing was trusted: review it with np-exec trust"));
   }
-  absl::StatusOr<TrustSubject> subject = LoadTrustSubject(*settings);
-  if (!subject.ok()) return subject.status();
-  absl::StatusOr<StateStore> store = OpenStateStore(host);
-  if (!store.ok()) return store.status();
-  TrustReviewContext context;
-  context.home = host.home;
-  return RunTrustVerb(TrustVerbMode::kTrust, *subject, *store, TrustTimestampNow(), context);
+  return RunTrustVerbOn(TrustVerbMode::kTrust, *settings, host, {});
 }
 
 std::vector<std::string> NextSteps(const InitChoice& choice) {

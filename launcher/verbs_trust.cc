@@ -276,6 +276,16 @@ bool AskOnTerminal(const std::string& review) {
   return word == "y" || word == "yes";
 }
 
+absl::StatusOr<TrustVerbOutput> RunTrustVerbOn(TrustVerbMode mode, const Settings& settings,
+                                               const HostFacts& host, TrustReviewContext context) {
+  absl::StatusOr<TrustSubject> subject = LoadTrustSubject(settings);
+  if (!subject.ok()) return subject.status();
+  absl::StatusOr<StateStore> store = OpenStateStore(host);
+  if (!store.ok()) return store.status();
+  context.home = host.home;
+  return RunTrustVerb(mode, *subject, *store, TrustTimestampNow(), context);
+}
+
 absl::StatusOr<Outcome> VerbTrust(const CommandLine& cl, const HostFacts& host) {
   const TrustVerbMode mode = cl.trust_show     ? TrustVerbMode::kShow
                              : cl.trust_revoke ? TrustVerbMode::kRevoke
@@ -284,12 +294,7 @@ absl::StatusOr<Outcome> VerbTrust(const CommandLine& cl, const HostFacts& host) 
   absl::StatusOr<Settings> settings =
       LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier, false});
   if (!settings.ok()) return settings.status();
-  absl::StatusOr<TrustSubject> subject = LoadTrustSubject(*settings);
-  if (!subject.ok()) return subject.status();
-  absl::StatusOr<StateStore> store = OpenStateStore(host);
-  if (!store.ok()) return store.status();
   TrustReviewContext context;
-  context.home = host.home;
   if (mode != TrustVerbMode::kRevoke) context.user = DescribeProjectUser(*settings, host);
   // On a terminal the operator is asked; a script says --yes, and without a
   // terminal running the verb is the approval, as it always was.
@@ -297,8 +302,7 @@ absl::StatusOr<Outcome> VerbTrust(const CommandLine& cl, const HostFacts& host) 
       isatty(2) == 1) {
     context.confirm = AskOnTerminal;
   }
-  absl::StatusOr<TrustVerbOutput> output =
-      RunTrustVerb(mode, *subject, *store, TrustTimestampNow(), context);
+  absl::StatusOr<TrustVerbOutput> output = RunTrustVerbOn(mode, *settings, host, context);
   if (!output.ok()) return output.status();
   if (cl.json) {
     WriteJson(output->json);

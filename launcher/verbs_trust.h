@@ -71,6 +71,11 @@ absl::StatusOr<TrustVerbOutput> RunTrustVerb(TrustVerbMode mode, const TrustSubj
                                              StateStore& store, absl::string_view now,
                                              const TrustReviewContext& review = {});
 
+// RunTrustVerb on the settings' project, in the store of `host`, now; the
+// context's `home` is the host's.
+absl::StatusOr<TrustVerbOutput> RunTrustVerbOn(TrustVerbMode mode, const Settings& settings,
+                                               const HostFacts& host, TrustReviewContext context);
+
 // Now, as a trust record stamps it (UTC, ISO 8601 to the second).
 std::string TrustTimestampNow();
 
