@@ -248,6 +248,9 @@ TEST_P(QuickStartTest, RunsAsWrittenInAFreshAccount) {
     }
   }
   WriteAsUser("host-secret", "the account's own file\n");
+  // A user's git identity, as the block's commits need (nothing else of it
+  // reaches the sandbox).
+  WriteAsUser(".gitconfig", "[user]\n\tname = Quick Start\n\temail = qs@example.com\n");
 
   RunResult r = RunBlock(lines);
   ASSERT_EQ(r.exit_code, 0) << "stdout:\n" << r.out << "\nstderr:\n" << r.err;
@@ -261,7 +264,8 @@ TEST_P(QuickStartTest, RunsAsWrittenInAFreshAccount) {
     const std::string first = user_ + " in " + project;
     auto at = std::find(out.begin(), out.end(), first);
     ASSERT_NE(at, out.end()) << r.out << r.err;
-    std::vector<std::string> after(at + 1, out.end());
+    ASSERT_GE(out.end() - at, 3) << r.out;
+    std::vector<std::string> after(at + 1, at + 3);
     EXPECT_THAT(after, Not(Contains("host-secret"))) << r.out;
     EXPECT_THAT(after, Not(Contains(".bashrc"))) << r.out;
     EXPECT_EQ(after, std::vector<std::string>({"np-exec", user_})) << r.out;
@@ -277,6 +281,11 @@ TEST_P(QuickStartTest, RunsAsWrittenInAFreshAccount) {
     EXPECT_TRUE(member);
   }
   ExpectContainerSpawnExited0(project);
+  // The commit made in the slice worktree's sandbox is on the host's branch,
+  // with the account's identity, and that spawn too ran contained.
+  ASSERT_FALSE(out.empty());
+  EXPECT_EQ(out.back(), "Quick Start: made inside") << r.out << r.err;
+  ExpectContainerSpawnExited0(project + "/.nubos-pilot/worktrees/slice-1");
   EXPECT_EQ(ReadFile(home_ + "/host-secret"), "the account's own file\n");
 }
 
