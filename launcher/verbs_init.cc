@@ -48,10 +48,11 @@ std::vector<InitRuntimeState> ProbeRuntimes(const HostFacts& host,
     state.runtime = traits.runtime;
     state.available = probe.available;
     if (!probe.available) state.why_not = WhyNot(probe);
-    for (const AgentRecipe& recipe : AgentRecipes()) {
-      if (!probe.available || !traits.uses_image) break;
-      if (driver.ImagePresent(recipe.image, endpoint, host) == true) {
-        state.agent_images.push_back(recipe.name);
+    if (probe.available && traits.uses_image) {
+      for (const AgentRecipe& recipe : AgentRecipes()) {
+        if (driver.ImagePresent(recipe.image, endpoint, host) == true) {
+          state.agent_images.push_back(recipe.name);
+        }
       }
     }
     states.push_back(std::move(state));
@@ -113,28 +114,24 @@ absl::Status OpenInitFiles(const std::string& cwd, InitFiles& files) {
   if (files.dir < 0) return Unsafe(cwd, absl::StrCat("cannot be opened: ", strerror(errno)));
   const std::string state_path = JoinPath(cwd, ".nubos-pilot");
   const std::string gitignore_path = JoinPath(cwd, ".gitignore");
+  // The checks look without following a link; the opens below refuse one
+  // again (O_NOFOLLOW), so a swap in between writes nothing through it.
   struct stat st;
   const bool has_state_dir = fstatat(files.dir, ".nubos-pilot", &st, AT_SYMLINK_NOFOLLOW) == 0;
   if (has_state_dir && !S_ISDIR(st.st_mode)) return Unsafe(state_path, "is a link or not a folder");
-  if (has_state_dir) {
-    files.state_dir =
-        openat(files.dir, ".nubos-pilot", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (files.state_dir < 0) return Unsafe(state_path, "is a link or not a folder");
-    if (fstatat(files.state_dir, "config.json", &st, AT_SYMLINK_NOFOLLOW) == 0) {
-      return ConfigExists(cwd);
-    }
+  if (has_state_dir &&
+      fstatat(files.dir, ".nubos-pilot/config.json", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    return ConfigExists(cwd);
   }
   if (fstatat(files.dir, ".gitignore", &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
     return Unsafe(gitignore_path, "is a link or not a plain file");
   }
-  if (!has_state_dir) {
-    if (mkdirat(files.dir, ".nubos-pilot", 0755) != 0 && errno != EEXIST) {
-      return Unsafe(state_path, absl::StrCat("cannot be made: ", strerror(errno)));
-    }
-    files.state_dir =
-        openat(files.dir, ".nubos-pilot", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (files.state_dir < 0) return Unsafe(state_path, "is a link or not a folder");
+  if (!has_state_dir && mkdirat(files.dir, ".nubos-pilot", 0755) != 0 && errno != EEXIST) {
+    return Unsafe(state_path, absl::StrCat("cannot be made: ", strerror(errno)));
   }
+  files.state_dir =
+      openat(files.dir, ".nubos-pilot", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (files.state_dir < 0) return Unsafe(state_path, "is a link or not a folder");
   files.gitignore = openat(files.dir, ".gitignore",
                            O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
   if (files.gitignore < 0 || fstat(files.gitignore, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -174,20 +171,24 @@ absl::StatusOr<bool> IgnoreAuditLog(const InitFiles& files, const std::string& c
 // the folder must still be the one written into and the bytes the ones written.
 absl::StatusOr<TrustVerbOutput> TrustWritten(const InitFiles& files, const HostFacts& host,
                                              const nlohmann::json& written) {
+  const absl::Status changed =
+      MakeError(absl::StatusCode::kAborted, "init-config-changed",
+                absl::StrCat("the config np-exec init wrote in ", host.cwd,
+                             " is not what it reads back (the folder or the file changed "
+                             "meanwhile); nothing was trusted: review it with np-exec trust"));
   absl::StatusOr<ProjectLocation> location = LocateProject(files.dir, host.cwd);
   if (!location.ok()) return location.status();
   struct stat st;
-  absl::StatusOr<Settings> settings =
-      fstat(files.dir, &st) == 0 && location->found() && location->dev == st.st_dev &&
-              location->ino == st.st_ino
-          ? LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier, false, &*location})
-          : absl::StatusOr<Settings>(absl::InternalError(""));
-  if (!settings.ok() || settings->raw_config != written) {
-    return MakeError(absl::StatusCode::kAborted, "init-config-changed",
-                     absl::StrCat("the config np-exec init wrote in ", host.cwd,
-                                  " is not what it reads back (the folder or the file changed "
-                                  "meanwhile); nothing was trusted: review it with np-exec trust"));
+  if (fstat(files.dir, &st) != 0 || !location->found() || location->dev != st.st_dev ||
+      location->ino != st.st_ino) {
+    return changed;
   }
+  // What cannot be loaded (the operator file, a file that no longer parses)
+  // says so with its own code; nothing is trusted either way.
+  absl::StatusOr<Settings> settings =
+      LoadSettings({host.cwd, OperatorConfigPath(host), host.env_tier, false, &*location});
+  if (!settings.ok()) return settings.status();
+  if (settings->raw_config != written) return changed;
   return RunTrustVerbOn(TrustVerbMode::kTrust, *settings, host, {});
 }
 
