@@ -15,10 +15,25 @@ int OpenDirNoFollow(absl::string_view absolute) {
     errno = EINVAL;
     return -1;
   }
-  int dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  const int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0) return -1;
+  const int dir = OpenDirNoFollowAt(root, absolute);
+  const int error = errno;
+  close(root);
+  errno = error;
+  return dir;
+}
+
+int OpenDirNoFollowAt(int start, absl::string_view relative) {
+  int dir = openat(start, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) return -1;
-  for (absl::string_view name : absl::StrSplit(absolute, '/', absl::SkipEmpty())) {
+  for (absl::string_view name : absl::StrSplit(relative, '/', absl::SkipEmpty())) {
     const std::string component(name);
+    if (component == "..") {
+      close(dir);
+      errno = EINVAL;
+      return -1;
+    }
     const int next = openat(dir, component.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     const int error = errno;
     close(dir);

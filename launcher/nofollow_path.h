@@ -17,6 +17,10 @@ namespace np {
 // link on the way). The caller closes it.
 int OpenDirNoFollow(absl::string_view absolute);
 
+// The same below the directory `dir` (not consumed): `relative` ("" is `dir`
+// itself) opened one component at a time with O_NOFOLLOW.
+int OpenDirNoFollowAt(int dir, absl::string_view relative);
+
 }  // namespace np
 
 #endif  // NP_EXEC_LAUNCHER_NOFOLLOW_PATH_H_

@@ -45,6 +45,21 @@ bool OpenNode(const std::string& path, NodeAt* node) {
   return node->parent >= 0;
 }
 
+// A bind's node: below the opened project folder's descriptor when there is
+// one (`project_fd`, -1: none) and the bind lies in the project, so a path
+// that names another folder meanwhile is never where np-exec writes; else by
+// its host path, each component without following a link.
+bool OpenBindNode(int project_fd, const std::string& project_real, const ProtectedBind& bind,
+                  NodeAt* node) {
+  if (project_fd < 0 || !bind.root.empty()) return OpenNode(BindHostPath(project_real, bind), node);
+  const size_t slash = bind.relative.rfind('/');
+  node->name = slash == std::string::npos ? bind.relative : bind.relative.substr(slash + 1);
+  node->parent = OpenDirNoFollowAt(
+      project_fd,
+      slash == std::string::npos ? "" : absl::string_view(bind.relative).substr(0, slash));
+  return node->parent >= 0;
+}
+
 // Creates one placeholder; false with `why` when the path is taken or fails.
 bool MakePlaceholder(const NodeAt& node, const ProtectedBind& bind, std::string* why) {
   const char* name = node.name.c_str();
@@ -129,22 +144,27 @@ SpawnLock::~SpawnLock() {
 
 absl::StatusOr<ProtectedPlaceholders> ProtectedPlaceholders::Create(
     const StateStore& store, const std::string& project_real,
-    const std::vector<ProtectedBind>& binds) {
+    const std::vector<ProtectedBind>& binds, int project_fd) {
   absl::StatusOr<SpawnLock> lock = SpawnLock::Acquire(store, project_real);
   if (!lock.ok()) return lock.status();
-  return Create(*std::move(lock), project_real, binds);
+  return Create(*std::move(lock), project_real, binds, project_fd);
 }
 
 absl::StatusOr<ProtectedPlaceholders> ProtectedPlaceholders::Create(
-    SpawnLock lock, const std::string& project_real, const std::vector<ProtectedBind>& binds) {
-  ProtectedPlaceholders placeholders(project_real, binds, lock.Release());
+    SpawnLock lock, const std::string& project_real, const std::vector<ProtectedBind>& binds,
+    int project_fd) {
+  const int own_project_fd = project_fd < 0 ? -1 : fcntl(project_fd, F_DUPFD_CLOEXEC, 0);
+  if (project_fd >= 0 && own_project_fd < 0) {
+    return CannotCreate(project_real, absl::StrCat("the project's descriptor: ", strerror(errno)));
+  }
+  ProtectedPlaceholders placeholders(project_real, binds, lock.Release(), own_project_fd);
   for (const ProtectedBind& bind : binds) {
     if (bind.writable) continue;
     absl::Status valid = ValidateProtectedBind(bind);
     if (!valid.ok()) return valid;
     const std::string path = BindHostPath(project_real, bind);
     NodeAt node;
-    if (!OpenNode(path, &node)) {
+    if (!OpenBindNode(own_project_fd, project_real, bind, &node)) {
       return CannotCreate(path, errno == ENOTDIR || errno == ELOOP
                                     ? "a symbolic link or a file is on the way"
                                     : strerror(errno));
@@ -175,32 +195,36 @@ absl::StatusOr<ProtectedPlaceholders> ProtectedPlaceholders::Create(
 
 absl::StatusOr<ProtectedPlaceholders> CreatePlaceholdersForSpawn(
     absl::string_view xdg_state_home, absl::string_view home, uid_t uid,
-    const std::string& project_real, const std::vector<ProtectedBind>& binds) {
+    const std::string& project_real, const std::vector<ProtectedBind>& binds, int project_fd) {
   absl::StatusOr<SpawnLock> lock = SpawnLock::Acquire(xdg_state_home, home, uid, project_real);
   if (!lock.ok()) return lock.status();
-  return ProtectedPlaceholders::Create(*std::move(lock), project_real, binds);
+  return ProtectedPlaceholders::Create(*std::move(lock), project_real, binds, project_fd);
 }
 
 ProtectedPlaceholders::ProtectedPlaceholders(ProtectedPlaceholders&& other) noexcept
     : project_real_(std::move(other.project_real_)),
       binds_(std::move(other.binds_)),
       created_(std::move(other.created_)),
-      lock_fd_(other.lock_fd_) {
+      lock_fd_(other.lock_fd_),
+      project_fd_(other.project_fd_) {
   other.lock_fd_ = -1;
+  other.project_fd_ = -1;
 }
 
 ProtectedPlaceholders::~ProtectedPlaceholders() { Finish(); }
 
 int ProtectedPlaceholders::Finish() {
   if (lock_fd_ < 0) return 0;
-  const int removed = RemovePlaceholdersIfAlone(lock_fd_, project_real_, binds_);
+  const int removed = RemovePlaceholdersIfAlone(lock_fd_, project_real_, binds_, project_fd_);
   close(lock_fd_);
   lock_fd_ = -1;
+  if (project_fd_ >= 0) close(project_fd_);
+  project_fd_ = -1;
   return removed;
 }
 
 int RemovePlaceholdersIfAlone(int lock_fd, const std::string& project_real,
-                              const std::vector<ProtectedBind>& binds) {
+                              const std::vector<ProtectedBind>& binds, int project_fd) {
   int removed = 0;
   // Converting the shared lock drops it first; failing to get it exclusive
   // means another spawn of the project runs, and the last one cleans up.
@@ -209,7 +233,7 @@ int RemovePlaceholdersIfAlone(int lock_fd, const std::string& project_real,
   for (auto it = binds.rbegin(); it != binds.rend(); ++it) {
     if (it->writable) continue;
     NodeAt node;
-    if (!OpenNode(BindHostPath(project_real, *it), &node)) continue;
+    if (!OpenBindNode(project_fd, project_real, *it, &node)) continue;
     struct stat st;
     if (fstatat(node.parent, node.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
         !IsPlaceholder(st, it->relative)) {

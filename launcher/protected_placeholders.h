@@ -66,14 +66,19 @@ class ProtectedPlaceholders {
   // placeholder (also those the plan saw as present, which a finishing spawn
   // may have removed since). Codes: `isolation-protected-path-unsafe` (a node
   // is now a link or cannot be created; what was created is removed again),
-  // the store's codes for the lock.
+  // the store's codes for the lock. `project_fd`: the opened project
+  // folder (not consumed; -1: none): the nodes below the project are made
+  // and removed through it, never by the project's path, which another
+  // program may have pointed elsewhere meanwhile.
   static absl::StatusOr<ProtectedPlaceholders> Create(const StateStore& store,
                                                       const std::string& project_real,
-                                                      const std::vector<ProtectedBind>& binds);
+                                                      const std::vector<ProtectedBind>& binds,
+                                                      int project_fd = -1);
   // The same under a lock the spawn already holds (taken before its plan).
   static absl::StatusOr<ProtectedPlaceholders> Create(SpawnLock lock,
                                                       const std::string& project_real,
-                                                      const std::vector<ProtectedBind>& binds);
+                                                      const std::vector<ProtectedBind>& binds,
+                                                      int project_fd = -1);
 
   ProtectedPlaceholders(ProtectedPlaceholders&& other) noexcept;
   ProtectedPlaceholders& operator=(ProtectedPlaceholders&&) = delete;
@@ -97,13 +102,18 @@ class ProtectedPlaceholders {
   const std::vector<ProtectedBind>& binds() const { return binds_; }
 
  private:
-  ProtectedPlaceholders(std::string project_real, std::vector<ProtectedBind> binds, int lock_fd)
-      : project_real_(std::move(project_real)), binds_(std::move(binds)), lock_fd_(lock_fd) {}
+  ProtectedPlaceholders(std::string project_real, std::vector<ProtectedBind> binds, int lock_fd,
+                        int project_fd)
+      : project_real_(std::move(project_real)),
+        binds_(std::move(binds)),
+        lock_fd_(lock_fd),
+        project_fd_(project_fd) {}
 
   std::string project_real_;
   std::vector<ProtectedBind> binds_;
   std::vector<std::string> created_;
   int lock_fd_ = -1;
+  int project_fd_ = -1;  // Owned; -1: by path.
 };
 
 // sandbox-exec's one call: takes the spawn lock (SpawnLock::Acquire) and
@@ -111,7 +121,7 @@ class ProtectedPlaceholders {
 // without the lock np-exec could not know when removing a placeholder is safe.
 absl::StatusOr<ProtectedPlaceholders> CreatePlaceholdersForSpawn(
     absl::string_view xdg_state_home, absl::string_view home, uid_t uid,
-    const std::string& project_real, const std::vector<ProtectedBind>& binds);
+    const std::string& project_real, const std::vector<ProtectedBind>& binds, int project_fd = -1);
 
 // What Finish does, for any holder of a descriptor of the spawn lock (the
 // watchdog of a killed np-exec): when the lock can be had exclusively without
@@ -119,7 +129,7 @@ absl::StatusOr<ProtectedPlaceholders> CreatePlaceholdersForSpawn(
 // still looks like a placeholder. Keeps the lock (the caller closes it).
 // Returns how many nodes it removed.
 int RemovePlaceholdersIfAlone(int lock_fd, const std::string& project_real,
-                              const std::vector<ProtectedBind>& binds);
+                              const std::vector<ProtectedBind>& binds, int project_fd = -1);
 
 // The read-only binds as the watchdog's argument, and back (entries that are
 // not clean relative paths, or whose root is not absolute, are dropped).

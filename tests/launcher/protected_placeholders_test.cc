@@ -288,5 +288,50 @@ TEST(PlaceholdersSwapTest, AProjectSwappedForALinkGetsNoPlaceholderThroughIt) {
   EXPECT_EQ(RunProcess({"/usr/bin/find", decoy, "-mindepth", "1"}, {}).out, "");
 }
 
+// Given the opened project folder, the placeholders are made and removed
+// through it: a project renamed away and its path pointed at a decoy (by a
+// link, or by another folder moved in) gets them in the opened folder, and
+// the folder now at its path gets nothing.
+TEST(PlaceholdersSwapTest, ThroughTheProjectsDescriptorTheyLandInTheOpenedFolder) {
+  ::np::testing::TempDir dir;
+  const std::string project = dir.MakeDir("project");
+  ::np::testing::MakeProject(project, "{}");
+  const std::string decoy = dir.MakeDir("decoy");
+  absl::StatusOr<StateStore> store = StateStore::Open(dir.Path("state/np-exec"), getuid());
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::StatusOr<std::vector<ProtectedBind>> binds = ProtectedBindsForSpawn(project, {}, {});
+  ASSERT_TRUE(binds.ok()) << binds.status();
+  const int opened = open(project.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(opened, 0);
+  const std::string moved = dir.Path("project.moved");
+  for (const bool by_link : {false, true}) {
+    SCOPED_TRACE(by_link ? "a link at the path" : "another folder at the path");
+    ASSERT_EQ(rename(project.c_str(), moved.c_str()), 0);
+    if (by_link) {
+      ASSERT_EQ(symlink(decoy.c_str(), project.c_str()), 0);
+    } else {
+      ASSERT_EQ(rename(decoy.c_str(), project.c_str()), 0);
+    }
+    absl::StatusOr<ProtectedPlaceholders> placeholders =
+        ProtectedPlaceholders::Create(*store, project, *binds, opened);
+    ASSERT_TRUE(placeholders.ok()) << placeholders.status();
+    EXPECT_EQ(placeholders->created().size(), PlaceholderCount(*binds));
+    struct stat st;
+    EXPECT_EQ(lstat((moved + "/.mcp.json").c_str(), &st), 0);
+    EXPECT_EQ(RunProcess({"/usr/bin/find", project + "/", "-mindepth", "1"}, {}).out, "");
+    EXPECT_EQ(placeholders->Finish(), static_cast<int>(PlaceholderCount(*binds)));
+    EXPECT_NE(lstat((moved + "/.mcp.json").c_str(), &st), 0);
+    // Back as it was.
+    if (by_link) {
+      ASSERT_EQ(unlink(project.c_str()), 0);
+    } else {
+      ASSERT_EQ(rename(project.c_str(), decoy.c_str()), 0);
+    }
+    ASSERT_EQ(rename(moved.c_str(), project.c_str()), 0);
+  }
+  close(opened);
+  EXPECT_EQ(RunProcess({"/usr/bin/find", decoy, "-mindepth", "1"}, {}).out, "");
+}
+
 }  // namespace
 }  // namespace np
