@@ -300,6 +300,7 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   if (account_view) {
     spawn.passwd_file = facts.passwd_file;
     spawn.group_file = facts.group_file;
+    plan.account_dir = facts.passwd_file.substr(0, facts.passwd_file.rfind('/'));
   }
   if (git_identity) spawn.gitconfig_file = facts.gitconfig_file;
   plan.project_mount = ProjectTarget(container, spawn);
@@ -503,6 +504,12 @@ std::vector<std::string> PrintedCommand(const SpawnPlan& plan) {
   if (plan.project_mount != plan.project_real) {
     command.insert(command.end(), {"--mount-point", plan.project_mount});
   }
+  // The image the argv runs, for the runtime's own failures (a missing image
+  // is named, as on the run path).
+  if (!plan.image.empty()) command.insert(command.end(), {"--image", plan.image});
+  // The caller's account inside: sandbox-exec makes the view the argv binds.
+  if (!plan.account_dir.empty())
+    command.insert(command.end(), {"--account-view", plan.account_dir});
   // Where the runtime hands its environment to the sandbox, and where the
   // values go in as podman secrets; a docker client forwards the -e names of
   // its own argv.

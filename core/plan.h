@@ -158,7 +158,11 @@ struct SpawnPlan {
   // on for as long as the runtime runs; empty otherwise.
   std::string egress_socket;
   std::string agent_home;  // The persistent home's host path; empty: a tmpfs.
-  std::string program;     // Container only: the program as the sandbox runs it.
+  // Container only: the account view's directory the argv binds its passwd,
+  // group (and gitconfig) from, which the launcher makes before the run;
+  // empty: none.
+  std::string account_dir;
+  std::string program;  // Container only: the program as the sandbox runs it.
   // bubblewrap: the descriptors its argv binds (--bind-fd), which the
   // launcher keeps open for it; owned by the pin's owner.
   std::vector<int> bind_fds;
@@ -186,8 +190,9 @@ inline constexpr absl::string_view kSandboxExecVerb = "sandbox-exec";
 
 // What a caller runs for a wrapped plan: {bin, args}: np-exec's sandbox-exec
 // verb in front of the runtime, which checks trust, creates the protected
-// paths' placeholders and builds the runtime's environment by name, so that
-// run as printed, the plan is as strict as a run.
+// paths' placeholders and the account view and runs the runtime through the
+// run path's own executor, so that run as printed, the plan is as strict as
+// a run.
 std::vector<std::string> PrintedCommand(const SpawnPlan& plan);
 
 // The plan as `wrap` prints it: {tier, wrapped:true, runtime, bin, args,

@@ -9,9 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -90,9 +93,20 @@ nlohmann::json BaseToJson(const std::optional<std::string>& base) {
   return base.has_value() ? nlohmann::json(*base) : nlohmann::json(nullptr);
 }
 
+constexpr absl::string_view kPrintedPrefix = "printed-";
+
+// A printed plan's view left by a sandbox-exec that was killed: older than
+// kPrintedViewMaxAgeSeconds.
+bool IsStalePrintedView(int spawns, const std::string& name) {
+  if (!absl::StartsWith(name, kPrintedPrefix)) return false;
+  struct stat st;
+  if (fstatat(spawns, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
+  return time(nullptr) - st.st_mtime > kPrintedViewMaxAgeSeconds;
+}
+
 // Removes the views of spawns whose np-exec is gone (a SIGKILL runs no
-// destructor): entries "<pid>-XXXXXX" of `spawns` with no such process; only
-// the two files np-exec writes, never following a link.
+// destructor): entries "<pid>-XXXXXX" of `spawns` with no such process, and
+// stale printed views; only the files np-exec writes, never following a link.
 void RemoveStaleViews(int spawns) {
   const int fd = dup(spawns);
   DIR* dir = fd < 0 ? nullptr : fdopendir(fd);
@@ -105,6 +119,10 @@ void RemoveStaleViews(int spawns) {
     const std::string name = entry->d_name;
     const size_t dash = name.find('-');
     int pid = 0;
+    if (IsStalePrintedView(spawns, name)) {
+      stale.push_back(name);
+      continue;
+    }
     if (dash == std::string::npos || !absl::SimpleAtoi(name.substr(0, dash), &pid) || pid <= 0) {
       continue;
     }
@@ -231,7 +249,7 @@ std::string CallerGitConfig(const HostFacts& host) {
   return GitIdentityConfig(identity);
 }
 
-std::string PlannedAccountViewDir(const Settings& settings, const HostFacts& host) {
+std::string PlannedAccountViewDir(const Settings& settings, const HostFacts& host, bool printed) {
   const ContainerConfig& container = settings.config.container;
   if (settings.resolved.tier != Tier::kContainer || settings.project_root.empty() ||
       container.user.kind != UserSpec::Kind::kCaller) {
@@ -241,7 +259,23 @@ std::string PlannedAccountViewDir(const Settings& settings, const HostFacts& hos
   if (!store.ok()) return "";
   uint32_t random = 0;
   if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
+  if (printed) return absl::StrFormat("%s/%s/%s%08x", *store, kSpawns, kPrintedPrefix, random);
   return absl::StrFormat("%s/%s/%d-%08x", *store, kSpawns, host.pid, random);
+}
+
+bool IsPrintedAccountViewDir(const Settings& settings, const HostFacts& host,
+                             const std::string& dir) {
+  const std::string planned = PlannedAccountViewDir(settings, host, /*printed=*/true);
+  if (planned.empty()) return false;
+  const size_t slash = planned.rfind('/');
+  if (dir.size() != planned.size() || dir.compare(0, slash + 1, planned, 0, slash + 1) != 0) {
+    return false;
+  }
+  const std::string name = dir.substr(slash + 1);
+  if (!absl::StartsWith(name, kPrintedPrefix)) return false;
+  const std::string hex = name.substr(kPrintedPrefix.size());
+  return std::all_of(hex.begin(), hex.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(

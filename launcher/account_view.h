@@ -58,8 +58,19 @@ class AccountView {
 // is made, so the plan can bind it and every error the plan or trust gives
 // comes first: `<store>/spawns/<pid>-<random>`; "" when the spawn needs none
 // (not the container tier, outside a project, `user` not null) or the store
-// has no place.
-std::string PlannedAccountViewDir(const Settings& settings, const HostFacts& host);
+// has no place. A printed plan's view (`wrap`), made later by sandbox-exec in
+// another process, is `<store>/spawns/printed-<random>`: removed when its run
+// ends, or by a later spawn once it is kPrintedViewMaxAgeSeconds old (its
+// runtime bound the files long before).
+std::string PlannedAccountViewDir(const Settings& settings, const HostFacts& host,
+                                  bool printed = false);
+inline constexpr int kPrintedViewMaxAgeSeconds = 3600;
+
+// Whether `dir` is a printed plan's view directory in the caller's own state
+// store (PlannedAccountViewDir's printed form), for sandbox-exec, which is
+// given it on its command line.
+bool IsPrintedAccountViewDir(const Settings& settings, const HostFacts& host,
+                             const std::string& dir);
 
 // The passwd and group files in a view directory.
 inline std::string AccountPasswdPath(const std::string& dir) { return dir + "/passwd"; }

@@ -42,7 +42,7 @@ absl::StatusOr<Outcome> Dispatch(const CommandLine& cl, const HostFacts& host,
     case Verb::kInit:
       return VerbInit(cl, host);
     case Verb::kSandboxExec:
-      return VerbSandboxExec(cl, host);
+      return VerbSandboxExec(cl, host, reporter);
     case Verb::kEgressEntry:
       return VerbEgressEntry(cl, host);
     case Verb::kMountCheck:

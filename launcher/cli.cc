@@ -197,16 +197,20 @@ absl::Status ParseWrap(absl::Span<char* const> args, CommandLine* cl) {
   return absl::OkStatus();
 }
 
-// sandbox-exec --runtime R --project P [--mount-point M] [--env NAMES] -- BIN ARGS...
+// sandbox-exec --runtime R --project P [--mount-point M] [--image I] [--account-view DIR]
+//              [--env NAMES] -- BIN ARGS...
 absl::Status ParseSandboxExec(absl::Span<char* const> args, CommandLine* cl) {
   ProgramSyntax syntax;
   syntax.options = {StringOption("--runtime", &cl->runtime),
                     StringOption("--project", &cl->sandbox_project),
-                    StringOption("--mount-point", &cl->sandbox_mount_point), EnvOption(cl)};
+                    StringOption("--mount-point", &cl->sandbox_mount_point),
+                    StringOption("--image", &cl->sandbox_image),
+                    StringOption("--account-view", &cl->sandbox_account_view),
+                    EnvOption(cl)};
   syntax.unknown = [](absl::string_view) {
     return Usage(
-        "sandbox-exec takes --runtime R --project P [--mount-point M] [--env NAMES] -- BIN "
-        "ARGS...");
+        "sandbox-exec takes --runtime R --project P [--mount-point M] [--image I] "
+        "[--account-view DIR] [--env NAMES] -- BIN ARGS...");
   };
   return ParseOptionsThenProgram(args, syntax, cl).status();
 }

@@ -41,23 +41,25 @@ enum class Verb {
 struct CommandLine {
   Verb verb = Verb::kRun;
   bool json = false;
-  bool deep = false;                // doctor --deep
-  bool preload = false;             // shims install --preload
-  bool trust_show = false;          // trust --show
-  bool trust_revoke = false;        // trust --revoke
-  bool trust_yes = false;           // trust --yes: no question on a terminal
-  bool home_reset = false;          // home --reset
-  bool shim_mode = false;           // Reached through a shim named after a program.
-  bool script_mode = false;         // np-exec SCRIPT.js: runs node.
-  bool explicit_program = false;    // "--" came before the program.
-  std::string help_topic;           // VERB --help; empty for the general help.
-  std::string tier;                 // describe
-  std::string runtime;              // probe/describe --runtime
-  std::string workdir;              // wrap --workdir
-  std::string sandbox_project;      // sandbox-exec --project
-  std::string sandbox_mount_point;  // sandbox-exec --mount-point (where the project is inside)
-  std::string shims_action;         // shims install | list | remove
-  std::string shims_dir;            // shims install DIR, list [DIR], remove DIR
+  bool deep = false;                 // doctor --deep
+  bool preload = false;              // shims install --preload
+  bool trust_show = false;           // trust --show
+  bool trust_revoke = false;         // trust --revoke
+  bool trust_yes = false;            // trust --yes: no question on a terminal
+  bool home_reset = false;           // home --reset
+  bool shim_mode = false;            // Reached through a shim named after a program.
+  bool script_mode = false;          // np-exec SCRIPT.js: runs node.
+  bool explicit_program = false;     // "--" came before the program.
+  std::string help_topic;            // VERB --help; empty for the general help.
+  std::string tier;                  // describe
+  std::string runtime;               // probe/describe --runtime
+  std::string workdir;               // wrap --workdir
+  std::string sandbox_project;       // sandbox-exec --project
+  std::string sandbox_mount_point;   // sandbox-exec --mount-point (where the project is inside)
+  std::string sandbox_image;         // sandbox-exec --image (the image the argv runs)
+  std::string sandbox_account_view;  // sandbox-exec --account-view (the view the argv binds)
+  std::string shims_action;          // shims install | list | remove
+  std::string shims_dir;             // shims install DIR, list [DIR], remove DIR
   std::vector<std::string> shim_names;
   std::string which_name;                            // which NAME
   std::vector<std::string> init_agents;              // init --agent NAME[,NAME]

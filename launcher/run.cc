@@ -1,7 +1,5 @@
 #include "launcher/run.h"
 
-#include <algorithm>
-#include <chrono>
 #include <memory>
 #include <optional>
 
@@ -15,19 +13,18 @@
 #include "launcher/account_view.h"
 #include "launcher/agent_home.h"
 #include "launcher/audit_log.h"
-#include "launcher/egress/refusal_notice.h"
 #include "launcher/egress/session.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
 #include "launcher/output.h"
 #include "launcher/protected_placeholders.h"
+#include "launcher/run_wrapped.h"
 #include "launcher/runtime/driver.h"
-#include "launcher/runtime/podman_secrets.h"
 #include "launcher/runtime/reaper.h"
 #include "launcher/source_pins.h"
 #include "launcher/spawn_facts.h"
+#include "launcher/spawn_log.h"
 #include "launcher/trust_gate.h"
-#include "launcher/watchdog.h"
 #include "shim/find_real_program.h"
 
 namespace np {
@@ -37,59 +34,6 @@ absl::Status Recursion(absl::string_view why) {
   return MakeError(absl::StatusCode::kFailedPrecondition, "recursive-invocation",
                    absl::StrCat("recursive invocation of np-exec refused: ", why));
 }
-
-// The audit log of one spawn: appends to the project's log (none outside a
-// project); a failure is a warning and the spawn goes on.
-class SpawnLog {
- public:
-  // Lines go to the log of the opened project folder (none outside a
-  // project), whatever its path names meanwhile.
-  SpawnLog(const Reporter& reporter, const HostFacts& host, ProjectLocation project)
-      : reporter_(reporter), host_(host), project_(std::move(project)) {}
-
-  void Append(nlohmann::json record) const {
-    if (!project_.found()) return;
-    absl::Status logged = AppendAudit(project_, std::move(record));
-    if (!logged.ok()) reporter_.Warn(logged);
-  }
-
-  // A spawn whose run line is written ends in an exit line, even when the
-  // runtime then failed on np-exec's terms (an image that is missing, a proxy
-  // that did not start): the exit status np-exec returns and the error's
-  // code, never a refusal after a run. Hands the error back.
-  absl::Status EndRun(nlohmann::json run_record, absl::Status error,
-                      std::chrono::steady_clock::time_point started) const {
-    nlohmann::json record =
-        ExitRecord(std::move(run_record), ExitStatusFor(error, CommandKind::kRun),
-                   std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::steady_clock::now() - started)
-                       .count());
-    record["code"] = ErrorCode(error);
-    Append(std::move(record));
-    return error;
-  }
-
-  // Records a refusal and hands the error back, for `return log.Refuse(...)`.
-  // A refusal the project's log cannot take (a linked `.nubos-pilot`, a FIFO)
-  // goes to the operator's state store instead, so it is never lost.
-  absl::Status Refuse(nlohmann::json base, absl::Status error) const {
-    if (!project_.found()) return error;
-    nlohmann::json record = RefusalRecord(std::move(base), error);
-    absl::Status logged = AppendAudit(project_, record);
-    if (logged.ok()) return error;
-    reporter_.Warn(logged);
-    absl::StatusOr<StateStore> store = OpenStateStore(host_);
-    // One warning either way (the project's log failed); the operator's copy
-    // is best effort.
-    if (store.ok()) (void)AppendOperatorAudit(store->dir(), project_.root, record);
-    return error;
-  }
-
- private:
-  const Reporter& reporter_;
-  const HostFacts& host_;
-  ProjectLocation project_;
-};
 
 // A refusal before the settings exist (a broken config or operator file, a
 // recursion): logged in the project the working directory is in, if any.
@@ -133,6 +77,18 @@ absl::Status CheckRecursion(const CommandLine& cl, const HostFacts& host) {
   return absl::OkStatus();
 }
 
+// The project's path resolved to another folder than the one opened while
+// np-exec planned the spawn.
+absl::Status ProjectMoved(const std::string& root, const std::string& planned) {
+  return MakeError(
+      absl::StatusCode::kFailedPrecondition, "project-moved",
+      absl::StrCat("the project ", root, " resolved to ", planned,
+                   " while np-exec planned this spawn (renamed or replaced by a link); "
+                   "nothing ran. Something else is changing the folders around the "
+                   "project: run np-exec again once it stopped"),
+      {{"project", root}, {"planned", planned}});
+}
+
 // `np-exec WORD` (no --, not a path) that names no program is most likely a
 // mistyped verb.
 absl::Status UnknownVerb(const std::string& word) {
@@ -159,114 +115,6 @@ absl::StatusOr<std::unique_ptr<egress::EgressSession>> MaybeEgressSession(const 
     if (mount.writable) writable.push_back(mount.source);
   }
   return egress::EgressSession::Create(host.xdg_runtime_dir, writable);
-}
-
-// The egress proxy as a companion of the runtime: every connection attempt
-// is one audit line (event "egress", with np-exec's pid to tie it to the run).
-std::vector<Companion> EgressCompanions(egress::EgressSession* session, const Settings& settings,
-                                        const HostFacts& host, const SpawnLog& log) {
-  if (session == nullptr) return {};
-  const pid_t pid = host.pid;
-  // A refusal is also one line on stderr, while the program runs
-  // (launcher/egress/refusal_notice.h); the calls come one at a time.
-  auto notices = std::make_shared<egress::RefusalNotices>(settings.config.container.allow_hosts);
-  return {session->ProxyCompanion(settings.config.container.allow_hosts,
-                                  [&log, pid, notices](const egress::EgressRecord& record) {
-                                    nlohmann::json line = egress::EgressRecordToJson(record);
-                                    line["event"] = "egress";
-                                    line["pid"] = pid;
-                                    log.Append(std::move(line));
-                                    std::optional<std::string> notice = notices->Notice(record);
-                                    if (notice.has_value()) WriteAll(2, *notice);
-                                  })};
-}
-
-// Step 6, container: the runtime's driver runs the plan under supervision.
-absl::StatusOr<Outcome> RunWrapped(const Settings& settings, const SpawnPlan& plan,
-                                   const std::vector<std::string>& program,
-                                   const RuntimeDriver& driver, const Endpoint& endpoint,
-                                   const HostFacts& host, const Reporter& reporter,
-                                   const SpawnLog& log, const TrustGate& trust,
-                                   nlohmann::json tier_record, egress::EgressSession* session,
-                                   const std::string& account_dir, const std::string& image_id,
-                                   const std::string& gitconfig,
-                                   std::optional<ProtectedPlaceholders>& placeholders) {
-  // The plan made the placeholders of missing protected paths for exactly
-  // this spawn and bound them like every other source; they are held until
-  // it ends (the last spawn of the project removes them).
-  if (!placeholders.has_value()) {
-    return log.Refuse(
-        std::move(tier_record),
-        MakeError(absl::StatusCode::kInternal, "spawn-failed",
-                  "the plan made no placeholders for its protected paths; nothing ran"));
-  }
-  SpawnPlan pinned_plan = plan;
-  // A persistent home is created (and seeded) only now that trust allowed
-  // the config asking for it, and held until the spawn ends.
-  absl::StatusOr<std::optional<AgentHomeLease>> home =
-      AcquireHomeForSpawn(settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid);
-  if (!home.ok()) return log.Refuse(std::move(tier_record), home.status());
-  // Removed with the view when the spawn ends.
-  absl::StatusOr<std::unique_ptr<AccountView>> account =
-      MaybeAccountView(settings, plan, host, account_dir, image_id, gitconfig);
-  if (!account.ok()) return log.Refuse(std::move(tier_record), account.status());
-  // The ratchet remembers the tier before the program starts, so even a run
-  // whose np-exec is killed counts.
-  absl::Status recorded = RecordSpawnRan(trust, host.uid);
-  if (!recorded.ok()) return log.Refuse(std::move(tier_record), recorded);
-  nlohmann::json run_record = RunRecord(host, settings, plan, program);
-  // A named container outlives a SIGKILLed np-exec: a watchdog removes it then
-  // and writes the exit line (watchdog.h); it also removes the placeholders
-  // once the sandbox is gone. bubblewrap's sandbox dies with np-exec
-  // (--die-with-parent), so there it is needed only for placeholders, and
-  // learns the sandbox's end from bubblewrap's init (--sync-fd).
-  const bool has_placeholders =
-      std::any_of(plan.protected_binds.begin(), plan.protected_binds.end(),
-                  [](const ProtectedBind& bind) { return bind.placeholder && !bind.writable; });
-  SandboxPipe sandbox_pipe;
-  if (plan.container_name.empty() && has_placeholders) {
-    absl::Status piped = sandbox_pipe.Open();
-    if (!piped.ok()) return log.Refuse(std::move(tier_record), piped);
-    pinned_plan.sandbox_sync_fd = sandbox_pipe.write_end();
-  }
-  std::optional<Watchdog> watchdog;
-  if (!plan.container_name.empty() || has_placeholders) {
-    WatchdogSpec watch;
-    watch.self_path = host.self_path;
-    watch.env = EditEnvironment(host.envp, {}, kInterposerVars);
-    watch.runtime_bin = plan.exec_path;
-    watch.socket = endpoint.socket;
-    watch.container_name = plan.container_name;
-    if (TraitsOf(plan.runtime).forwards_as_secrets) {
-      const size_t count = ForwardedNamesSet(plan.env_names, host.envp).size();
-      for (size_t i = 0; i < count; ++i) {
-        watch.secrets.push_back(PodmanSecretName(plan.container_name, i));
-      }
-    }
-    watch.project_root = settings.project_root;
-    watch.run_record = run_record;
-    watch.lock_fd = placeholders->lock_fd();
-    watch.project_real = plan.project_real;
-    watch.binds = plan.protected_binds;
-    watch.sandbox_fd = sandbox_pipe.read_end();
-    absl::StatusOr<Watchdog> started = Watchdog::Start(watch);
-    if (!started.ok()) return log.Refuse(std::move(tier_record), started.status());
-    watchdog.emplace(*std::move(started));
-  }
-  log.Append(run_record);
-  const auto started = std::chrono::steady_clock::now();
-  absl::StatusOr<RunOutcome> ran =
-      driver.Run(pinned_plan, endpoint, host, EgressCompanions(session, settings, host, log));
-  if (watchdog.has_value()) watchdog->Disarm();
-  sandbox_pipe.Close();
-  placeholders->Finish();
-  if (session != nullptr && !session->start_error().ok()) {
-    return log.EndRun(std::move(run_record), session->start_error(), started);
-  }
-  if (!ran.ok()) return log.EndRun(std::move(run_record), ran.status(), started);
-  if (!ran->note.ok()) reporter.Warn(ran->note);
-  log.Append(ExitRecord(std::move(run_record), ran->result.exit_code, ran->result.duration_ms));
-  return Outcome{ran->result.exit_code};
 }
 
 }  // namespace
@@ -343,12 +191,18 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
     absl::Status adopted = AdoptProjectSnapshot(*settings, pins);
     if (!adopted.ok()) return log.Refuse(tier_record, adopted);
     facts.pin = pins.AsFunction();
-    facts.make_placeholders = [&spawn_lock, &placeholders](
+    // Made through the opened project folder, and only when the plan's
+    // resolution of the project's path found that folder: never in a folder
+    // a link swapped in meanwhile points to.
+    facts.make_placeholders = [&spawn_lock, &placeholders, &project = settings->project](
                                   const std::string& project_real,
                                   const std::vector<ProtectedBind>& binds) -> absl::Status {
       if (!spawn_lock.ok()) return spawn_lock.status();
+      if (project.found() && project_real != project.root) {
+        return ProjectMoved(project.root, project_real);
+      }
       absl::StatusOr<ProtectedPlaceholders> made =
-          ProtectedPlaceholders::Create(*std::move(spawn_lock), project_real, binds);
+          ProtectedPlaceholders::Create(*std::move(spawn_lock), project_real, binds, project.fd());
       if (!made.ok()) return made.status();
       placeholders.emplace(*std::move(made));
       return absl::OkStatus();
@@ -382,15 +236,7 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   // have found the folder that was opened, or the sandbox would get another
   // (a link swapped in for that moment, to a folder above the project).
   if (plan->wrapped && settings->project.found() && plan->project_real != settings->project.root) {
-    return log.Refuse(
-        tier_record,
-        MakeError(absl::StatusCode::kFailedPrecondition, "project-moved",
-                  absl::StrCat("the project ", settings->project.root, " resolved to ",
-                               plan->project_real,
-                               " while np-exec planned this spawn (renamed or replaced by a link); "
-                               "nothing ran. Something else is changing the folders around the "
-                               "project: run np-exec again once it stopped"),
-                  {{"project", settings->project.root}, {"planned", plan->project_real}}));
+    return log.Refuse(tier_record, ProjectMoved(settings->project.root, plan->project_real));
   }
   if (plan->wrapped) {
     // A variable the program reads, set here and not forwarded, is named
@@ -399,8 +245,9 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
         cl.program.front(), plan->env_names,
         [&host](const std::string& name) { return !GetEnv(host.envp, name).empty(); });
     if (!notice.empty()) WriteAll(2, notice);
-    return RunWrapped(*settings, *plan, cl.program, driver, endpoint, host, reporter, log, *trust,
-                      tier_record, session->get(), account_dir, image_id, gitconfig, placeholders);
+    const WrappedSpawn spawn{*settings,   *plan,          cl.program,  driver,   endpoint, *trust,
+                             tier_record, session->get(), account_dir, image_id, gitconfig};
+    return RunWrapped(spawn, placeholders, host, reporter, log);
   }
   absl::Status recorded = RecordSpawnRan(*trust, host.uid);
   if (!recorded.ok()) return log.Refuse(tier_record, recorded);

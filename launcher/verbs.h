@@ -36,7 +36,8 @@ std::string AgentHomeText(const nlohmann::json& info);
 absl::StatusOr<Outcome> VerbInit(const CommandLine& cl, const HostFacts& host);
 // trust is in verbs_trust.h.
 // sandbox-exec: builds bubblewrap's environment by name and execs it.
-absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& host);
+absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& host,
+                                        const Reporter& reporter);
 // egress-entry: starts the egress bridge inside the sandbox and execs the program.
 absl::StatusOr<Outcome> VerbEgressEntry(const CommandLine& cl, const HostFacts& host);
 // mount-check: the sandbox's entry point on docker and podman (and in a

@@ -1,16 +1,17 @@
 // sandbox-exec: the internal verb every printed plan runs.
 //
-// `np-exec sandbox-exec --runtime R --project P [--mount-point M] [--env NAMES] -- BIN ARGS...`
-// does for a caller who runs a printed plan what the run path does around the
-// runtime: it checks trust and the ratchet for project P, creates the
-// placeholders of P's missing protected paths (held until the runtime exits,
-// as on the run path), builds the runtime's environment by name exactly as the
-// run path does (bubblewrap: core's SandboxEnvPlan, so only the forwarded
-// names reach the sandbox; a runtime client: the caller's environment without
-// the interposer's variables), and supervises the runtime (signals forwarded,
-// only 0 to 2 inherited, and for bubblewrap the same system-call filter as
-// a run, bwrap_seccomp.h). So a printed plan, run as printed by a caller whose
-// environment holds anything at all, is as strict as a run.
+// `np-exec sandbox-exec --runtime R --project P [--mount-point M] [--image I]
+// [--account-view DIR] [--env NAMES] -- BIN ARGS...` carries out a printed
+// plan the way the run path carries out its own: it checks trust and the
+// ratchet for project P, creates the placeholders of P's missing protected
+// paths (bound by path in a printed plan, pinned here), and hands the plan to
+// the run path's executor (run_wrapped.h): the persistent home and the
+// caller's account view the argv binds, the ratchet, the watchdog, the audit
+// lines, the runtime's environment by name (bubblewrap: core's
+// SandboxEnvPlan; a runtime client: the caller's environment without the
+// interposer's variables, with a trusted PATH), signals forwarded, podman's
+// secrets, bubblewrap's system-call filter. So a printed plan, run as printed
+// by a caller whose environment holds anything at all, is as strict as a run.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -18,16 +19,15 @@
 #include "core/git_mounts.h"
 #include "core/plan.h"
 #include "core/protected_paths.h"
-#include "launcher/agent_home.h"
+#include "launcher/account_view.h"
+#include "launcher/audit_log.h"
 #include "launcher/environment.h"
 #include "launcher/protected_placeholders.h"
-#include "launcher/runtime/argv_handoff.h"
-#include "launcher/runtime/bwrap_seccomp.h"
+#include "launcher/run_wrapped.h"
 #include "launcher/runtime/driver.h"
-#include "launcher/runtime/podman_secrets.h"
 #include "launcher/source_pins.h"
 #include "launcher/spawn_facts.h"
-#include "launcher/supervise.h"
+#include "launcher/spawn_log.h"
 #include "launcher/trust_gate.h"
 #include "launcher/verbs.h"
 
@@ -35,16 +35,41 @@ namespace np {
 namespace {
 
 absl::Status Usage(absl::string_view why) {
-  return MakeError(
-      absl::StatusCode::kInvalidArgument, "usage",
-      absl::StrCat("sandbox-exec ", why,
-                   "; it takes --runtime R --project P [--mount-point M] [--env NAMES] -- BIN "
-                   "ARGS..."));
+  return MakeError(absl::StatusCode::kInvalidArgument, "usage",
+                   absl::StrCat("sandbox-exec ", why,
+                                "; it takes --runtime R --project P [--mount-point M] [--image I] "
+                                "[--account-view DIR] [--env NAMES] -- BIN ARGS..."));
+}
+
+// The value after `option` in a runtime argv ("" when absent).
+std::string OptionValue(const std::vector<std::string>& argv, absl::string_view option) {
+  const auto found = std::find(argv.begin(), argv.end(), option);
+  return found == argv.end() || found + 1 == argv.end() ? "" : *(found + 1);
+}
+
+// The protected paths the printed plan binds by path, the worktree's git
+// directories among them, where the project is inside.
+absl::StatusOr<std::vector<ProtectedBind>> PrintedProtectedBinds(const Settings& settings,
+                                                                 const HostFacts& host,
+                                                                 const MountPolicy& policy,
+                                                                 const std::string& mount_point) {
+  absl::StatusOr<std::vector<std::string>> list =
+      ProtectedList(policy.project_real, settings.config.container.protect);
+  if (!list.ok()) return list.status();
+  absl::StatusOr<std::vector<ProtectedBind>> binds = PlanProtectedBinds(policy.project_real, *list);
+  if (!binds.ok()) return binds.status();
+  absl::StatusOr<GitMounts> git = PlanGitMounts(policy.project_real, mount_point, policy,
+                                                BaseFacts(host, policy.project_real).home,
+                                                {"/tmp", std::string(kContainerHome)});
+  if (!git.ok()) return git.status();
+  binds->insert(binds->end(), git->binds.begin(), git->binds.end());
+  return binds;
 }
 
 }  // namespace
 
-absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& host) {
+absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& host,
+                                        const Reporter& reporter) {
   if (cl.program.empty() || cl.program.front().empty() || cl.program.front().front() != '/') {
     return Usage("needs the runtime's absolute path after --");
   }
@@ -52,25 +77,20 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
     return Usage("needs --runtime and --project");
   absl::StatusOr<Runtime> runtime = ParseRuntime(cl.runtime);
   if (!runtime.ok()) return runtime.status();
+  const RuntimeTraits& traits = TraitsOf(*runtime);
 
   // The project's settings as the run path reads them, from its own root.
   absl::StatusOr<Settings> settings =
       LoadSettings({cl.sandbox_project, OperatorConfigPath(host), host.env_tier, false});
   if (!settings.ok()) return settings.status();
+  const SpawnLog log(reporter, host, settings->project);
+  const nlohmann::json tier_record = TierRecord(host, *settings, cl.program);
   const absl::string_view state_home = GetEnv(host.envp, "XDG_STATE_HOME");
   absl::StatusOr<TrustGate> trust = EvaluateTrust(*settings, state_home, host.home, host.uid);
-  if (!trust.ok()) return trust.status();
-  if (!trust->decision.status.ok()) return trust->decision.status;
+  if (!trust.ok()) return log.Refuse(tier_record, trust.status());
+  if (!trust->decision.status.ok()) return log.Refuse(tier_record, trust->decision.status);
   absl::StatusOr<MountPolicy> policy = MakeMountPolicy(settings->project_root, {});
-  if (!policy.ok()) return policy.status();
-  absl::StatusOr<std::vector<std::string>> list =
-      ProtectedList(policy->project_real, settings->config.container.protect);
-  if (!list.ok()) return list.status();
-  absl::StatusOr<std::vector<ProtectedBind>> binds =
-      PlanProtectedBinds(policy->project_real, *list);
-  if (!binds.ok()) return binds.status();
-  // The git directories of a worktree as the plan mounted them: their
-  // placeholders too must exist before the runtime binds them.
+  if (!policy.ok()) return log.Refuse(tier_record, policy.status());
   // Where the project is inside: the printed plan's (`wrap --workdir`), else
   // the configured workdir, else its own path.
   const std::optional<std::string>& workdir = settings->config.container.workdir;
@@ -80,79 +100,80 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
   if (mount_point.empty() || mount_point.front() != '/') {
     return Usage("needs an absolute --mount-point");
   }
-  absl::StatusOr<GitMounts> git = PlanGitMounts(policy->project_real, mount_point, *policy,
-                                                BaseFacts(host, policy->project_real).home,
-                                                {"/tmp", std::string(kContainerHome)});
-  if (!git.ok()) return git.status();
-  binds->insert(binds->end(), git->binds.begin(), git->binds.end());
-  absl::StatusOr<ProtectedPlaceholders> placeholders =
-      CreatePlaceholdersForSpawn(state_home, host.home, host.uid, policy->project_real, *binds);
-  if (!placeholders.ok()) return placeholders.status();
-  // The plan binds the persistent home: created (and seeded) here, as on
-  // the run path, and held until the runtime exits.
-  absl::StatusOr<std::optional<AgentHomeLease>> home =
-      AcquireHomeForSpawn(*settings, state_home, host.home, host.uid);
-  if (!home.ok()) return home.status();
-  absl::Status recorded = RecordSpawnRan(*trust, host.uid);
-  if (!recorded.ok()) return recorded;
-
-  const RuntimeTraits& traits = TraitsOf(*runtime);
-  EnvPlan env;
-  if (traits.sandbox_env_from_runtime) {
-    env = SandboxEnvPlan(cl.env_names);
-  } else {
-    env.inherit = true;
-    env.unset = kInterposerVars;
+  if (!cl.sandbox_account_view.empty() &&
+      !IsPrintedAccountViewDir(*settings, host, cl.sandbox_account_view)) {
+    return Usage("--account-view names no printed plan's view in this account's state store");
   }
-  SuperviseRequest request;
-  request.grace_ms = host.grace_ms;
-  request.bin = cl.program.front();
-  request.argv = cl.program;
-  request.argv.front() = std::string(traits.name);
-  request.env = BuildEnvironment(env, host.envp);
+
+  SpawnPlan plan;
+  plan.resolved = settings->resolved;
+  plan.runtime = *runtime;
+  plan.wrapped = true;
+  plan.exec_path = cl.program.front();
+  plan.argv = cl.program;
+  plan.argv.front() = std::string(traits.name);
+  plan.env_names = cl.env_names;
+  if (traits.sandbox_env_from_runtime) {
+    plan.env = SandboxEnvPlan(cl.env_names);
+  } else {
+    plan.env.inherit = true;
+    plan.env.unset = kInterposerVars;
+    plan.env.forward = cl.env_names;
+  }
+  plan.project_real = policy->project_real;
+  plan.project_mount = mount_point;
+  plan.image = cl.sandbox_image;
+  plan.container_name = OptionValue(cl.program, "--name");
+  plan.account_dir = cl.sandbox_account_view;
+  plan.self_path = host.self_path;
+  // podman keeps -e values in its state database: forwarded values go in as
+  // podman secrets named after the container, as on the run path.
+  if (traits.forwards_as_secrets && !cl.env_names.empty() && plan.container_name.empty()) {
+    return Usage("needs the plan's --name to forward values as the runtime's secrets");
+  }
+  absl::StatusOr<std::vector<ProtectedBind>> binds =
+      PrintedProtectedBinds(*settings, host, *policy, mount_point);
+  if (!binds.ok()) return log.Refuse(tier_record, binds.status());
+  plan.protected_binds = *binds;
+  // Through the opened project folder, as on the run path, and only when its
+  // path still names it.
+  if (settings->project.found() && policy->project_real != settings->project.root) {
+    return log.Refuse(
+        tier_record,
+        MakeError(absl::StatusCode::kFailedPrecondition, "project-moved",
+                  absl::StrCat("the project ", settings->project.root, " resolved to ",
+                               policy->project_real,
+                               " while np-exec prepared the printed plan (renamed or replaced by a "
+                               "link); nothing ran"),
+                  {{"project", settings->project.root}, {"planned", policy->project_real}}));
+  }
+  std::optional<ProtectedPlaceholders> placeholders;
+  {
+    absl::StatusOr<ProtectedPlaceholders> made = CreatePlaceholdersForSpawn(
+        state_home, host.home, host.uid, policy->project_real, *binds, settings->project.fd());
+    if (!made.ok()) return log.Refuse(tier_record, made.status());
+    placeholders.emplace(*std::move(made));
+  }
   // The placeholders, made just now, pinned like the plan's other sources
   // (source_pins.h): bubblewrap binds their descriptors.
-  SourcePins pins(/*keep_descriptors=*/TraitsOf(*runtime).binds_by_descriptor);
-  std::vector<int> bind_fds;
+  SourcePins pins(/*keep_descriptors=*/traits.binds_by_descriptor);
   absl::Status pinned = PinPlaceholderBinds(*runtime, *binds, policy->project_real, mount_point,
-                                            pins, request.argv, bind_fds);
-  if (!pinned.ok()) return pinned;
-  if (traits.sandbox_env_from_runtime) {
-    // As on the run path: bubblewrap dies with np-exec and takes the
-    // program along; it has a process group of its own; and it gets the
-    // same system-call filter, or nothing runs.
-    request.parent_death_signal = SIGKILL;
-    request.own_process_group = true;
-    absl::StatusOr<int> seccomp = BuildSeccompFilterFd();
-    if (!seccomp.ok()) return seccomp.status();
-    absl::Status filtered = AddSeccompArg(request.argv, *seccomp);
-    if (!filtered.ok()) return filtered;
-    request.keep_fds = {*seccomp};
-    request.keep_fds.insert(request.keep_fds.end(), bind_fds.begin(), bind_fds.end());
-    // Past bubblewrap's argument limit, as on the run path.
-    absl::StatusOr<int> handed = HandOffArgv(request.argv);
-    if (!handed.ok()) return handed.status();
-    if (*handed >= 0) request.keep_fds.push_back(*handed);
+                                            pins, plan.argv, plan.bind_fds);
+  if (!pinned.ok()) return log.Refuse(tier_record, pinned);
+
+  const RuntimeDriver& driver = DriverFor(*runtime);
+  const Endpoint endpoint = driver.Resolve(host);
+  // The image's own accounts are the view's base: its content ID, as the
+  // run path learns it.
+  std::string image_id;
+  if (!plan.account_dir.empty() && !plan.image.empty()) {
+    (void)driver.ProbeForSpawn(host, endpoint, plan.image, &image_id);
   }
-  // podman keeps -e values in its state database: forwarded values go in as
-  // podman secrets, removed when the runtime exits, as on the run path.
-  std::vector<std::string> secrets;
-  if (traits.forwards_as_secrets && !cl.env_names.empty()) {
-    const auto name = std::find(request.argv.begin(), request.argv.end(), "--name");
-    if (name == request.argv.end() || name + 1 == request.argv.end()) {
-      return Usage("needs the plan's --name to forward values as the runtime's secrets");
-    }
-    absl::StatusOr<std::vector<std::string>> moved =
-        MoveEnvToPodmanSecrets(request.bin, request.env, *(name + 1),
-                               ForwardedNamesSet(cl.env_names, host.envp), request.argv);
-    if (!moved.ok()) return moved.status();
-    secrets = *std::move(moved);
-  }
-  SuperviseResult result = Supervise(request);
-  RemovePodmanSecrets(request.bin, request.env, secrets);
-  placeholders->Finish();
-  if (result.start_errno != 0) return RuntimeNotExecutable(request.bin, result.start_errno);
-  return Outcome{result.exit_code};
+  const std::string gitconfig = plan.account_dir.empty() ? "" : CallerGitConfig(host);
+  const WrappedSpawn spawn{*settings,        plan,     cl.program,  driver,
+                           endpoint,         *trust,   tier_record, /*session=*/nullptr,
+                           plan.account_dir, image_id, gitconfig};
+  return RunWrapped(spawn, placeholders, host, reporter, log);
 }
 
 }  // namespace np

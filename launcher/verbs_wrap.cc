@@ -1,7 +1,9 @@
 // wrap: print the plan for a spawn; run nothing. The plan is the run path's
-// own (PlanSpawn with the same facts), so what is printed is what a run
-// would do, and it is safe to run as printed (plan.h, PrintedCommand).
+// own (PlanSpawn with the same facts, the account view included), so what is
+// printed is what a run would do, and it is safe to run as printed (plan.h,
+// PrintedCommand): sandbox-exec runs it through the run path's executor.
 #include "core/plan.h"
+#include "launcher/account_view.h"
 #include "launcher/agent_home.h"
 #include "launcher/output.h"
 #include "launcher/runtime/driver.h"
@@ -24,8 +26,15 @@ absl::StatusOr<Outcome> VerbWrap(const CommandLine& cl, const HostFacts& host) {
   SpawnFacts facts = BaseFacts(host, host.cwd);
   facts.print_only = true;
   if (!cl.workdir.empty()) facts.mount_point = cl.workdir;
-  // The printed plan binds the persistent home; sandbox-exec creates it.
+  // The printed plan binds the persistent home and the caller's account
+  // view as a run does; sandbox-exec creates them.
   facts.agent_home = PlannedAgentHome(*settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
+  const std::string account_dir = PlannedAccountViewDir(*settings, host, /*printed=*/true);
+  if (!account_dir.empty()) {
+    facts.passwd_file = AccountPasswdPath(account_dir);
+    facts.group_file = AccountGroupPath(account_dir);
+    if (!CallerGitConfig(host).empty()) facts.gitconfig_file = AccountGitConfigPath(account_dir);
+  }
   ProbeResult probe;
   // A printed plan carries no descriptor: its entry point checks each mount's
   // identity inside (core/mount_pins.h).

@@ -3,6 +3,8 @@
 // that, and only the forwarded names arrive inside, on docker, podman and
 // bubblewrap, with no value in any argv. And `wrap --workdir` never yields a
 // weaker plan: it is where the project is mounted inside.
+#include <sys/stat.h>
+
 #include <string>
 #include <vector>
 
@@ -83,6 +85,77 @@ TEST_P(PrintedPlanTest, WorkdirIsTheProjectsMountPointNeverAWeakerPlan) {
     EXPECT_THAT(refused.err, HasSubstr("isolation-invalid-value")) << bad;
     EXPECT_THAT(refused.out, Not(HasSubstr("\"wrapped\": false"))) << bad;
   }
+}
+
+// What a sandbox shows of itself: every mount point with its read-only or
+// read-write flag (/proc/self/mountinfo's fields 5 and 6), the account, the
+// passwd entry of the caller.
+constexpr char kSandboxShape[] =
+    "awk '{split($6, o, \",\"); print $5, o[1]}' /proc/self/mountinfo | sort -u; "
+    "id -u; id -un; grep \"^$(id -un):\" /etc/passwd";
+
+// A printed plan run as printed and the run path give the same sandbox, mount
+// by mount, the caller's account view included; and the printed run goes
+// through the run path's executor: its run and exit lines are in the audit
+// log, and the view it made is gone afterwards.
+TEST_P(PrintedPlanTest, RunAsPrintedIsTheRunPathsSandbox) {
+  RunResult run = RunProcess({NpExecBin(), "--", "sh", "-c", kSandboxShape},
+                             Options(RuntimeEnv(), 120000, project_));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  RunResult wrap = Wrap({"--", "sh", "-c", kSandboxShape}, RuntimeEnv());
+  ASSERT_EQ(wrap.exit_code, 0) << wrap.err;
+  const nlohmann::json plan = nlohmann::json::parse(wrap.out);
+  const std::string args = plan["args"].dump();
+  EXPECT_THAT(args, HasSubstr("\"--account-view\"")) << wrap.out;
+  EXPECT_THAT(args, HasSubstr("/etc/passwd")) << wrap.out;
+  std::string view;
+  for (size_t i = 0; i + 1 < plan["args"].size(); ++i) {
+    if (plan["args"][i] == "--account-view") view = plan["args"][i + 1].get<std::string>();
+  }
+  ASSERT_FALSE(view.empty()) << wrap.out;
+  std::vector<std::string> command = {plan["bin"].get<std::string>()};
+  for (const auto& arg : plan["args"]) command.push_back(arg.get<std::string>());
+  int lines_before = 0;
+  const size_t audit_before = ReadAuditLog(project_, &lines_before).size();
+  RunResult printed = RunProcess(command, Options(RuntimeEnv(), 120000, project_));
+  ASSERT_EQ(printed.exit_code, 0) << printed.err;
+  // bubblewrap binds a run's sources by descriptor; a printed plan carries
+  // none, so its entry point, np-exec's own binary, proves each by-path mount
+  // inside before the program runs: that one read-only mount is its only
+  // difference.
+  std::string expected = run.out;
+  if (runtime() == "bwrap") {
+    const size_t tmp = expected.find("/tmp rw\n");
+    ASSERT_NE(tmp, std::string::npos) << expected;
+    expected.insert(tmp, "/run/np-exec/np-exec ro\n");
+  }
+  EXPECT_EQ(printed.out, expected);
+  EXPECT_THAT(printed.out, HasSubstr(" ro\n")) << printed.out;
+  // The view was made for the run and removed with it.
+  struct stat st;
+  EXPECT_NE(lstat(view.c_str(), &st), 0) << view;
+  int bad = 0;
+  const std::vector<nlohmann::json> audit = ReadAuditLog(project_, &bad);
+  EXPECT_EQ(bad, 0);
+  ASSERT_GE(audit.size(), audit_before + 2);
+  const nlohmann::json& run_line = audit[audit.size() - 2];
+  const nlohmann::json& exit_line = audit.back();
+  EXPECT_EQ(run_line.value("decision", ""), "run") << run_line.dump();
+  EXPECT_EQ(run_line.value("tier", ""), "container") << run_line.dump();
+  EXPECT_EQ(exit_line.value("event", ""), "exit") << exit_line.dump();
+  EXPECT_EQ(exit_line.value("exit_status", -1), 0) << exit_line.dump();
+  // An --account-view that names anything but a printed view of this
+  // account's store is refused, and nothing runs.
+  std::vector<std::string> planted = command;
+  const std::string marker = project_ + "/ran";
+  for (size_t i = 0; i + 1 < planted.size(); ++i) {
+    if (planted[i] == "--account-view") planted[i + 1] = dir_.path() + "/printed-00000000";
+  }
+  planted.back() = "touch " + marker;
+  RunResult refused = RunProcess(planted, Options(RuntimeEnv(), 120000, project_));
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.err, HasSubstr("usage")) << refused.err;
+  EXPECT_NE(lstat(marker.c_str(), &st), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, PrintedPlanTest, ::testing::Values("docker", "podman", "bwrap"),

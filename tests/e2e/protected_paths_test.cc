@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -131,14 +132,18 @@ class ProtectedPathsTest : public ::testing::TestWithParam<std::string> {
     EXPECT_EQ(Plan(plan.out), first_plan_) << attack;
   }
 
-  // wrap's plan without the per-spawn container name.
+  // wrap's plan without the per-spawn container name and account view
+  // directory.
   static std::string Plan(const std::string& wrap_json) {
     nlohmann::json plan = nlohmann::json::parse(wrap_json, nullptr, false);
     if (plan.is_discarded()) return "unparsable: " + wrap_json;
     nlohmann::json args = nlohmann::json::array();
+    const std::regex view("/spawns/printed-[0-9a-f]{8}");
     for (const nlohmann::json& arg : plan["args"]) {
       const std::string text = arg.get<std::string>();
-      args.push_back(text.rfind("np-exec-", 0) == 0 ? "NAME" : text);
+      args.push_back(text.rfind("np-exec-", 0) == 0
+                         ? "NAME"
+                         : std::regex_replace(text, view, "/spawns/printed-VIEW"));
     }
     plan["args"] = args;
     return plan.dump();

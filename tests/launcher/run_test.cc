@@ -17,12 +17,18 @@
 namespace np::testing {
 namespace {
 
-// `--mount` of the run's account view (issue 17): a per-spawn file that a
-// printed plan, run later, could not name.
+// `--mount` of a spawn's account view (passwd, group, gitconfig): the run's
+// and a printed plan's live in directories of their own.
 bool IsAccountViewMount(const std::vector<std::string>& args, size_t i) {
   return args[i] == "--mount" && i + 1 < args.size() &&
-         (args[i + 1].find("target=/etc/passwd,") != std::string::npos ||
-          args[i + 1].find("target=/etc/group,") != std::string::npos);
+         args[i + 1].find("/spawns/") != std::string::npos;
+}
+
+// The account view's mount without its per-spawn directory: what it binds
+// where.
+std::string AccountViewMount(const std::string& spec) {
+  const size_t file = spec.rfind('/', spec.find(",target="));
+  return "<account-view>" + spec.substr(file);
 }
 
 using nlohmann::json;
@@ -454,6 +460,7 @@ class ContainerRunTest : public ::testing::Test {
         continue;
       }
       if (IsAccountViewMount(args, i)) {
+        out.insert(out.end(), {"--mount", AccountViewMount(args[i + 1])});
         ++i;
         continue;
       }
@@ -486,11 +493,11 @@ TEST_F(ContainerRunTest, RunsExactlyTheArgvCoreBuilt) {
   const size_t placeholder_checks = DropPlaceholderChecks(ran, planned);
   EXPECT_GT(placeholder_checks, 0u);
   EXPECT_EQ(Comparable(ran), Comparable(planned));
-  // The run carries an owner label and the caller's account view (its
-  // per-spawn passwd and group, issue 17) that wrap does not; everything
-  // else is equal.
-  EXPECT_EQ(ran.size(), planned.size() + 2 + 4);
+  // The run carries an owner label that wrap does not; both bind the
+  // caller's account view (their own directories); everything else is equal.
+  EXPECT_EQ(ran.size(), planned.size() + 2);
   EXPECT_THAT(ran, Contains(::testing::EndsWith("target=/etc/passwd,readonly")));
+  EXPECT_THAT(planned, Contains(::testing::EndsWith("target=/etc/passwd,readonly")));
   EXPECT_THAT(ran, Contains(::testing::StartsWith("dev.nubos.np-exec.owner=")));
   // Exactly one invocation: no probe through the client, no retry.
   EXPECT_EQ(ReadFile(lab_.fakes() + "/docker.calls").find('\n'),
@@ -682,9 +689,13 @@ TEST(PodmanRunTest, RunsExactlyTheArgvCoreBuilt) {
         ++i;
         continue;
       }
-      if (args[i] == "--name" || IsAccountViewMount(args, i) ||
-          (args[i] == "--label" && i + 1 < args.size() &&
-           args[i + 1].rfind("dev.nubos.np-exec.owner=", 0) == 0)) {
+      if (IsAccountViewMount(args, i)) {
+        out.insert(out.end(), {"--mount", AccountViewMount(args[i + 1])});
+        ++i;
+        continue;
+      }
+      if (args[i] == "--name" || (args[i] == "--label" && i + 1 < args.size() &&
+                                  args[i + 1].rfind("dev.nubos.np-exec.owner=", 0) == 0)) {
         ++i;
         continue;
       }
