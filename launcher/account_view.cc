@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -95,13 +96,18 @@ nlohmann::json BaseToJson(const std::optional<std::string>& base) {
 
 constexpr absl::string_view kPrintedPrefix = "printed-";
 
-// A printed plan's view left by a sandbox-exec that was killed: older than
-// kPrintedViewMaxAgeSeconds.
+// A printed plan's view left by a sandbox-exec that was killed: no process
+// holds its lock (AccountView keeps the directory flocked while it lives),
+// and it is older than the moment between its mkdir and that lock.
 bool IsStalePrintedView(int spawns, const std::string& name) {
   if (!absl::StartsWith(name, kPrintedPrefix)) return false;
+  const int dir = openat(spawns, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0) return false;
   struct stat st;
-  if (fstatat(spawns, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
-  return time(nullptr) - st.st_mtime > kPrintedViewMaxAgeSeconds;
+  const bool old = fstat(dir, &st) == 0 && time(nullptr) - st.st_ctime > kPrintedViewLockSeconds;
+  const bool unheld = old && flock(dir, LOCK_EX | LOCK_NB) == 0;
+  close(dir);
+  return unheld;
 }
 
 // Removes the views of spawns whose np-exec is gone (a SIGKILL runs no
@@ -189,6 +195,12 @@ absl::StatusOr<std::unique_ptr<AccountView>> AccountView::Create(
   close(*spawns);
   if (made != 0) return Failed(dir, made_errno);
   std::unique_ptr<AccountView> view(new AccountView(dir));
+  // Held while the view lives: a printed plan's view has no pid in its name,
+  // and a later spawn removes it only once no process holds this.
+  view->lock_fd_ = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (view->lock_fd_ < 0 || flock(view->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    return Failed(dir, errno);
+  }
   // A file np-exec cannot read or use leaves the minimal base, never a view
   // without root.
   std::optional<std::string> passwd_base = image.passwd;
@@ -214,6 +226,7 @@ AccountView::~AccountView() {
   unlink(AccountGroupPath(dir_).c_str());
   unlink(AccountGitConfigPath(dir_).c_str());
   rmdir(dir_.c_str());
+  if (lock_fd_ >= 0) close(lock_fd_);
 }
 
 std::string CallerGitConfig(const HostFacts& host) {

@@ -52,6 +52,7 @@ class AccountView {
  private:
   explicit AccountView(std::string dir) : dir_(std::move(dir)) {}
   std::string dir_;
+  int lock_fd_ = -1;  // The directory, flocked while the view lives.
 };
 
 // Where a container spawn of `settings` keeps its view, named before anything
@@ -60,11 +61,11 @@ class AccountView {
 // (not the container tier, outside a project, `user` not null) or the store
 // has no place. A printed plan's view (`wrap`), made later by sandbox-exec in
 // another process, is `<store>/spawns/printed-<random>`: removed when its run
-// ends, or by a later spawn once it is kPrintedViewMaxAgeSeconds old (its
-// runtime bound the files long before).
+// ends, or (after a kill) by a later spawn once no process holds its lock and
+// it is older than kPrintedViewLockSeconds.
 std::string PlannedAccountViewDir(const Settings& settings, const HostFacts& host,
                                   bool printed = false);
-inline constexpr int kPrintedViewMaxAgeSeconds = 3600;
+inline constexpr int kPrintedViewLockSeconds = 2;
 
 // Whether `dir` is a printed plan's view directory in the caller's own state
 // store (PlannedAccountViewDir's printed form), for sandbox-exec, which is

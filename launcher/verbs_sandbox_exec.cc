@@ -41,10 +41,12 @@ absl::Status Usage(absl::string_view why) {
                                 "[--account-view DIR] [--env NAMES] -- BIN ARGS..."));
 }
 
-// The value after `option` in a runtime argv ("" when absent).
-std::string OptionValue(const std::vector<std::string>& argv, absl::string_view option) {
-  const auto found = std::find(argv.begin(), argv.end(), option);
-  return found == argv.end() || found + 1 == argv.end() ? "" : *(found + 1);
+// The container's name in an engine's argv: the value of its own `--name`,
+// before the image (what follows is the program's); "" when absent.
+std::string ContainerName(const std::vector<std::string>& argv, const std::string& image) {
+  const auto end = image.empty() ? argv.end() : std::find(argv.begin(), argv.end(), image);
+  const auto found = std::find(argv.begin(), end, "--name");
+  return found == end || found + 1 == end ? "" : *(found + 1);
 }
 
 // The protected paths the printed plan binds by path, the worktree's git
@@ -83,6 +85,20 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
   absl::StatusOr<Settings> settings =
       LoadSettings({cl.sandbox_project, OperatorConfigPath(host), host.env_tier, false});
   if (!settings.ok()) return settings.status();
+  // The plan was printed for exactly this project and runtime: a project
+  // found elsewhere (its .nubos-pilot/ removed meanwhile, so the walk went on
+  // to an enclosing one) or another runtime is not what was judged.
+  if (settings->project.root != cl.sandbox_project) {
+    return MakeError(
+        absl::StatusCode::kFailedPrecondition, "project-moved",
+        absl::StrCat("the printed plan's project ", cl.sandbox_project, " is now found as ",
+                     settings->project.found() ? settings->project.root : std::string("no project"),
+                     "; nothing ran. Print the plan again with np-exec wrap"),
+        {{"project", cl.sandbox_project}, {"found", settings->project.root}});
+  }
+  if (*runtime != settings->config.container.runtime) {
+    return Usage(absl::StrCat("--runtime ", cl.runtime, " is not the project's runtime"));
+  }
   const SpawnLog log(reporter, host, settings->project);
   const nlohmann::json tier_record = TierRecord(host, *settings, cl.program);
   const absl::string_view state_home = GetEnv(host.envp, "XDG_STATE_HOME");
@@ -123,7 +139,8 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
   plan.project_real = policy->project_real;
   plan.project_mount = mount_point;
   plan.image = cl.sandbox_image;
-  plan.container_name = OptionValue(cl.program, "--name");
+  plan.pull_missing = settings->config.container.pull_missing;
+  if (traits.named_containers) plan.container_name = ContainerName(cl.program, plan.image);
   plan.account_dir = cl.sandbox_account_view;
   plan.self_path = host.self_path;
   // podman keeps -e values in its state database: forwarded values go in as
@@ -169,7 +186,20 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
   if (!plan.account_dir.empty() && !plan.image.empty()) {
     (void)driver.ProbeForSpawn(host, endpoint, plan.image, &image_id);
   }
-  const std::string gitconfig = plan.account_dir.empty() ? "" : CallerGitConfig(host);
+  // The identity file the argv binds is written whatever the caller's
+  // configuration says now (a bind of a missing file would fail the run).
+  std::string gitconfig = plan.account_dir.empty() ? "" : CallerGitConfig(host);
+  const std::string gitconfig_path = AccountGitConfigPath(plan.account_dir);
+  const bool binds_gitconfig =
+      !plan.account_dir.empty() &&
+      std::any_of(cl.program.begin(), cl.program.end(), [&gitconfig_path](const std::string& arg) {
+        return arg.find(gitconfig_path) != std::string::npos;
+      });
+  if (!binds_gitconfig) {
+    gitconfig.clear();
+  } else if (gitconfig.empty()) {
+    gitconfig = "# np-exec: the caller's git configuration names no identity\n";
+  }
   const WrappedSpawn spawn{*settings,        plan,     cl.program,  driver,
                            endpoint,         *trust,   tier_record, /*session=*/nullptr,
                            plan.account_dir, image_id, gitconfig};

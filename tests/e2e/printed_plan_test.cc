@@ -4,6 +4,7 @@
 // bubblewrap, with no value in any argv. And `wrap --workdir` never yields a
 // weaker plan: it is where the project is mounted inside.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -144,6 +145,14 @@ TEST_P(PrintedPlanTest, RunAsPrintedIsTheRunPathsSandbox) {
   EXPECT_EQ(run_line.value("tier", ""), "container") << run_line.dump();
   EXPECT_EQ(exit_line.value("event", ""), "exit") << exit_line.dump();
   EXPECT_EQ(exit_line.value("exit_status", -1), 0) << exit_line.dump();
+  // A view a killed sandbox-exec left (its directory there, no process
+  // holding its lock) does not stop the plan from running again.
+  ASSERT_EQ(mkdir(view.c_str(), 0700), 0) << view;
+  sleep(3);
+  RunResult again = RunProcess(command, Options(RuntimeEnv(), 120000, project_));
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, printed.out);
+  EXPECT_NE(lstat(view.c_str(), &st), 0) << view;
   // An --account-view that names anything but a printed view of this
   // account's store is refused, and nothing runs.
   std::vector<std::string> planted = command;

@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "core/protected_paths.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/e2e_support.h"
@@ -377,7 +378,44 @@ TEST_P(SnapshotRaceTest, ANestedFolderExchangedWithALinkNeverLosesItsProject) {
   dir_.Write("decoy/mine.txt", "decoy\n");
   ExchangeTheFolderWhileSpawning(decoy, "");
   EXPECT_EQ(ReadFile(decoy + "/mine.txt"), "decoy\n");
-  EXPECT_EQ(ListNames(decoy), std::vector<std::string>({"mine.txt"}));
+  // bubblewrap binds the sources np-exec opened: nothing reaches the decoy.
+  // docker and podman bind by path and check inside (docs/security.md's
+  // limit): an engine that resolved the swapped path has by then made its
+  // nested mount points there (the protected paths' top-level names, empty);
+  // nothing else is written, and nothing that was there changes.
+  std::vector<std::string> allowed = {"mine.txt"};
+  if (runtime() != "bwrap") {
+    for (const std::string& path : DefaultProtectedPaths()) {
+      allowed.push_back(path.substr(0, path.find('/')));
+    }
+  }
+  for (const std::string& name : ListNames(decoy)) {
+    EXPECT_NE(std::find(allowed.begin(), allowed.end(), name), allowed.end())
+        << name << " was written into the folder outside";
+    if (name == "mine.txt") continue;
+    RunResult deeper = RunProcess({"/usr/bin/find",
+                                   decoy + "/" + name,
+                                   "(",
+                                   "(",
+                                   "-type",
+                                   "f",
+                                   "-size",
+                                   "+0",
+                                   ")",
+                                   "-o",
+                                   "(",
+                                   "!",
+                                   "-type",
+                                   "d",
+                                   "!",
+                                   "-type",
+                                   "f",
+                                   ")",
+                                   ")",
+                                   "-print"},
+                                  Options(BaseEnv()));
+    EXPECT_EQ(deeper.out, "") << name << " holds more than empty mount points";
+  }
 }
 
 // The link leads to the folder above the nested one: a plan that resolved
