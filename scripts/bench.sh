@@ -78,7 +78,8 @@ done
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/np-bench.XXXXXX")"
 work="$(cd "$work" && pwd -P)"
-cleanup() { rm -rf "$work"; }
+view_dirs=()
+cleanup() { rm -rf "$work" "${view_dirs[@]}"; }
 trap cleanup EXIT
 # Measure np-exec as it ships: installed (copied), not as the linker left it in
 # the build tree. On this machine the very same bytes run about 10% slower
@@ -100,6 +101,24 @@ status=0
 
 echo "== machine"
 echo "nproc $(nproc); kernel $(uname -r); cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# A printed plan binds the caller's account view (passwd, group, gitconfig),
+# which sandbox-exec makes when it runs the plan; run bare, the argv needs it
+# made here: a copy of this host's files, held (flock, as sandbox-exec holds
+# it) so that np-exec's own spawns in this run do not take it for a killed
+# plan's leftover.
+make_printed_view() {  # the plan's JSON on stdin
+  local dir fd
+  dir="$(jq -r '(.args | index("--account-view")) as $i | if $i then .args[$i + 1] else "" end')"
+  [ -n "$dir" ] || return 0
+  (umask 077 && mkdir -p "$dir")
+  cp /etc/passwd "$dir/passwd"
+  cp /etc/group "$dir/group"
+  : > "$dir/gitconfig"
+  exec {fd}<"$dir"
+  flock -x "$fd"
+  view_dirs+=("$dir")
+}
 
 # --- 1. micro-benchmarks ------------------------------------------------------
 echo "== micro-benchmarks"
@@ -181,8 +200,9 @@ if [ "$have_docker" = 1 ]; then
   # with a unique name per spawn; np-exec's own run adds only an owner label.
   # A printed plan is np-exec sandbox-exec ... -- RUNTIME ARGS: the bare
   # runtime is what follows the first "--".
-  mapfile -t dargv < <(cd "$cdocker" && "$np" wrap -- true |
-    jq -r '(.args | index("--")) as $i | .args[$i + 1:][]')
+  dplan="$(cd "$cdocker" && "$np" wrap -- true)"
+  make_printed_view <<<"$dplan"
+  mapfile -t dargv < <(jq -r '(.args | index("--")) as $i | .args[$i + 1:][]' <<<"$dplan")
   for i in "${!dargv[@]}"; do
     if [ "${dargv[$i]}" = "--name" ]; then dargv[$((i + 1))]="np-bench-{n}"; fi
   done
@@ -201,8 +221,9 @@ if command -v bwrap >/dev/null; then
   cbwrap="$(project container-bwrap container bwrap)"
   # A printed plan is np-exec sandbox-exec ... -- RUNTIME ARGS: the bare
   # runtime is what follows the first "--".
-  mapfile -t bargv < <(cd "$cbwrap" && "$np" wrap -- true |
-    jq -r '(.args | index("--")) as $i | .args[$i + 1:][]')
+  bplan="$(cd "$cbwrap" && "$np" wrap -- true)"
+  make_printed_view <<<"$bplan"
+  mapfile -t bargv < <(jq -r '(.args | index("--")) as $i | .args[$i + 1:][]' <<<"$bplan")
   rt+=(--cmd "np-exec -- true (bwrap)" --cwd "$cbwrap" -- "$np" -- true)
   rt+=(--cmd "bwrap (same argv, direct)" --cwd "$cbwrap" -- "${bargv[@]}")
 else
