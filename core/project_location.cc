@@ -211,4 +211,14 @@ absl::Status CheckProjectStillAt(const ProjectLocation& project) {
   return absl::OkStatus();
 }
 
+absl::Status ProjectMovedError(const std::string& root, const std::string& planned) {
+  return MakeError(
+      absl::StatusCode::kFailedPrecondition, "project-moved",
+      absl::StrCat("the project ", root, " resolved to ", planned,
+                   " while np-exec planned this spawn (renamed or replaced by a link); "
+                   "nothing ran. Something else is changing the folders around the "
+                   "project: run np-exec again once it stopped"),
+      {{"project", root}, {"planned", planned}});
+}
+
 }  // namespace np

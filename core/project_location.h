@@ -89,6 +89,10 @@ bool HasMilestonesAt(const ProjectLocation& project);
 // `project-moved`, and nothing may run.
 absl::Status CheckProjectStillAt(const ProjectLocation& project);
 
+// `project-moved`: the project's path, resolved again while np-exec planned a
+// spawn, named `planned`, not the folder opened at `root`.
+absl::Status ProjectMovedError(const std::string& root, const std::string& planned);
+
 }  // namespace np
 
 #endif  // NP_EXEC_CORE_PROJECT_LOCATION_H_

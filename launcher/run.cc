@@ -77,18 +77,6 @@ absl::Status CheckRecursion(const CommandLine& cl, const HostFacts& host) {
   return absl::OkStatus();
 }
 
-// The project's path resolved to another folder than the one opened while
-// np-exec planned the spawn.
-absl::Status ProjectMoved(const std::string& root, const std::string& planned) {
-  return MakeError(
-      absl::StatusCode::kFailedPrecondition, "project-moved",
-      absl::StrCat("the project ", root, " resolved to ", planned,
-                   " while np-exec planned this spawn (renamed or replaced by a link); "
-                   "nothing ran. Something else is changing the folders around the "
-                   "project: run np-exec again once it stopped"),
-      {{"project", root}, {"planned", planned}});
-}
-
 // `np-exec WORD` (no --, not a path) that names no program is most likely a
 // mistyped verb.
 absl::Status UnknownVerb(const std::string& word) {
@@ -199,7 +187,7 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
                                   const std::vector<ProtectedBind>& binds) -> absl::Status {
       if (!spawn_lock.ok()) return spawn_lock.status();
       if (project.found() && project_real != project.root) {
-        return ProjectMoved(project.root, project_real);
+        return ProjectMovedError(project.root, project_real);
       }
       absl::StatusOr<ProtectedPlaceholders> made =
           ProtectedPlaceholders::Create(*std::move(spawn_lock), project_real, binds, project.fd());
@@ -236,7 +224,7 @@ absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
   // have found the folder that was opened, or the sandbox would get another
   // (a link swapped in for that moment, to a folder above the project).
   if (plan->wrapped && settings->project.found() && plan->project_real != settings->project.root) {
-    return log.Refuse(tier_record, ProjectMoved(settings->project.root, plan->project_real));
+    return log.Refuse(tier_record, ProjectMovedError(settings->project.root, plan->project_real));
   }
   if (plan->wrapped) {
     // A variable the program reads, set here and not forwarded, is named

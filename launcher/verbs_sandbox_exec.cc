@@ -155,14 +155,7 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
   // Through the opened project folder, as on the run path, and only when its
   // path still names it.
   if (settings->project.found() && policy->project_real != settings->project.root) {
-    return log.Refuse(
-        tier_record,
-        MakeError(absl::StatusCode::kFailedPrecondition, "project-moved",
-                  absl::StrCat("the project ", settings->project.root, " resolved to ",
-                               policy->project_real,
-                               " while np-exec prepared the printed plan (renamed or replaced by a "
-                               "link); nothing ran"),
-                  {{"project", settings->project.root}, {"planned", policy->project_real}}));
+    return log.Refuse(tier_record, ProjectMovedError(settings->project.root, policy->project_real));
   }
   std::optional<ProtectedPlaceholders> placeholders;
   {
@@ -188,16 +181,14 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
   }
   // The identity file the argv binds is written whatever the caller's
   // configuration says now (a bind of a missing file would fail the run).
-  std::string gitconfig = plan.account_dir.empty() ? "" : CallerGitConfig(host);
   const std::string gitconfig_path = AccountGitConfigPath(plan.account_dir);
   const bool binds_gitconfig =
       !plan.account_dir.empty() &&
       std::any_of(cl.program.begin(), cl.program.end(), [&gitconfig_path](const std::string& arg) {
         return arg.find(gitconfig_path) != std::string::npos;
       });
-  if (!binds_gitconfig) {
-    gitconfig.clear();
-  } else if (gitconfig.empty()) {
+  std::string gitconfig = binds_gitconfig ? CallerGitConfig(host) : "";
+  if (binds_gitconfig && gitconfig.empty()) {
     gitconfig = "# np-exec: the caller's git configuration names no identity\n";
   }
   const WrappedSpawn spawn{*settings,        plan,     cl.program,  driver,
