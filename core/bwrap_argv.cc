@@ -36,6 +36,305 @@ absl::Status TooManyArguments(size_t count) {
                    {{"arguments", count}, {"limit", kBwrapMaxArgs}});
 }
 
+// One bubblewrap argv in the making: the inputs, what the checks derived,
+// and the arguments so far. Each step below reads and extends it.
+struct BwrapBuild {
+  BwrapBuild(const ContainerConfig& c, const std::vector<ValidatedMount>& m,
+             const ContainerSpawn& s, const std::vector<RootEntry>& r)
+      : config(c), mounts(m), spawn(s), root_layout(r) {}
+  const ContainerConfig& config;
+  const std::vector<ValidatedMount>& mounts;
+  const ContainerSpawn& spawn;
+  const std::vector<RootEntry>& root_layout;
+  SandboxInputs inputs;
+  std::string project_target;
+  bool etc_view = false;
+  bool egress = false;
+  // The extra mounts, less what the sandbox's own binds already show.
+  std::vector<ValidatedMount> binds;
+  // The pinned binds a printed plan's entry point checks inside.
+  std::vector<MountExpectation> expected;
+  std::vector<std::string> argv;
+  // What runs inside: entry points, then the program.
+  std::vector<std::string> command;
+};
+
+// bubblewrap cannot deliver these settings: refused, never dropped.
+absl::Status CheckBwrapSupports(BwrapBuild& b) {
+  const ContainerConfig& config = b.config;
+  if (config.memory.has_value()) return Unsupported("isolation.container.memory");
+  if (config.cpus.has_value()) return Unsupported("isolation.container.cpus");
+  if (config.network == Network::kBridge) return Unsupported("network \"bridge\"");
+  // bubblewrap has no image whose user "image" could name: the sandbox is
+  // the host's /usr in a user namespace that maps the caller's own uid and
+  // gid only, so it cannot run as anyone else, the image's user or root.
+  if (config.user.kind == UserSpec::Kind::kImage) {
+    return Unsupported(
+        "isolation.container.user \"image\" (it has no image: its sandbox always runs as your "
+        "own uid:gid)");
+  }
+  if (config.user.kind != UserSpec::Kind::kCaller) return Unsupported("isolation.container.user");
+  return absl::OkStatus();
+}
+
+absl::Status CheckBwrapInputs(BwrapBuild& b) {
+  absl::StatusOr<SandboxInputs> inputs = CheckSandboxInputs(b.config, b.spawn);
+  if (!inputs.ok()) return inputs.status();
+  b.inputs = *std::move(inputs);
+  // bwrap takes each path as its own argument, so only a NUL byte (which would
+  // cut it short at exec) or a relative path can make it mean something else.
+  for (const ValidatedMount& mount : b.mounts) {
+    absl::Status source_ok = CheckAbsolutePath(mount.source, "isolation-mount-bad-source");
+    if (!source_ok.ok()) return source_ok;
+    absl::Status target_ok = CheckAbsolutePath(mount.target, "isolation-mount-bad-target");
+    if (!target_ok.ok()) return target_ok;
+  }
+  b.project_target = ProjectTarget(b.config, b.spawn);
+  b.egress = b.config.network == Network::kAllowlist;
+  return absl::OkStatus();
+}
+
+// One bind of the prepared /etc, unless a mount goes below /etc: bubblewrap
+// would make its mount point inside the prepared copy. Nor when the copy lies
+// where the program can write (a state store inside the project or a writable
+// mount): another sandbox would bind what this one wrote.
+absl::Status DecideEtcView(BwrapBuild& b) {
+  b.etc_view = !b.spawn.etc_view.empty() && !IsInside(b.spawn.etc_view, b.spawn.project_root);
+  for (const ValidatedMount& mount : b.mounts) {
+    b.etc_view = b.etc_view && !IsInside(mount.target, "/etc") &&
+                 !(mount.writable && IsInside(b.spawn.etc_view, mount.source));
+  }
+  if (!b.etc_view) return absl::OkStatus();
+  return CheckAbsolutePath(b.spawn.etc_view, "isolation-mount-bad-source");
+}
+
+// The binds every sandbox starts from: /usr, the project, the root's directories.
+std::vector<SandboxBind> BaseBinds(const BwrapBuild& b) {
+  std::vector<SandboxBind> base = {{"/usr", "/usr"}, {b.spawn.project_root, b.project_target}};
+  for (const RootEntry& entry : b.root_layout) {
+    if (entry.link_target.empty()) base.push_back({entry.path, entry.path});
+  }
+  return base;
+}
+
+// The extra mounts, less what the sandbox's other binds already show
+// (bwrap_targets.h).
+absl::Status CoalesceExtraMounts(BwrapBuild& b) {
+  std::vector<SandboxBind> fixed = BaseBinds(b);
+  for (const char* target : {"/proc", "/dev", "/tmp"}) fixed.push_back({"", target});
+  fixed.push_back({"", std::string(kContainerHome)});
+  if (b.etc_view) {
+    fixed.push_back({b.spawn.etc_view, "/etc"});
+  } else {
+    for (const std::string& file : SandboxEtcFiles()) fixed.push_back({file, file});
+  }
+  for (const ProtectedMount& bind : b.inputs.protected_mounts) {
+    fixed.push_back({bind.source, bind.target});
+  }
+  if (b.egress) fixed.push_back({"", "/run/np-exec"});
+  if (!b.spawn.gitconfig_file.empty()) {
+    fixed.push_back({b.spawn.gitconfig_file, std::string(kGitConfigTarget)});
+  }
+  b.binds = CoalesceBwrapMounts(b.mounts, fixed);
+  return absl::OkStatus();
+}
+
+// No mount target through a host-visible link (core/bwrap_targets.h).
+// bubblewrap mounts in argv order: each target is made under the binds
+// before it.
+absl::Status CheckNoLinkOnTheWay(BwrapBuild& b) {
+  std::vector<SandboxBind> seen = BaseBinds(b);
+  for (const ValidatedMount& mount : b.binds) {
+    absl::Status no_link = CheckMountTargetHasNoLink(mount.target, seen);
+    if (!no_link.ok()) return no_link;
+    seen.push_back({mount.source, mount.target});
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AddNamespacesAndRoot(BwrapBuild& b) {
+  b.argv = {"bwrap",
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL"};
+  if (b.config.network != Network::kHost) b.argv.emplace_back("--unshare-net");
+  b.argv.insert(b.argv.end(), {"--ro-bind", "/usr", "/usr"});
+  for (const RootEntry& entry : b.root_layout) {
+    if (entry.link_target.empty()) {
+      b.argv.insert(b.argv.end(), {"--ro-bind", entry.path, entry.path});
+    } else {
+      b.argv.insert(b.argv.end(), {"--symlink", entry.link_target, entry.path});
+    }
+  }
+  return absl::OkStatus();
+}
+
+// /etc, with the caller's account (core/passwd_view.h) and git identity in
+// place of the host's files.
+absl::Status AddEtcAndAccount(BwrapBuild& b) {
+  const ContainerSpawn& spawn = b.spawn;
+  for (const std::string* view : {&spawn.passwd_file, &spawn.group_file, &spawn.gitconfig_file}) {
+    if (view->empty()) continue;
+    absl::Status absolute = CheckAbsolutePath(*view, "isolation-mount-bad-source");
+    if (!absolute.ok()) return absolute;
+  }
+  if (b.etc_view) {
+    b.argv.insert(b.argv.end(), {"--ro-bind", spawn.etc_view, "/etc"});
+  } else {
+    for (const std::string& file : SandboxEtcFiles()) {
+      const bool replaced = (file == "/etc/passwd" && !spawn.passwd_file.empty()) ||
+                            (file == "/etc/group" && !spawn.group_file.empty());
+      if (!replaced) b.argv.insert(b.argv.end(), {"--ro-bind-try", file, file});
+    }
+  }
+  if (!spawn.passwd_file.empty()) {
+    b.argv.insert(b.argv.end(), {"--ro-bind", spawn.passwd_file, "/etc/passwd"});
+  }
+  if (!spawn.group_file.empty()) {
+    b.argv.insert(b.argv.end(), {"--ro-bind", spawn.group_file, "/etc/group"});
+  }
+  if (!spawn.gitconfig_file.empty()) {
+    b.argv.insert(b.argv.end(),
+                  {"--ro-bind", spawn.gitconfig_file, std::string(kGitConfigTarget), "--setenv",
+                   std::string(kGitConfigVar), std::string(kGitConfigTarget)});
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AddScratchAndHome(BwrapBuild& b) {
+  b.argv.insert(b.argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
+  if (b.spawn.home_source.empty()) {
+    b.argv.insert(b.argv.end(), {"--tmpfs", std::string(kContainerHome)});
+    return absl::OkStatus();
+  }
+  absl::Status absolute = CheckAbsolutePath(b.spawn.home_source, "isolation-mount-bad-source");
+  if (!absolute.ok()) return absolute;
+  b.argv.insert(b.argv.end(), {"--bind", b.spawn.home_source, std::string(kContainerHome)});
+  return absl::OkStatus();
+}
+
+// One bind of a path a sandboxed program could swap, pinned (mount_pins.h):
+// bound from the descriptor the launcher opened, or, in a printed plan,
+// which carries none, checked inside by the entry point. np-exec's own files
+// (the /etc view, the account view, the persistent home, the egress
+// endpoint: in its private state) go by path, and so do placeholders unless
+// the run path made them before this argv (ContainerSpawn::placeholders_made;
+// a printed plan's are made and pinned by sandbox-exec).
+absl::Status AddPinnedBind(BwrapBuild& b, const std::string& source, absl::string_view target,
+                           bool writable, bool placeholder = false) {
+  if (b.spawn.pin && (!placeholder || b.spawn.placeholders_made)) {
+    absl::StatusOr<SourcePin> pin = b.spawn.pin(source);
+    if (!pin.ok()) return pin.status();
+    if (pin->fd >= 0) {
+      b.argv.insert(b.argv.end(), {writable ? "--bind-fd" : "--ro-bind-fd", absl::StrCat(pin->fd),
+                                   std::string(target)});
+      return absl::OkStatus();
+    }
+    b.expected.push_back({std::string(target), pin->dev, pin->ino});
+  }
+  b.argv.insert(b.argv.end(), {writable ? "--bind" : "--ro-bind", source, std::string(target)});
+  return absl::OkStatus();
+}
+
+// bubblewrap mounts in argv order: the project, its writable parents
+// (pinned as mount points), the read-only nodes on top, then the extra mounts.
+absl::Status AddProjectAndMounts(BwrapBuild& b) {
+  absl::Status bound = AddPinnedBind(b, b.spawn.project_root, b.project_target, true);
+  if (!bound.ok()) return bound;
+  for (const ProtectedMount& entry : b.inputs.protected_mounts) {
+    bound = AddPinnedBind(b, entry.source, entry.target, entry.writable, entry.placeholder);
+    if (!bound.ok()) return bound;
+  }
+  for (const ValidatedMount& mount : b.binds) {
+    bound = AddPinnedBind(b, mount.source, mount.target, mount.writable);
+    if (!bound.ok()) return bound;
+  }
+  // np-exec's value, not the caller's: their PATH as far as the sandbox shows it.
+  if (!b.spawn.sandbox_path.empty()) {
+    b.argv.insert(b.argv.end(), {"--setenv", "PATH", b.spawn.sandbox_path});
+  }
+  return absl::OkStatus();
+}
+
+// network "allowlist": the proxy's endpoint, np-exec as the entry point.
+absl::Status AddEgress(BwrapBuild& b) {
+  if (!b.egress) return absl::OkStatus();
+  const ContainerSpawn& spawn = b.spawn;
+  if (spawn.egress_socket.empty() || spawn.self_binary.empty()) return AllowlistNeedsNpExec();
+  for (const std::string* path : {&spawn.egress_socket, &spawn.self_binary}) {
+    absl::Status valid = CheckAbsolutePath(*path, "isolation-mount-bad-source");
+    if (!valid.ok()) return valid;
+  }
+  b.argv.insert(b.argv.end(), {"--bind", spawn.egress_socket, std::string(kEgressSocketTarget),
+                               "--ro-bind", spawn.self_binary, std::string(kEgressSelfTarget)});
+  // np-exec's constants, not the caller's values.
+  for (const std::string& assignment : EgressProxyEnvironment()) {
+    const size_t eq = assignment.find('=');
+    b.argv.insert(b.argv.end(), {"--setenv", assignment.substr(0, eq), assignment.substr(eq + 1)});
+  }
+  b.command = EgressEntryPrefix();
+  return absl::OkStatus();
+}
+
+// np-exec's own binary inside, bound once whichever entry point needs it.
+absl::Status BindSelf(BwrapBuild& b, bool already_bound) {
+  if (b.spawn.self_binary.empty()) return SelfBinaryMissing();
+  absl::Status valid = CheckAbsolutePath(b.spawn.self_binary, "isolation-mount-bad-source");
+  if (!valid.ok()) return valid;
+  if (!already_bound) {
+    b.argv.insert(b.argv.end(), {"--ro-bind", b.spawn.self_binary, std::string(kEgressSelfTarget)});
+  }
+  return absl::OkStatus();
+}
+
+// The pins a printed plan could not bind by descriptor, checked inside first.
+absl::Status AddMountCheck(BwrapBuild& b) {
+  if (b.expected.empty()) return absl::OkStatus();
+  absl::Status self = BindSelf(b, b.egress);
+  if (!self.ok()) return self;
+  const std::vector<std::string> check = MountCheckPrefix(b.expected);
+  b.command.insert(b.command.begin(), check.begin(), check.end());
+  return absl::OkStatus();
+}
+
+// Last the read-only root (its mount points become read-only while the
+// mounts on top keep their modes), the working directory and the command.
+// More arguments than bubblewrap takes go through a descriptor to np-exec's
+// own entry point inside (kArgvEntryVerb).
+absl::Status AddCommand(BwrapBuild& b) {
+  const bool self_bound = b.egress || !b.expected.empty();
+  b.command.insert(b.command.end(), b.spawn.program.begin(), b.spawn.program.end());
+  const std::vector<std::string> tail = {"--remount-ro", "/", "--chdir", b.inputs.workdir, "--"};
+  if (b.argv.size() + tail.size() + b.command.size() + kBwrapLauncherArgs > kBwrapMaxArgs) {
+    if (b.spawn.self_binary.empty()) return TooManyArguments(b.argv.size() + b.command.size());
+    absl::Status self = BindSelf(b, self_bound);
+    if (!self.ok()) return self;
+    b.command.insert(b.command.begin(),
+                     {std::string(kEgressSelfTarget), std::string(kArgvEntryVerb), "--"});
+    // What bubblewrap itself then gets: the options, the entry point, the
+    // verb and "--fd N".
+    if (b.argv.size() + tail.size() + 4 + kBwrapLauncherArgs > kBwrapMaxArgs) {
+      return TooManyArguments(b.argv.size());
+    }
+  }
+  b.argv.insert(b.argv.end(), tail.begin(), tail.end());
+  b.argv.insert(b.argv.end(), b.command.begin(), b.command.end());
+  return absl::OkStatus();
+}
+
+using BwrapStep = absl::Status (*)(BwrapBuild&);
+
+constexpr BwrapStep kBwrapSteps[] = {CheckBwrapSupports,  CheckBwrapInputs,    DecideEtcView,
+                                     CoalesceExtraMounts, CheckNoLinkOnTheWay, AddNamespacesAndRoot,
+                                     AddEtcAndAccount,    AddScratchAndHome,   AddProjectAndMounts,
+                                     AddEgress,           AddMountCheck,       AddCommand};
+
 }  // namespace
 
 std::vector<RootEntry> ReadHostRootLayout() {
@@ -76,240 +375,14 @@ absl::StatusOr<std::vector<std::string>> BuildBwrapArgv(const ContainerConfig& c
                                                         const std::vector<ValidatedMount>& mounts,
                                                         const ContainerSpawn& spawn,
                                                         const std::vector<RootEntry>& root_layout) {
-  if (spawn.program.empty() || spawn.program.front().empty()) {
-    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-wrap-no-command",
-                     "no program to run: give one after --");
+  absl::Status given = CheckProgramGiven(spawn);
+  if (!given.ok()) return given;
+  BwrapBuild build(config, mounts, spawn, root_layout);
+  for (BwrapStep step : kBwrapSteps) {
+    absl::Status done = step(build);
+    if (!done.ok()) return done;
   }
-  if (config.memory.has_value()) return Unsupported("isolation.container.memory");
-  if (config.cpus.has_value()) return Unsupported("isolation.container.cpus");
-  if (config.network == Network::kBridge) return Unsupported("network \"bridge\"");
-  // bubblewrap has no image whose user "image" could name: the sandbox is
-  // the host's /usr in a user namespace that maps the caller's own uid and
-  // gid only, so it cannot run as anyone else, the image's user or root.
-  if (config.user.kind == UserSpec::Kind::kImage) {
-    return Unsupported(
-        "isolation.container.user \"image\" (it has no image: its sandbox always runs as your "
-        "own uid:gid)");
-  }
-  if (config.user.kind != UserSpec::Kind::kCaller) return Unsupported("isolation.container.user");
-  for (const std::string& name : spawn.env_names) {
-    absl::Status valid = ValidateEnvName(name);
-    if (!valid.ok()) return valid;
-  }
-  absl::StatusOr<std::string> workdir = MapWorkingDirectory(config, spawn);
-  if (!workdir.ok()) return workdir.status();
-  absl::StatusOr<std::vector<ProtectedMount>> protected_mounts = ProtectedMounts(config, spawn);
-  if (!protected_mounts.ok()) return protected_mounts.status();
-  // bwrap takes each path as its own argument, so only a NUL byte (which would
-  // cut it short at exec) or a relative path can make it mean something else.
-  for (const ValidatedMount& mount : mounts) {
-    absl::Status source_ok = CheckAbsolutePath(mount.source, "isolation-mount-bad-source");
-    if (!source_ok.ok()) return source_ok;
-    absl::Status target_ok = CheckAbsolutePath(mount.target, "isolation-mount-bad-target");
-    if (!target_ok.ok()) return target_ok;
-  }
-  const std::string project_target = ProjectTarget(config, spawn);
-  // One bind of the prepared /etc, unless a mount goes below /etc: bubblewrap
-  // would make its mount point inside the prepared copy.
-  // Nor when the copy lies where the program can write (a state store
-  // inside the project or a writable mount): another sandbox would bind
-  // what this one wrote.
-  bool etc_view = !spawn.etc_view.empty() && !IsInside(spawn.etc_view, spawn.project_root);
-  for (const ValidatedMount& mount : mounts) {
-    etc_view = etc_view && !IsInside(mount.target, "/etc") &&
-               !(mount.writable && IsInside(spawn.etc_view, mount.source));
-  }
-  if (etc_view) {
-    absl::Status valid = CheckAbsolutePath(spawn.etc_view, "isolation-mount-bad-source");
-    if (!valid.ok()) return valid;
-  }
-  const bool egress = config.network == Network::kAllowlist;
-  // The sandbox's binds other than the extra mounts, for the link check and
-  // for leaving out what they already show (bwrap_targets.h).
-  std::vector<SandboxBind> fixed = {{"/usr", "/usr"}, {spawn.project_root, project_target}};
-  for (const RootEntry& entry : root_layout) {
-    if (entry.link_target.empty()) fixed.push_back({entry.path, entry.path});
-  }
-  for (const char* target : {"/proc", "/dev", "/tmp"}) fixed.push_back({"", target});
-  fixed.push_back({"", std::string(kContainerHome)});
-  if (etc_view) {
-    fixed.push_back({spawn.etc_view, "/etc"});
-  } else {
-    for (const std::string& file : SandboxEtcFiles()) fixed.push_back({file, file});
-  }
-  for (const ProtectedMount& bind : *protected_mounts) fixed.push_back({bind.source, bind.target});
-  if (egress) fixed.push_back({"", "/run/np-exec"});
-  if (!spawn.gitconfig_file.empty()) {
-    fixed.push_back({spawn.gitconfig_file, std::string(kGitConfigTarget)});
-  }
-  const std::vector<ValidatedMount> binds = CoalesceBwrapMounts(mounts, fixed);
-  // --- Issue 15 item 5: no mount target through a host-visible link
-  // (core/bwrap_targets.h). ---
-  {
-    std::vector<SandboxBind> seen = {{"/usr", "/usr"}, {spawn.project_root, project_target}};
-    for (const RootEntry& entry : root_layout) {
-      if (entry.link_target.empty()) seen.push_back({entry.path, entry.path});
-    }
-    // bubblewrap mounts in argv order: each target is made under the binds
-    // before it.
-    for (const ValidatedMount& mount : binds) {
-      absl::Status no_link = CheckMountTargetHasNoLink(mount.target, seen);
-      if (!no_link.ok()) return no_link;
-      seen.push_back({mount.source, mount.target});
-    }
-  }
-  // --- end of item 5 ---
-
-  // Every bind of a path a sandboxed program could swap (the project, its
-  // protected nodes, a worktree's git directories, the extra mounts), pinned
-  // (mount_pins.h): bound from the descriptor the launcher opened, or, in a
-  // printed plan, which carries none, checked inside by the entry point.
-  // np-exec's own files (the /etc view, the account view, the persistent
-  // home, the egress endpoint: in its private state, made after the plan)
-  // go by path, and so do placeholders unless the run path made them before
-  // this argv (ContainerSpawn::placeholders_made; a printed plan's are made
-  // and pinned by sandbox-exec).
-  std::vector<MountExpectation> expected;
-  auto bind = [&](std::vector<std::string>& out, const std::string& source,
-                  absl::string_view target, bool writable,
-                  bool placeholder = false) -> absl::Status {
-    if (spawn.pin && (!placeholder || spawn.placeholders_made)) {
-      absl::StatusOr<SourcePin> pin = spawn.pin(source);
-      if (!pin.ok()) return pin.status();
-      if (pin->fd >= 0) {
-        out.insert(out.end(), {writable ? "--bind-fd" : "--ro-bind-fd", absl::StrCat(pin->fd),
-                               std::string(target)});
-        return absl::OkStatus();
-      }
-      expected.push_back({std::string(target), pin->dev, pin->ino});
-    }
-    out.insert(out.end(), {writable ? "--bind" : "--ro-bind", source, std::string(target)});
-    return absl::OkStatus();
-  };
-
-  std::vector<std::string> argv = {"bwrap",
-                                   "--unshare-user",
-                                   "--unshare-pid",
-                                   "--unshare-ipc",
-                                   "--unshare-uts",
-                                   "--unshare-cgroup-try",
-                                   "--die-with-parent",
-                                   "--new-session",
-                                   "--cap-drop",
-                                   "ALL"};
-  if (config.network != Network::kHost) argv.emplace_back("--unshare-net");
-  argv.insert(argv.end(), {"--ro-bind", "/usr", "/usr"});
-  for (const RootEntry& entry : root_layout) {
-    if (entry.link_target.empty()) {
-      argv.insert(argv.end(), {"--ro-bind", entry.path, entry.path});
-    } else {
-      argv.insert(argv.end(), {"--symlink", entry.link_target, entry.path});
-    }
-  }
-  // The caller's account (core/passwd_view.h) replaces the host's files.
-  for (const std::string* view : {&spawn.passwd_file, &spawn.group_file, &spawn.gitconfig_file}) {
-    if (view->empty()) continue;
-    absl::Status absolute = CheckAbsolutePath(*view, "isolation-mount-bad-source");
-    if (!absolute.ok()) return absolute;
-  }
-  if (etc_view) {
-    argv.insert(argv.end(), {"--ro-bind", spawn.etc_view, "/etc"});
-  } else {
-    for (const std::string& file : SandboxEtcFiles()) {
-      const bool replaced = (file == "/etc/passwd" && !spawn.passwd_file.empty()) ||
-                            (file == "/etc/group" && !spawn.group_file.empty());
-      if (!replaced) argv.insert(argv.end(), {"--ro-bind-try", file, file});
-    }
-  }
-  if (!spawn.passwd_file.empty()) {
-    argv.insert(argv.end(), {"--ro-bind", spawn.passwd_file, "/etc/passwd"});
-  }
-  if (!spawn.group_file.empty()) {
-    argv.insert(argv.end(), {"--ro-bind", spawn.group_file, "/etc/group"});
-  }
-  if (!spawn.gitconfig_file.empty()) {
-    argv.insert(argv.end(),
-                {"--ro-bind", spawn.gitconfig_file, std::string(kGitConfigTarget), "--setenv",
-                 std::string(kGitConfigVar), std::string(kGitConfigTarget)});
-  }
-  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
-  if (spawn.home_source.empty()) {
-    argv.insert(argv.end(), {"--tmpfs", std::string(kContainerHome)});
-  } else {
-    absl::Status absolute = CheckAbsolutePath(spawn.home_source, "isolation-mount-bad-source");
-    if (!absolute.ok()) return absolute;
-    argv.insert(argv.end(), {"--bind", spawn.home_source, std::string(kContainerHome)});
-  }
-  absl::Status bound = bind(argv, spawn.project_root, project_target, /*writable=*/true);
-  if (!bound.ok()) return bound;
-  // bubblewrap mounts in argv order: writable parents (pinned as mount
-  // points) first, then the read-only nodes on top, before the extra mounts.
-  for (const ProtectedMount& entry : *protected_mounts) {
-    bound = bind(argv, entry.source, entry.target, entry.writable, entry.placeholder);
-    if (!bound.ok()) return bound;
-  }
-  for (const ValidatedMount& mount : binds) {
-    bound = bind(argv, mount.source, mount.target, mount.writable);
-    if (!bound.ok()) return bound;
-  }
-  // np-exec's value, not the caller's: their PATH as far as the sandbox shows it.
-  if (!spawn.sandbox_path.empty())
-    argv.insert(argv.end(), {"--setenv", "PATH", spawn.sandbox_path});
-  // What runs inside: the program, after the egress entry point on network
-  // "allowlist".
-  std::vector<std::string> command;
-  // --- egress allowlist (issue 16): the proxy's endpoint, np-exec as entry. ---
-  if (egress) {
-    if (spawn.egress_socket.empty() || spawn.self_binary.empty()) return AllowlistNeedsNpExec();
-    for (const std::string* path : {&spawn.egress_socket, &spawn.self_binary}) {
-      absl::Status valid = CheckAbsolutePath(*path, "isolation-mount-bad-source");
-      if (!valid.ok()) return valid;
-    }
-    argv.insert(argv.end(), {"--bind", spawn.egress_socket, std::string(kEgressSocketTarget),
-                             "--ro-bind", spawn.self_binary, std::string(kEgressSelfTarget)});
-    // np-exec's constants, not the caller's values.
-    for (const std::string& assignment : EgressProxyEnvironment()) {
-      const size_t eq = assignment.find('=');
-      argv.insert(argv.end(), {"--setenv", assignment.substr(0, eq), assignment.substr(eq + 1)});
-    }
-    command = EgressEntryPrefix();
-  }
-  // --- end egress allowlist ---
-  if (!expected.empty()) {
-    if (spawn.self_binary.empty()) return SelfBinaryMissing();
-    absl::Status valid = CheckAbsolutePath(spawn.self_binary, "isolation-mount-bad-source");
-    if (!valid.ok()) return valid;
-    if (!egress) {
-      argv.insert(argv.end(), {"--ro-bind", spawn.self_binary, std::string(kEgressSelfTarget)});
-    }
-    const std::vector<std::string> check = MountCheckPrefix(expected);
-    command.insert(command.begin(), check.begin(), check.end());
-  }
-  const bool self_bound = egress || !expected.empty();
-  command.insert(command.end(), spawn.program.begin(), spawn.program.end());
-  // Last, so the tmpfs root and its mount points become read-only while the
-  // mounts on top of them (/tmp, HOME, the project) keep their own modes.
-  const std::vector<std::string> tail = {"--remount-ro", "/", "--chdir", *workdir, "--"};
-  // --- Issue 19 item 3: more arguments than bubblewrap takes go through a
-  // descriptor to np-exec's own entry point inside (kArgvEntryVerb). ---
-  if (argv.size() + tail.size() + command.size() + kBwrapLauncherArgs > kBwrapMaxArgs) {
-    if (spawn.self_binary.empty()) return TooManyArguments(argv.size() + command.size());
-    absl::Status valid = CheckAbsolutePath(spawn.self_binary, "isolation-mount-bad-source");
-    if (!valid.ok()) return valid;
-    if (!self_bound) {
-      argv.insert(argv.end(), {"--ro-bind", spawn.self_binary, std::string(kEgressSelfTarget)});
-    }
-    command.insert(command.begin(),
-                   {std::string(kEgressSelfTarget), std::string(kArgvEntryVerb), "--"});
-    // What bubblewrap itself then gets: the options, the entry point, the
-    // verb and "--fd N".
-    if (argv.size() + tail.size() + 4 + kBwrapLauncherArgs > kBwrapMaxArgs) {
-      return TooManyArguments(argv.size());
-    }
-  }
-  argv.insert(argv.end(), tail.begin(), tail.end());
-  argv.insert(argv.end(), command.begin(), command.end());
-  return argv;
+  return std::move(build.argv);
 }
 
 size_t ArgvHandoffStart(const std::vector<std::string>& argv) {

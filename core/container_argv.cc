@@ -16,6 +16,200 @@ std::string CsvField(absl::string_view field) {
   return absl::StrCat("\"", absl::StrReplaceAll(field, {{"\"", "\"\""}}), "\"");
 }
 
+// One `docker run` / `podman run` argv in the making: the inputs, what the
+// checks derived, and the arguments so far. Each step below reads and
+// extends it.
+struct ContainerBuild {
+  ContainerBuild(const ContainerConfig& c, const std::vector<ValidatedMount>& m,
+                 const ContainerSpawn& s)
+      : config(c), mounts(m), spawn(s) {}
+  const ContainerConfig& config;
+  const std::vector<ValidatedMount>& mounts;
+  const ContainerSpawn& spawn;
+  SandboxInputs inputs;
+  bool egress = false;
+  // The pinned binds the entry point checks inside before the program runs.
+  std::vector<MountExpectation> expected;
+  std::vector<std::string> argv;
+};
+
+absl::Status CheckContainerInputs(ContainerBuild& b) {
+  if (b.config.image.empty() || b.config.image.front() == '-') {
+    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-no-image",
+                     "isolation.container.image is empty or starts with -",
+                     {{"image", b.config.image}});
+  }
+  absl::StatusOr<SandboxInputs> inputs = CheckSandboxInputs(b.config, b.spawn);
+  if (!inputs.ok()) return inputs.status();
+  b.inputs = *std::move(inputs);
+  b.egress = b.config.network == Network::kAllowlist;
+  b.argv.reserve(
+      40 + 2 * (b.mounts.size() + b.spawn.env_names.size() + b.inputs.protected_mounts.size()) +
+      b.spawn.program.size());
+  return absl::OkStatus();
+}
+
+// The hardening, the container's identity and its user.
+absl::Status AddRunOptions(ContainerBuild& b) {
+  const ContainerConfig& config = b.config;
+  const ContainerSpawn& spawn = b.spawn;
+  std::vector<std::string>& argv = b.argv;
+  argv.emplace_back(RuntimeName(config.runtime));
+  // allowlist: loopback only, exactly as none; the proxy is reached through
+  // a unix-domain endpoint, never an interface.
+  const absl::string_view network =
+      NetworkName(config.network == Network::kAllowlist ? Network::kNone : config.network);
+  argv.insert(argv.end(), {"run", "--rm", "-i", "--init", "--network", std::string(network),
+                           "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+                           "--read-only", "--tmpfs", "/tmp:rw,nosuid,nodev,size=256m"});
+  if (spawn.home_source.empty()) {
+    argv.insert(argv.end(),
+                {"--tmpfs", absl::StrCat(kContainerHome, ":rw,nosuid,nodev,size=64m,mode=1777")});
+  }
+  // HOME is np-exec's own constant, not a forwarded variable: the one -e with
+  // a value, and it carries nothing from the host.
+  argv.insert(argv.end(), {"-e", absl::StrCat("HOME=", kContainerHome)});
+  if (spawn.stdin_tty && spawn.stdout_tty) argv.emplace_back("-t");
+  argv.emplace_back(config.pull_missing ? "--pull=missing" : "--pull=never");
+  if (config.runtime == Runtime::kPodman && !spawn.init_path.empty()) {
+    argv.push_back(absl::StrCat("--init-path=", spawn.init_path));
+  }
+  argv.insert(argv.end(), {"--name", spawn.name, "--label", absl::StrCat(kManagedLabel, "=1")});
+  // `wrap` plans for a caller who runs the container itself and outlives
+  // np-exec, so it has no owner to reap it by.
+  if (!spawn.owner.empty()) {
+    argv.insert(argv.end(), {"--label", absl::StrCat(kOwnerLabel, "=", spawn.owner)});
+  }
+  if (config.user.kind == UserSpec::Kind::kCaller) {
+    argv.push_back(absl::StrCat("--user=", spawn.uid, ":", spawn.gid));
+  } else if (config.user.kind == UserSpec::Kind::kExplicit) {
+    argv.push_back(absl::StrCat("--user=", config.user.value));
+  }
+  if (config.memory.has_value()) argv.push_back(absl::StrCat("--memory=", *config.memory));
+  if (config.cpus.has_value()) argv.push_back(absl::StrCat("--cpus=", *config.cpus));
+  return absl::OkStatus();
+}
+
+// One bind of a path a sandboxed program could swap (the project, its
+// protected nodes, a worktree's git directories, the extra mounts), pinned
+// (mount_pins.h): the entry point checks its target's identity inside before
+// the program runs. Placeholders are pinned only when the run path made them
+// before this argv (ContainerSpawn::placeholders_made).
+absl::Status AddPinnedMount(ContainerBuild& b, absl::string_view source, absl::string_view target,
+                            bool writable, absl::string_view code, bool placeholder = false) {
+  absl::StatusOr<std::string> value =
+      FormatBindMount(b.config.runtime, source, target, writable, code);
+  if (!value.ok()) return value.status();
+  if (b.spawn.pin && (!placeholder || b.spawn.placeholders_made)) {
+    absl::StatusOr<SourcePin> pin = b.spawn.pin(std::string(source));
+    if (!pin.ok()) return pin.status();
+    b.expected.push_back({std::string(target), pin->dev, pin->ino});
+  }
+  b.argv.insert(b.argv.end(), {"--mount", *std::move(value)});
+  return absl::OkStatus();
+}
+
+// One of np-exec's own files, in its private state and made after the plan:
+// by path, never pinned (the entry point's own binary is what would check it).
+absl::Status AddOwnMount(ContainerBuild& b, const std::string& source, absl::string_view target,
+                         bool writable) {
+  absl::StatusOr<std::string> value =
+      FormatBindMount(b.config.runtime, source, target, writable, "isolation-mount-bad-source");
+  if (!value.ok()) return value.status();
+  b.argv.insert(b.argv.end(), {"--mount", *std::move(value)});
+  return absl::OkStatus();
+}
+
+// The runtime mounts by target depth, so the protected nodes land on top of
+// the project mount whatever their order; their sources are the project's
+// own, checked components (no link on the way, see PlanProtectedBinds).
+absl::Status AddProjectAndMounts(ContainerBuild& b) {
+  absl::Status bound = AddPinnedMount(b, b.spawn.project_root, ProjectTarget(b.config, b.spawn),
+                                      /*writable=*/true, "isolation-project-path-unsupported");
+  if (!bound.ok()) return bound;
+  for (const ProtectedMount& entry : b.inputs.protected_mounts) {
+    bound = AddPinnedMount(b, entry.source, entry.target, entry.writable,
+                           "isolation-protected-path-unsafe", entry.placeholder);
+    if (!bound.ok()) return bound;
+  }
+  for (const ValidatedMount& mount : b.mounts) {
+    bound =
+        AddPinnedMount(b, mount.source, mount.target, mount.writable, "isolation-mount-bad-source");
+    if (!bound.ok()) return bound;
+  }
+  return absl::OkStatus();
+}
+
+// The persistent home and the caller's account and git identity.
+absl::Status AddHomeAndAccount(ContainerBuild& b) {
+  struct OwnFile {
+    const std::string& source;
+    absl::string_view target;
+    bool writable;
+  };
+  const ContainerSpawn& spawn = b.spawn;
+  for (const OwnFile& file : {OwnFile{spawn.home_source, kContainerHome, true},
+                              OwnFile{spawn.passwd_file, "/etc/passwd", false},
+                              OwnFile{spawn.group_file, "/etc/group", false},
+                              OwnFile{spawn.gitconfig_file, kGitConfigTarget, false}}) {
+    if (file.source.empty()) continue;
+    absl::Status absolute = CheckAbsolutePath(file.source, "isolation-mount-bad-source");
+    if (!absolute.ok()) return absolute;
+    absl::Status bound = AddOwnMount(b, file.source, file.target, file.writable);
+    if (!bound.ok()) return bound;
+  }
+  // np-exec's value, before the forwarded names (a forwarded one wins).
+  if (!spawn.gitconfig_file.empty()) {
+    b.argv.insert(b.argv.end(), {"-e", absl::StrCat(kGitConfigVar, "=", kGitConfigTarget)});
+  }
+  return absl::OkStatus();
+}
+
+// network "allowlist": the proxy's endpoint; np-exec's own binary whenever an
+// entry point runs before the program (the egress entry, the mount check).
+absl::Status AddEgressAndSelf(ContainerBuild& b) {
+  const ContainerSpawn& spawn = b.spawn;
+  if (b.egress) {
+    if (spawn.egress_socket.empty() || spawn.self_binary.empty()) return AllowlistNeedsNpExec();
+    absl::Status bound = AddOwnMount(b, spawn.egress_socket, kEgressSocketTarget, true);
+    if (!bound.ok()) return bound;
+  }
+  if (b.egress || !b.expected.empty()) {
+    if (spawn.self_binary.empty()) return SelfBinaryMissing();
+    absl::Status bound = AddOwnMount(b, spawn.self_binary, kEgressSelfTarget, false);
+    if (!bound.ok()) return bound;
+  }
+  if (b.egress) {
+    // np-exec's constants, not the caller's values: the one place -e has one.
+    for (const std::string& assignment : EgressProxyEnvironment()) {
+      b.argv.insert(b.argv.end(), {"-e", assignment});
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The forwarded names, the working directory, the image and what runs in it.
+absl::Status AddCommand(ContainerBuild& b) {
+  std::vector<std::string>& argv = b.argv;
+  for (const std::string& name : b.spawn.env_names) argv.insert(argv.end(), {"-e", name});
+  argv.insert(argv.end(), {"-w", b.inputs.workdir, b.config.image});
+  if (!b.expected.empty()) {
+    const std::vector<std::string> check = MountCheckPrefix(b.expected);
+    argv.insert(argv.end(), check.begin(), check.end());
+  }
+  if (b.egress) {
+    const std::vector<std::string> entry = EgressEntryPrefix();
+    argv.insert(argv.end(), entry.begin(), entry.end());
+  }
+  argv.insert(argv.end(), b.spawn.program.begin(), b.spawn.program.end());
+  return absl::OkStatus();
+}
+
+using ContainerStep = absl::Status (*)(ContainerBuild&);
+constexpr ContainerStep kContainerSteps[] = {CheckContainerInputs, AddRunOptions,
+                                             AddProjectAndMounts,  AddHomeAndAccount,
+                                             AddEgressAndSelf,     AddCommand};
+
 }  // namespace
 
 absl::Status SelfBinaryMissing() {
@@ -122,176 +316,39 @@ absl::StatusOr<std::string> FormatBindMount(Runtime runtime, absl::string_view s
   return value;
 }
 
-absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
-    const ContainerConfig& config, const std::vector<ValidatedMount>& mounts,
-    const ContainerSpawn& spawn) {
-  if (spawn.program.empty() || spawn.program.front().empty()) {
-    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-wrap-no-command",
-                     "no program to run: give one after --");
-  }
-  if (config.image.empty() || config.image.front() == '-') {
-    return MakeError(absl::StatusCode::kInvalidArgument, "isolation-no-image",
-                     "isolation.container.image is empty or starts with -",
-                     {{"image", config.image}});
-  }
+absl::Status CheckProgramGiven(const ContainerSpawn& spawn) {
+  if (!spawn.program.empty() && !spawn.program.front().empty()) return absl::OkStatus();
+  return MakeError(absl::StatusCode::kInvalidArgument, "isolation-wrap-no-command",
+                   "no program to run: give one after --");
+}
+
+absl::StatusOr<SandboxInputs> CheckSandboxInputs(const ContainerConfig& config,
+                                                 const ContainerSpawn& spawn) {
   for (const std::string& name : spawn.env_names) {
     absl::Status valid = ValidateEnvName(name);
     if (!valid.ok()) return valid;
   }
+  SandboxInputs inputs;
   absl::StatusOr<std::string> workdir = MapWorkingDirectory(config, spawn);
   if (!workdir.ok()) return workdir.status();
+  inputs.workdir = *std::move(workdir);
   absl::StatusOr<std::vector<ProtectedMount>> protected_mounts = ProtectedMounts(config, spawn);
   if (!protected_mounts.ok()) return protected_mounts.status();
-  // Every bind of a path a sandboxed program could swap (the project, its
-  // protected nodes, a worktree's git directories, the extra mounts), pinned
-  // (mount_pins.h): the entry point checks each target's identity inside
-  // before the program runs. np-exec's own files (in its private state, made
-  // after the plan) go by path, and so do placeholders unless the run path
-  // made them before this argv (ContainerSpawn::placeholders_made).
-  std::vector<MountExpectation> expected;
-  auto bind = [&](std::vector<std::string>& out, absl::string_view source, absl::string_view target,
-                  bool writable, absl::string_view code, bool placeholder = false) -> absl::Status {
-    absl::StatusOr<std::string> value =
-        FormatBindMount(config.runtime, source, target, writable, code);
-    if (!value.ok()) return value.status();
-    if (spawn.pin && (!placeholder || spawn.placeholders_made)) {
-      absl::StatusOr<SourcePin> pin = spawn.pin(std::string(source));
-      if (!pin.ok()) return pin.status();
-      expected.push_back({std::string(target), pin->dev, pin->ino});
-    }
-    out.insert(out.end(), {"--mount", *std::move(value)});
-    return absl::OkStatus();
-  };
+  inputs.protected_mounts = *std::move(protected_mounts);
+  return inputs;
+}
 
-  std::vector<std::string> argv;
-  argv.reserve(40 + 2 * (mounts.size() + spawn.env_names.size() + protected_mounts->size()) +
-               spawn.program.size());
-  argv.emplace_back(RuntimeName(config.runtime));
-  for (const char* flag :
-       {"run", "--rm", "-i", "--init", "--network", "", "--cap-drop", "ALL", "--security-opt",
-        "no-new-privileges", "--read-only", "--tmpfs", "/tmp:rw,nosuid,nodev,size=256m"}) {
-    argv.emplace_back(flag);
+absl::StatusOr<std::vector<std::string>> BuildContainerArgv(
+    const ContainerConfig& config, const std::vector<ValidatedMount>& mounts,
+    const ContainerSpawn& spawn) {
+  absl::Status given = CheckProgramGiven(spawn);
+  if (!given.ok()) return given;
+  ContainerBuild build(config, mounts, spawn);
+  for (ContainerStep step : kContainerSteps) {
+    absl::Status done = step(build);
+    if (!done.ok()) return done;
   }
-  // allowlist: loopback only, exactly as none; the proxy is reached through
-  // a unix-domain endpoint, never an interface.
-  argv[6] = std::string(
-      NetworkName(config.network == Network::kAllowlist ? Network::kNone : config.network));
-  if (spawn.home_source.empty()) {
-    argv.emplace_back("--tmpfs");
-    argv.push_back(absl::StrCat(kContainerHome, ":rw,nosuid,nodev,size=64m,mode=1777"));
-  }
-  // HOME is np-exec's own constant, not a forwarded variable: the one -e with
-  // a value, and it carries nothing from the host.
-  argv.emplace_back("-e");
-  argv.push_back(absl::StrCat("HOME=", kContainerHome));
-  if (spawn.stdin_tty && spawn.stdout_tty) argv.emplace_back("-t");
-  argv.emplace_back(config.pull_missing ? "--pull=missing" : "--pull=never");
-  if (config.runtime == Runtime::kPodman && !spawn.init_path.empty()) {
-    argv.push_back(absl::StrCat("--init-path=", spawn.init_path));
-  }
-  argv.emplace_back("--name");
-  argv.push_back(spawn.name);
-  argv.emplace_back("--label");
-  argv.push_back(absl::StrCat(kManagedLabel, "=1"));
-  // `wrap` plans for a caller who runs the container itself and outlives
-  // np-exec, so it has no owner to reap it by.
-  if (!spawn.owner.empty()) {
-    argv.emplace_back("--label");
-    argv.push_back(absl::StrCat(kOwnerLabel, "=", spawn.owner));
-  }
-  switch (config.user.kind) {
-    case UserSpec::Kind::kCaller:
-      argv.push_back(absl::StrCat("--user=", spawn.uid, ":", spawn.gid));
-      break;
-    case UserSpec::Kind::kExplicit:
-      argv.push_back(absl::StrCat("--user=", config.user.value));
-      break;
-    case UserSpec::Kind::kImage:
-      break;
-  }
-  if (config.memory.has_value()) argv.push_back(absl::StrCat("--memory=", *config.memory));
-  if (config.cpus.has_value()) argv.push_back(absl::StrCat("--cpus=", *config.cpus));
-  absl::Status bound = bind(argv, spawn.project_root, ProjectTarget(config, spawn),
-                            /*writable=*/true, "isolation-project-path-unsupported");
-  if (!bound.ok()) return bound;
-  // The runtime mounts by target depth, so these land on top of the project
-  // mount whatever their order; sources are the project's own, checked
-  // components (no link on the way, see PlanProtectedBinds).
-  for (const ProtectedMount& entry : *protected_mounts) {
-    bound = bind(argv, entry.source, entry.target, entry.writable,
-                 "isolation-protected-path-unsafe", entry.placeholder);
-    if (!bound.ok()) return bound;
-  }
-  for (const ValidatedMount& mount : mounts) {
-    bound = bind(argv, mount.source, mount.target, mount.writable, "isolation-mount-bad-source");
-    if (!bound.ok()) return bound;
-  }
-  // --- issue 17: the persistent home and the caller's account. ---
-  struct ExtraBind {
-    const std::string& source;
-    absl::string_view target;
-    bool writable;
-  };
-  for (const ExtraBind& extra : {ExtraBind{spawn.home_source, kContainerHome, true},
-                                 ExtraBind{spawn.passwd_file, "/etc/passwd", false},
-                                 ExtraBind{spawn.group_file, "/etc/group", false},
-                                 ExtraBind{spawn.gitconfig_file, kGitConfigTarget, false}}) {
-    if (extra.source.empty()) continue;
-    absl::Status absolute = CheckAbsolutePath(extra.source, "isolation-mount-bad-source");
-    if (!absolute.ok()) return absolute;
-    absl::StatusOr<std::string> value = FormatBindMount(
-        config.runtime, extra.source, extra.target, extra.writable, "isolation-mount-bad-source");
-    if (!value.ok()) return value.status();
-    argv.insert(argv.end(), {"--mount", *std::move(value)});
-  }
-  // np-exec's value, before the forwarded names (a forwarded one wins).
-  if (!spawn.gitconfig_file.empty()) {
-    argv.insert(argv.end(), {"-e", absl::StrCat(kGitConfigVar, "=", kGitConfigTarget)});
-  }
-  // --- egress allowlist (issue 16): the proxy's endpoint, np-exec as entry. ---
-  const bool egress = config.network == Network::kAllowlist;
-  if (egress) {
-    if (spawn.egress_socket.empty() || spawn.self_binary.empty()) return AllowlistNeedsNpExec();
-    absl::StatusOr<std::string> endpoint =
-        FormatBindMount(config.runtime, spawn.egress_socket, kEgressSocketTarget,
-                        /*writable=*/true, "isolation-mount-bad-source");
-    if (!endpoint.ok()) return endpoint.status();
-    argv.insert(argv.end(), {"--mount", *std::move(endpoint)});
-  }
-  // np-exec's own binary, the entry point: not pinned (its identity is what
-  // would check it).
-  if (egress || !expected.empty()) {
-    if (spawn.self_binary.empty()) return SelfBinaryMissing();
-    absl::StatusOr<std::string> self =
-        FormatBindMount(config.runtime, spawn.self_binary, kEgressSelfTarget,
-                        /*writable=*/false, "isolation-mount-bad-source");
-    if (!self.ok()) return self.status();
-    argv.insert(argv.end(), {"--mount", *std::move(self)});
-  }
-  if (egress) {
-    // np-exec's constants, not the caller's values: the one place -e has one.
-    for (const std::string& assignment : EgressProxyEnvironment()) {
-      argv.insert(argv.end(), {"-e", assignment});
-    }
-  }
-  // --- end egress allowlist ---
-  for (const std::string& name : spawn.env_names) {
-    argv.emplace_back("-e");
-    argv.push_back(name);
-  }
-  argv.emplace_back("-w");
-  argv.push_back(*std::move(workdir));
-  argv.push_back(config.image);
-  if (!expected.empty()) {
-    const std::vector<std::string> check = MountCheckPrefix(expected);
-    argv.insert(argv.end(), check.begin(), check.end());
-  }
-  if (egress) {
-    const std::vector<std::string> entry = EgressEntryPrefix();
-    argv.insert(argv.end(), entry.begin(), entry.end());
-  }
-  argv.insert(argv.end(), spawn.program.begin(), spawn.program.end());
-  return argv;
+  return std::move(build.argv);
 }
 
 }  // namespace np

@@ -112,6 +112,18 @@ struct ProtectedMount {
 absl::StatusOr<std::vector<ProtectedMount>> ProtectedMounts(const ContainerConfig& config,
                                                             const ContainerSpawn& spawn);
 
+// What both argv builders check and derive before their first argument:
+// the variable names (code `isolation-bad-env-name`), the working directory
+// inside (MapWorkingDirectory) and the protected mounts (ProtectedMounts).
+struct SandboxInputs {
+  std::string workdir;
+  std::vector<ProtectedMount> protected_mounts;
+};
+absl::StatusOr<SandboxInputs> CheckSandboxInputs(const ContainerConfig& config,
+                                                 const ContainerSpawn& spawn);
+// A program to run was given. Code `isolation-wrap-no-command`.
+absl::Status CheckProgramGiven(const ContainerSpawn& spawn);
+
 // One `--mount` value. Docker reads it as a CSV record, so a field holding a
 // comma or quote is quoted; podman splits on commas, so there a comma is
 // refused. A newline or NUL is refused for both. Code: `code`.

@@ -206,83 +206,100 @@ absl::Status CheckOutsideWritable(const std::string& path, absl::string_view wha
   return absl::OkStatus();
 }
 
-absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
-                           const std::vector<std::string>& program, SpawnPlan& plan) {
-  ContainerConfig container = settings.config.container;
-  if (facts.mount_point.has_value()) {
+// One container spawn being planned: the inputs, what the checks derived, and
+// the plan so far. Each step below reads and extends it.
+struct ContainerPlanning {
+  ContainerPlanning(const Settings& s, const SpawnFacts& f, const std::vector<std::string>& p,
+                    SpawnPlan& out)
+      : settings(s), facts(f), program(p), plan(out), container(s.config.container) {}
+  const Settings& settings;
+  const SpawnFacts& facts;
+  const std::vector<std::string>& program;
+  SpawnPlan& plan;
+  // The project's container settings, with `wrap --workdir` applied.
+  ContainerConfig container;
+  MountPolicy policy;
+  bool egress = false;
+  bool account_view = false;
+  bool git_identity = false;
+  ContainerSpawn spawn;
+  GitMounts git;
+  // The program's lookup, reported only after the argv's own refusals
+  // (ReportProgramLookup).
+  absl::Status program_found;
+};
+
+absl::Status FindProjectMount(ContainerPlanning& p) {
+  if (p.facts.mount_point.has_value()) {
     // `wrap --workdir`: the project's mount point inside, as the reference
     // reads it; a value that cannot be planned is an error, never a fallback.
-    absl::StatusOr<std::string> mount_point = ParseMountPoint(*facts.mount_point, "--workdir");
+    absl::StatusOr<std::string> mount_point = ParseMountPoint(*p.facts.mount_point, "--workdir");
     if (!mount_point.ok()) return mount_point.status();
-    container.workdir = *std::move(mount_point);
+    p.container.workdir = *std::move(mount_point);
   }
-  if (settings.project_root.empty()) {
-    return MakeError(absl::StatusCode::kFailedPrecondition, "not-in-project",
-                     absl::StrCat("the container tier needs a project to mount, and ", facts.cwd,
-                                  " is not inside one (no .nubos-pilot/ directory above it)"),
-                     {{"startedFrom", facts.cwd}});
-  }
-  // A user the project chose is resolved in the image before anything else
-  // is planned: root, however spelled, is the operator's alone.
-  absl::StatusOr<std::optional<ContainerUserIds>> user = CheckProjectContainerUser(
-      container, facts.image_user.has_value() ? &*facts.image_user : nullptr);
-  if (!user.ok()) return user.status();
-  plan.project_user = *user;
-  absl::StatusOr<MountPolicy> policy =
-      MakeMountPolicy(settings.project_root, facts.extra_forbidden);
-  if (!policy.ok()) return policy.status();
-  absl::Status project_ok = ValidateProjectMount(*policy, facts.home);
-  if (!project_ok.ok()) return project_ok;
+  if (!p.settings.project_root.empty()) return absl::OkStatus();
+  return MakeError(absl::StatusCode::kFailedPrecondition, "not-in-project",
+                   absl::StrCat("the container tier needs a project to mount, and ", p.facts.cwd,
+                                " is not inside one (no .nubos-pilot/ directory above it)"),
+                   {{"startedFrom", p.facts.cwd}});
+}
 
-  // --- egress allowlist (issue 16) ---
-  const bool egress = container.network == Network::kAllowlist;
-  if (egress && (facts.print_only || facts.egress_socket.empty() || facts.self_path.empty())) {
+// A user the project chose is resolved in the image before anything else is
+// planned: root, however spelled, is the operator's alone.
+absl::Status ResolveProjectUser(ContainerPlanning& p) {
+  absl::StatusOr<std::optional<ContainerUserIds>> user = CheckProjectContainerUser(
+      p.container, p.facts.image_user.has_value() ? &*p.facts.image_user : nullptr);
+  if (!user.ok()) return user.status();
+  p.plan.project_user = *user;
+  absl::StatusOr<MountPolicy> policy =
+      MakeMountPolicy(p.settings.project_root, p.facts.extra_forbidden);
+  if (!policy.ok()) return policy.status();
+  p.policy = *std::move(policy);
+  return ValidateProjectMount(p.policy, p.facts.home);
+}
+
+// np-exec's own files are bound by path, so none may lie where the sandboxed
+// program can write (CheckOutsideWritable).
+absl::Status CheckOwnFilesOutsideWritable(ContainerPlanning& p) {
+  const SpawnFacts& facts = p.facts;
+  const ContainerConfig& container = p.container;
+  p.egress = container.network == Network::kAllowlist;
+  if (p.egress && (facts.print_only || facts.egress_socket.empty() || facts.self_path.empty())) {
     return AllowlistNeedsNpExec();
   }
+  p.account_view = container.user.kind == UserSpec::Kind::kCaller && !facts.passwd_file.empty();
+  p.git_identity = p.account_view && !facts.gitconfig_file.empty();
+  if (container.persistent_home && facts.agent_home.empty()) {
+    return MakeError(absl::StatusCode::kFailedPrecondition, "agent-home-invalid",
+                     "isolation.container.home is \"persistent\" but np-exec has no operator "
+                     "state directory to keep it in (set XDG_STATE_HOME or HOME)");
+  }
+  struct OwnFile {
+    bool bound;
+    const std::string& path;
+    absl::string_view what;
+  };
+  for (const OwnFile& file :
+       {OwnFile{p.egress, facts.self_path,
+                "np-exec's own binary (the sandbox's entry point on network allowlist)"},
+        OwnFile{container.persistent_home, facts.agent_home, "the persistent home"},
+        OwnFile{p.account_view, facts.passwd_file, "the spawn's passwd view"},
+        OwnFile{p.git_identity, facts.gitconfig_file, "the spawn's git identity"}}) {
+    if (!file.bound) continue;
+    absl::Status outside = CheckOutsideWritable(file.path, file.what, p.policy, container.mounts);
+    if (!outside.ok()) return outside;
+  }
+  return absl::OkStatus();
+}
 
-  if (egress) {
-    // np-exec's binary is bind-mounted by path: where the sandboxed program
-    // can write, another sandbox of the project could put a link there before
-    // the runtime resolves it and have any host file mounted in.
-    absl::Status self_ok = CheckOutsideWritable(
-        facts.self_path, "np-exec's own binary (the sandbox's entry point on network allowlist)",
-        *policy, container.mounts);
-    if (!self_ok.ok()) return self_ok;
-  }
-  // --- issue 17: the persistent home and the caller's account. ---
-  if (container.persistent_home) {
-    if (facts.agent_home.empty()) {
-      return MakeError(absl::StatusCode::kFailedPrecondition, "agent-home-invalid",
-                       "isolation.container.home is \"persistent\" but np-exec has no operator "
-                       "state directory to keep it in (set XDG_STATE_HOME or HOME)");
-    }
-    absl::Status home_ok =
-        CheckOutsideWritable(facts.agent_home, "the persistent home", *policy, container.mounts);
-    if (!home_ok.ok()) return home_ok;
-  }
-  const bool account_view =
-      container.user.kind == UserSpec::Kind::kCaller && !facts.passwd_file.empty();
-  if (account_view) {
-    absl::Status view_ok = CheckOutsideWritable(facts.passwd_file, "the spawn's passwd view",
-                                                *policy, container.mounts);
-    if (!view_ok.ok()) return view_ok;
-  }
-  const bool git_identity = account_view && !facts.gitconfig_file.empty();
-  if (git_identity) {
-    absl::Status view_ok = CheckOutsideWritable(facts.gitconfig_file, "the spawn's git identity",
-                                                *policy, container.mounts);
-    if (!view_ok.ok()) return view_ok;
-  }
-
-  ContainerSpawn spawn;
+absl::Status DescribeSpawn(ContainerPlanning& p) {
+  const SpawnFacts& facts = p.facts;
+  ContainerSpawn& spawn = p.spawn;
   // np-exec's own binary: the entry point on network "allowlist", and on
   // bubblewrap the way past its argument limit (bwrap_argv.h).
   spawn.self_binary = facts.self_path;
-  if (egress) {
-    spawn.egress_socket = facts.egress_socket;
-    plan.egress_socket = facts.egress_socket;
-  }
-  spawn.project_root = policy->project_real;
+  if (p.egress) spawn.egress_socket = p.plan.egress_socket = facts.egress_socket;
+  spawn.project_root = p.policy.project_real;
   spawn.cwd = facts.cwd;
   spawn.uid = facts.uid;
   spawn.gid = facts.gid;
@@ -291,92 +308,116 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
   spawn.name = facts.container_name;
   spawn.owner = facts.owner;
   spawn.init_path = facts.init_path;
-  spawn.env_names = plan.env_names;
-  spawn.program = program;
+  spawn.env_names = p.plan.env_names;
+  spawn.program = p.program;
   spawn.root_layout = facts.root_layout;
   spawn.etc_view = facts.etc_view;
   spawn.pin = facts.pin;
-  if (container.persistent_home) spawn.home_source = plan.agent_home = facts.agent_home;
-  if (account_view) {
+  if (p.container.persistent_home) spawn.home_source = p.plan.agent_home = facts.agent_home;
+  if (p.account_view) {
     spawn.passwd_file = facts.passwd_file;
     spawn.group_file = facts.group_file;
-    plan.account_dir = facts.passwd_file.substr(0, facts.passwd_file.rfind('/'));
+    p.plan.account_dir = facts.passwd_file.substr(0, facts.passwd_file.rfind('/'));
   }
-  if (git_identity) spawn.gitconfig_file = facts.gitconfig_file;
-  plan.project_mount = ProjectTarget(container, spawn);
-  plan.project_real = policy->project_real;
+  if (p.git_identity) spawn.gitconfig_file = facts.gitconfig_file;
+  p.plan.project_mount = ProjectTarget(p.container, spawn);
+  p.plan.project_real = p.policy.project_real;
+  return absl::OkStatus();
+}
 
-  // A linked worktree's git directories, so that git works inside.
+// A linked worktree's git directories, so that git works inside, and the
+// configured mounts, none onto a target np-exec mounts itself.
+absl::Status PlanMounts(ContainerPlanning& p) {
+  SpawnPlan& plan = p.plan;
   absl::StatusOr<GitMounts> git =
-      PlanGitMounts(policy->project_real, plan.project_mount, *policy, facts.home,
-                    {"/tmp", std::string(kContainerHome)}, settings.git.get());
+      PlanGitMounts(p.policy.project_real, plan.project_mount, p.policy, p.facts.home,
+                    {"/tmp", std::string(kContainerHome)}, p.settings.git.get());
   if (!git.ok()) return git.status();
+  p.git = *std::move(git);
   std::vector<std::string> reserved = {plan.project_mount, "/tmp", std::string(kContainerHome)};
-  if (account_view) reserved.insert(reserved.end(), {"/etc/passwd", "/etc/group"});
-  if (git_identity) reserved.emplace_back(kGitConfigTarget);
-  reserved.insert(reserved.end(), git->roots.begin(), git->roots.end());
+  if (p.account_view) reserved.insert(reserved.end(), {"/etc/passwd", "/etc/group"});
+  if (p.git_identity) reserved.emplace_back(kGitConfigTarget);
+  reserved.insert(reserved.end(), p.git.roots.begin(), p.git.roots.end());
   absl::StatusOr<std::vector<ValidatedMount>> mounts =
-      ValidateMounts(container.mounts, *policy, reserved);
+      ValidateMounts(p.container.mounts, p.policy, reserved);
   if (!mounts.ok()) return mounts.status();
   plan.mounts = *std::move(mounts);
   // bubblewrap runs host programs: the caller's PATH, as far as the sandbox
   // shows it, so a user-level install mounted at its own path is found, and
   // what it finds by name (#!/usr/bin/env node) is the caller's too.
-  if (TraitsOf(container.runtime).program_from_host) {
-    spawn.sandbox_path = SandboxPathFor(facts.path, plan.mounts);
+  if (TraitsOf(p.container.runtime).program_from_host) {
+    p.spawn.sandbox_path = SandboxPathFor(p.facts.path, plan.mounts);
   }
+  return absl::OkStatus();
+}
+
+// The protected nodes (the config's, the git directories' own), their
+// placeholders made before the argv binds them, and the working directory.
+absl::Status PlanProtected(ContainerPlanning& p) {
+  SpawnPlan& plan = p.plan;
   absl::StatusOr<std::vector<ProtectedBind>> protected_binds = ProtectedBindsForSpawn(
-      policy->project_real, container.protect, plan.mounts, settings.git.get());
+      p.policy.project_real, p.container.protect, plan.mounts, p.settings.git.get());
   if (!protected_binds.ok()) return protected_binds.status();
   for (const ValidatedMount& mount : plan.mounts) {
-    absl::Status stable = CheckMountSourceStable(mount, facts.uid, facts.gid);
+    absl::Status stable = CheckMountSourceStable(mount, p.facts.uid, p.facts.gid);
     if (!stable.ok()) return stable;
   }
-  protected_binds->insert(protected_binds->end(), git->binds.begin(), git->binds.end());
-  if (facts.make_placeholders) {
-    absl::Status made = facts.make_placeholders(policy->project_real, *protected_binds);
+  protected_binds->insert(protected_binds->end(), p.git.binds.begin(), p.git.binds.end());
+  if (p.facts.make_placeholders) {
+    absl::Status made = p.facts.make_placeholders(p.policy.project_real, *protected_binds);
     if (!made.ok()) return made;
-    spawn.placeholders_made = true;
+    p.spawn.placeholders_made = true;
   }
-  spawn.protected_binds = plan.protected_binds = *std::move(protected_binds);
-  spawn.git_roots = plan.git_roots = git->roots;
-
-  absl::StatusOr<std::string> workdir = MapWorkingDirectory(container, spawn);
+  p.spawn.protected_binds = plan.protected_binds = *std::move(protected_binds);
+  p.spawn.git_roots = plan.git_roots = p.git.roots;
+  absl::StatusOr<std::string> workdir = MapWorkingDirectory(p.container, p.spawn);
   if (!workdir.ok()) return workdir.status();
   plan.workdir = *std::move(workdir);
+  return absl::OkStatus();
+}
 
-  const RuntimeTraits& traits = TraitsOf(container.runtime);
-  absl::StatusOr<std::vector<std::string>> argv = traits.build_argv(container, plan.mounts, spawn);
+// What the sandbox runs: on a runtime that runs host programs, the file the
+// host shows it (by the path found through the caller's PATH when that is
+// where it is); in an image, refused when it is a host script the image
+// lacks. Looked up before the argv is built, so that it is built once, with
+// the program it runs.
+absl::Status LookUpProgram(ContainerPlanning& p) {
+  const SpawnFacts& facts = p.facts;
+  if (TraitsOf(p.container.runtime).program_from_host) {
+    const std::string& path = p.spawn.sandbox_path;
+    absl::StatusOr<std::string> inside = ProgramInSandbox(
+        facts, p.plan, p.program.front(), path.empty() ? kSandboxPath : absl::string_view(path));
+    if (inside.ok()) p.spawn.program.front() = *std::move(inside);
+    p.program_found = inside.status();
+  } else {
+    p.program_found = CheckScriptInImage(p.program, p.plan, p.container.image);
+    if (p.program_found.ok() && facts.bare_word) {
+      p.program_found = Find(facts, p.program.front(), facts.path, true).status();
+    }
+  }
+  p.plan.program = p.spawn.program.front();
+  return absl::OkStatus();
+}
+
+// The sandbox's own refusals (a setting the runtime cannot deliver, a mount
+// through a link) come before a missing program: they name what is wrong
+// with the configuration itself.
+absl::Status ReportProgramLookup(ContainerPlanning& p) { return p.program_found; }
+
+// The runtime's argv, built once from the final spawn, and the descriptors
+// it binds.
+absl::Status BuildArgv(ContainerPlanning& p) {
+  SpawnPlan& plan = p.plan;
+  absl::StatusOr<std::vector<std::string>> argv =
+      TraitsOf(p.container.runtime).build_argv(p.container, plan.mounts, p.spawn);
   if (!argv.ok()) return argv.status();
-  if (!egress && std::find(argv->begin(), argv->end(), kEgressSelfTarget) != argv->end()) {
+  if (!p.egress && std::find(argv->begin(), argv->end(), kEgressSelfTarget) != argv->end()) {
     absl::Status self_ok = CheckOutsideWritable(
-        facts.self_path, "np-exec's own binary (the sandbox's entry point for a long argv)",
-        *policy, container.mounts);
+        p.facts.self_path, "np-exec's own binary (the sandbox's entry point for a long argv)",
+        p.policy, p.container.mounts);
     if (!self_ok.ok()) return self_ok;
   }
-  if (traits.program_from_host) {
-    absl::StatusOr<std::string> inside = ProgramInSandbox(
-        facts, plan, program.front(),
-        spawn.sandbox_path.empty() ? kSandboxPath : absl::string_view(spawn.sandbox_path));
-    if (!inside.ok()) return inside.status();
-    if (*inside != spawn.program.front()) {
-      // Found through the caller's PATH: the sandbox runs it by that path.
-      spawn.program.front() = *std::move(inside);
-      argv = traits.build_argv(container, plan.mounts, spawn);
-      if (!argv.ok()) return argv.status();
-    }
-  } else {
-    absl::Status script = CheckScriptInImage(program, plan, container.image);
-    if (!script.ok()) return script;
-    if (facts.bare_word) {
-      absl::StatusOr<std::string> found = Find(facts, program.front(), facts.path, true);
-      if (!found.ok()) return found.status();
-    }
-  }
-  plan.program = spawn.program.front();
   plan.argv = *std::move(argv);
-  // The descriptors the final argv binds (an argv built twice left others,
-  // which stay close-on-exec and never reach bubblewrap).
   for (size_t i = 0; i + 1 < plan.argv.size() && plan.argv[i] != "--"; ++i) {
     int fd = -1;
     if ((plan.argv[i] == "--bind-fd" || plan.argv[i] == "--ro-bind-fd") &&
@@ -384,7 +425,14 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
       plan.bind_fds.push_back(fd);
     }
   }
-  plan.exec_path = facts.runtime_bin;
+  return absl::OkStatus();
+}
+
+// How the launcher runs the runtime: its binary, its environment, the image.
+absl::Status PlanRuntimeExec(ContainerPlanning& p) {
+  SpawnPlan& plan = p.plan;
+  const RuntimeTraits& traits = TraitsOf(p.container.runtime);
+  plan.exec_path = p.facts.runtime_bin;
   plan.wrapped = true;
   if (traits.sandbox_env_from_runtime) {
     plan.env = SandboxEnvPlan(plan.env_names);
@@ -396,11 +444,28 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
     plan.env.forward = plan.env_names;
   }
   if (traits.uses_image) {
-    plan.image = container.image;
-    plan.pull_missing = container.pull_missing;
+    plan.image = p.container.image;
+    plan.pull_missing = p.container.pull_missing;
   }
-  if (traits.named_containers) plan.container_name = facts.container_name;
-  plan.self_path = facts.self_path;
+  if (traits.named_containers) plan.container_name = p.facts.container_name;
+  plan.self_path = p.facts.self_path;
+  return absl::OkStatus();
+}
+
+using PlanningStep = absl::Status (*)(ContainerPlanning&);
+constexpr PlanningStep kContainerPlanning[] = {
+    FindProjectMount, ResolveProjectUser, CheckOwnFilesOutsideWritable,
+    DescribeSpawn,    PlanMounts,         PlanProtected,
+    LookUpProgram,    BuildArgv,          ReportProgramLookup,
+    PlanRuntimeExec};
+
+absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
+                           const std::vector<std::string>& program, SpawnPlan& plan) {
+  ContainerPlanning planning(settings, facts, program, plan);
+  for (PlanningStep step : kContainerPlanning) {
+    absl::Status done = step(planning);
+    if (!done.ok()) return done;
+  }
   return absl::OkStatus();
 }
 
