@@ -105,145 +105,216 @@ absl::StatusOr<std::unique_ptr<egress::EgressSession>> MaybeEgressSession(const 
   return egress::EgressSession::Create(host.xdg_runtime_dir, writable);
 }
 
-}  // namespace
+// One spawn on the run path: what it read, what it decided and what it holds
+// until it ends (the spawn lock, the pins, the placeholders, the egress
+// session), filled in by the steps below in their order. Not moved once
+// made: the plan's callbacks point into it.
+struct RunSpawn {
+  RunSpawn(const CommandLine& c, const HostFacts& h, const Reporter& r)
+      : cl(c), host(h), reporter(r) {}
+  RunSpawn(const RunSpawn&) = delete;
+  RunSpawn& operator=(const RunSpawn&) = delete;
 
-absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
-                                   const Reporter& reporter) {
-  // 1. Recursion.
-  absl::Status recursion = CheckRecursion(cl, host);
-  if (!recursion.ok()) return RefuseUnsettled(recursion, host, reporter, cl.program);
+  // Records the refusal in the project's log (SpawnLog::Refuse) and hands it back.
+  absl::Status Refuse(absl::Status error) const { return log->Refuse(tier_record, error); }
+
+  const CommandLine& cl;
+  const HostFacts& host;
+  const Reporter& reporter;
+  Settings settings;
+  std::optional<SpawnLog> log;
+  nlohmann::json tier_record;
+  bool container = false;
+  const RuntimeDriver* driver = nullptr;
+  SpawnFacts facts;
+  Endpoint endpoint;
+  ProbeResult probe;
+  std::string image_id;  // The account view's cache key (account_view.h).
+  std::unique_ptr<egress::EgressSession> session;
+  std::string account_dir;
+  std::string gitconfig;
+  std::optional<absl::StatusOr<SpawnLock>> spawn_lock;  // Container only.
+  std::optional<SourcePins> pins;
+  std::optional<ProtectedPlaceholders> placeholders;
+  std::optional<SpawnPlan> plan;
+  std::optional<TrustGate> trust;
+};
+
+// The settings and the effective tier; a refusal before they exist is
+// logged where the working directory is (RefuseUnsettled).
+absl::Status LoadRunSettings(RunSpawn& run) {
+  const HostFacts& host = run.host;
+  absl::Status recursion = CheckRecursion(run.cl, host);
+  if (!recursion.ok()) return RefuseUnsettled(recursion, host, run.reporter, run.cl.program);
   if (host.cwd.empty()) {
     return MakeError(absl::StatusCode::kFailedPrecondition, "invalid-path",
                      "cannot read the working directory");
   }
-
-  // 2. Settings and the effective tier.
   absl::StatusOr<Settings> settings = LoadHostSettings(host);
-  if (!settings.ok()) return RefuseUnsettled(settings.status(), host, reporter, cl.program);
+  if (!settings.ok()) return RefuseUnsettled(settings.status(), host, run.reporter, run.cl.program);
+  run.settings = *std::move(settings);
   // This spawn's image, for everything below: `images` by the program's name.
-  settings->config.container.image = ImageFor(settings->config.container, cl.program.front());
-  const SpawnLog log(reporter, host, settings->project);
-  const nlohmann::json tier_record = TierRecord(host, *settings, cl.program);
-  const bool container = settings->resolved.tier == Tier::kContainer;
+  ContainerConfig& container = run.settings.config.container;
+  container.image = ImageFor(container, run.cl.program.front());
+  run.log.emplace(run.reporter, host, run.settings.project);
+  run.tier_record = TierRecord(host, run.settings, run.cl.program);
+  run.container = run.settings.resolved.tier == Tier::kContainer;
+  run.driver = &DriverFor(container.runtime);
+  return absl::OkStatus();
+}
 
-  // 3. Runtime (container only): the gate in core refuses without a probe.
-  const Runtime runtime = settings->config.container.runtime;
-  const RuntimeDriver& driver = DriverFor(runtime);
-  SpawnFacts facts = BaseFacts(host, host.cwd);
-  facts.bare_word = !cl.shim_mode && !cl.script_mode && !cl.explicit_program &&
-                    cl.program.front().find('/') == std::string::npos;
-  Endpoint endpoint;
-  ProbeResult probe;
-  std::string image_id;  // The account view's cache key (account_view.h).
-  if (container) {
-    endpoint = driver.Resolve(host);
-    probe = driver.ProbeForSpawn(host, endpoint, settings->config.container.image, &image_id);
-    AddContainerFacts(host, driver, endpoint, probe, "np-exec",
-                      OwnerLabelValue(host.pid, ProcessStartTime(host.pid)),
-                      !settings->config.container.mounts.empty(), facts);
-    AddImageUserFacts(*settings, host, driver, endpoint, facts);
-  }
+// The runtime (container only): the gate in core refuses without a probe.
+absl::Status ProbeRuntime(RunSpawn& run) {
+  const HostFacts& host = run.host;
+  const CommandLine& cl = run.cl;
+  run.facts = BaseFacts(host, host.cwd);
+  run.facts.bare_word = !cl.shim_mode && !cl.script_mode && !cl.explicit_program &&
+                        cl.program.front().find('/') == std::string::npos;
+  if (!run.container) return absl::OkStatus();
+  const ContainerConfig& container = run.settings.config.container;
+  run.endpoint = run.driver->Resolve(host);
+  run.probe = run.driver->ProbeForSpawn(host, run.endpoint, container.image, &run.image_id);
+  AddContainerFacts(host, *run.driver, run.endpoint, run.probe, "np-exec",
+                    OwnerLabelValue(host.pid, ProcessStartTime(host.pid)),
+                    !container.mounts.empty(), run.facts);
+  AddImageUserFacts(run.settings, host, *run.driver, run.endpoint, run.facts);
+  return absl::OkStatus();
+}
 
-  // The session outlives the run and removes its directory however it ends.
+// np-exec's own files the plan names: the egress session (it outlives the run
+// and removes its directory however it ends), the caller's account and git
+// identity (made once trust allowed the spawn), the persistent home.
+absl::Status NameSpawnFiles(RunSpawn& run) {
+  const HostFacts& host = run.host;
   absl::StatusOr<std::unique_ptr<egress::EgressSession>> session =
-      MaybeEgressSession(*settings, host);
-  if (!session.ok()) return log.Refuse(tier_record, session.status());
-  if (*session != nullptr) facts.egress_socket = (*session)->socket_path();
-  // The caller's account inside: named now, made once trust allowed the spawn.
-  const std::string account_dir = PlannedAccountViewDir(*settings, host);
-  if (!account_dir.empty()) {
-    facts.passwd_file = AccountPasswdPath(account_dir);
-    facts.group_file = AccountGroupPath(account_dir);
+      MaybeEgressSession(run.settings, host);
+  if (!session.ok()) return run.Refuse(session.status());
+  run.session = *std::move(session);
+  if (run.session != nullptr) run.facts.egress_socket = run.session->socket_path();
+  run.account_dir = PlannedAccountViewDir(run.settings, host);
+  if (!run.account_dir.empty()) {
+    run.facts.passwd_file = AccountPasswdPath(run.account_dir);
+    run.facts.group_file = AccountGroupPath(run.account_dir);
+    run.gitconfig = CallerGitConfig(host);
   }
-  // The caller's git identity, beside the account (core/git_identity.h).
-  const std::string gitconfig = account_dir.empty() ? "" : CallerGitConfig(host);
-  if (!gitconfig.empty()) facts.gitconfig_file = AccountGitConfigPath(account_dir);
-  facts.agent_home = PlannedAgentHome(*settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
-  // The project's spawn lock before anything is pinned: a finishing spawn
-  // removes placeholders only while no other spawn holds it, so every node
-  // this plan sees (and pins) stays until this spawn's runtime has bound it.
-  // A lock that cannot be had refuses the spawn where the plan makes the
-  // placeholders, after the config's and the mounts' own errors.
-  absl::StatusOr<SpawnLock> spawn_lock =
-      container ? SpawnLock::Acquire(GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid,
-                                     settings->project.found() ? settings->project_root : host.cwd,
-                                     settings->git.get())
-                : absl::StatusOr<SpawnLock>(
-                      absl::FailedPreconditionError("a wrapped plan outside the container tier"));
-  // Every bind source opened once after the plan's checks and held until the
-  // runtime is done with it: bubblewrap binds the descriptors.
-  SourcePins pins(/*keep_descriptors=*/TraitsOf(runtime).binds_by_descriptor);
-  // The placeholders the plan makes, under the lock, held until the spawn ends.
-  std::optional<ProtectedPlaceholders> placeholders;
-  if (container) {
-    absl::Status adopted = AdoptProjectSnapshot(*settings, pins);
-    if (!adopted.ok()) return log.Refuse(tier_record, adopted);
-    facts.pin = pins.AsFunction();
-    // Made through the opened project folder, and only when the plan's
-    // resolution of the project's path found that folder: never in a folder
-    // a link swapped in meanwhile points to.
-    facts.make_placeholders = [&spawn_lock, &placeholders, &project = settings->project](
-                                  const std::string& project_real,
-                                  const std::vector<ProtectedBind>& binds) -> absl::Status {
-      if (!spawn_lock.ok()) return spawn_lock.status();
-      if (project.found() && project_real != project.root) {
-        return ProjectMovedError(project.root, project_real);
-      }
-      absl::StatusOr<ProtectedPlaceholders> made =
-          ProtectedPlaceholders::Create(*std::move(spawn_lock), project_real, binds, project.fd());
-      if (!made.ok()) return made.status();
-      placeholders.emplace(*std::move(made));
-      return absl::OkStatus();
-    };
-  }
+  if (!run.gitconfig.empty()) run.facts.gitconfig_file = AccountGitConfigPath(run.account_dir);
+  run.facts.agent_home =
+      PlannedAgentHome(run.settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
+  return absl::OkStatus();
+}
 
-  // 4. Plan: exactly one of exec-in-place or a runtime argv.
-  absl::StatusOr<SpawnPlan> plan =
-      PlanSpawn(*settings, container ? &probe : nullptr, facts, cl.program, cl.env_names);
-  if (!plan.ok()) {
-    if (facts.bare_word && HasErrorCode(plan.status(), "program-not-found")) {
-      return UnknownVerb(cl.program.front());
+// The project's spawn lock before anything is pinned: a finishing spawn
+// removes placeholders only while no other spawn holds it, so every node this
+// plan sees (and pins) stays until this spawn's runtime has bound it. A lock
+// that cannot be had refuses the spawn where the plan makes the placeholders,
+// after the config's and the mounts' own errors. Every bind source is opened
+// once after the plan's checks and held until the runtime is done with it.
+absl::Status HoldProject(RunSpawn& run) {
+  const Settings& settings = run.settings;
+  run.pins.emplace(
+      /*keep_descriptors=*/TraitsOf(settings.config.container.runtime).binds_by_descriptor);
+  if (!run.container) return absl::OkStatus();
+  run.spawn_lock.emplace(SpawnLock::Acquire(
+      GetEnv(run.host.envp, "XDG_STATE_HOME"), run.host.home, run.host.uid,
+      settings.project.found() ? settings.project_root : run.host.cwd, settings.git.get()));
+  absl::Status adopted = AdoptProjectSnapshot(settings, *run.pins);
+  if (!adopted.ok()) return run.Refuse(adopted);
+  run.facts.pin = run.pins->AsFunction();
+  // Made through the opened project folder, and only when the plan's
+  // resolution of the project's path found that folder: never in a folder a
+  // link swapped in meanwhile points to.
+  run.facts.make_placeholders = [&run](const std::string& project_real,
+                                       const std::vector<ProtectedBind>& binds) -> absl::Status {
+    const ProjectLocation& project = run.settings.project;
+    if (!run.spawn_lock->ok()) return run.spawn_lock->status();
+    if (project.found() && project_real != project.root) {
+      return ProjectMovedError(project.root, project_real);
     }
-    return log.Refuse(tier_record, plan.status());
-  }
+    absl::StatusOr<ProtectedPlaceholders> made = ProtectedPlaceholders::Create(
+        *std::move(*run.spawn_lock), project_real, binds, project.fd());
+    if (!made.ok()) return made.status();
+    run.placeholders.emplace(*std::move(made));
+    return absl::OkStatus();
+  };
+  return absl::OkStatus();
+}
 
-  // 5. Trust and the ratchet, on every tier: a project that once ran on a
-  //    stronger tier cannot silently ask for less, and a project file that
-  //    widens the container tier needs the operator's `np-exec trust`.
-  //    After the plan, so a config's own errors are named first.
+// Exactly one of exec-in-place or a runtime argv.
+absl::Status PlanRun(RunSpawn& run) {
+  absl::StatusOr<SpawnPlan> plan = PlanSpawn(run.settings, run.container ? &run.probe : nullptr,
+                                             run.facts, run.cl.program, run.cl.env_names);
+  if (!plan.ok()) {
+    if (run.facts.bare_word && HasErrorCode(plan.status(), "program-not-found")) {
+      return UnknownVerb(run.cl.program.front());
+    }
+    return run.Refuse(plan.status());
+  }
+  run.plan.emplace(*std::move(plan));
+  return absl::OkStatus();
+}
+
+// Trust and the ratchet, on every tier: a project that once ran on a
+// stronger tier cannot silently ask for less, and a project file that widens
+// the container tier needs the operator's `np-exec trust`. After the plan, so
+// a config's own errors are named first. Then the folder that was judged
+// must still be the project: renamed or swapped for a link since it was
+// opened is refused, and so is a plan whose resolution of the project's path
+// found another folder (a link swapped in for that moment).
+absl::Status JudgeRun(RunSpawn& run) {
+  const Settings& settings = run.settings;
   absl::StatusOr<TrustGate> trust =
-      EvaluateTrust(*settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid);
-  if (!trust.ok()) return log.Refuse(tier_record, trust.status());
-  if (!trust->decision.status.ok()) return log.Refuse(tier_record, trust->decision.status);
-
-  // 6. Record and carry it out, on the folder that was judged: a project
-  //    renamed or swapped for a link since it was opened is refused.
-  absl::Status still_there = CheckProjectStillAt(settings->project);
-  if (!still_there.ok()) return log.Refuse(tier_record, still_there);
-  // The plan resolved the project's path once more for its mounts: it must
-  // have found the folder that was opened, or the sandbox would get another
-  // (a link swapped in for that moment, to a folder above the project).
-  if (plan->wrapped && settings->project.found() && plan->project_real != settings->project.root) {
-    return log.Refuse(tier_record, ProjectMovedError(settings->project.root, plan->project_real));
+      EvaluateTrust(settings, GetEnv(run.host.envp, "XDG_STATE_HOME"), run.host.home, run.host.uid);
+  if (!trust.ok()) return run.Refuse(trust.status());
+  if (!trust->decision.status.ok()) return run.Refuse(trust->decision.status);
+  run.trust.emplace(*std::move(trust));
+  absl::Status still_there = CheckProjectStillAt(settings.project);
+  if (!still_there.ok()) return run.Refuse(still_there);
+  if (run.plan->wrapped && settings.project.found() &&
+      run.plan->project_real != settings.project.root) {
+    return run.Refuse(ProjectMovedError(settings.project.root, run.plan->project_real));
   }
-  if (plan->wrapped) {
+  return absl::OkStatus();
+}
+
+// The one plan, carried out: through the driver's Run, or exec'd in place.
+absl::StatusOr<Outcome> CarryOut(RunSpawn& run) {
+  const HostFacts& host = run.host;
+  const SpawnPlan& plan = *run.plan;
+  if (plan.wrapped) {
     // A variable the program reads, set here and not forwarded, is named
     // (core/env_notice.h).
     const std::string notice = UnforwardedVariablesNotice(
-        cl.program.front(), plan->env_names,
+        run.cl.program.front(), plan.env_names,
         [&host](const std::string& name) { return !GetEnv(host.envp, name).empty(); });
     if (!notice.empty()) WriteAll(2, notice);
-    const WrappedSpawn spawn{*settings,   *plan,          cl.program,  driver,   endpoint, *trust,
-                             tier_record, session->get(), account_dir, image_id, gitconfig};
-    return RunWrapped(spawn, placeholders, host, reporter, log);
+    const WrappedSpawn spawn{run.settings,    plan,         run.cl.program,  *run.driver,
+                             run.endpoint,    *run.trust,   run.tier_record, run.session.get(),
+                             run.account_dir, run.image_id, run.gitconfig};
+    return RunWrapped(spawn, run.placeholders, host, run.reporter, *run.log);
   }
-  absl::Status recorded = RecordSpawnRan(*trust, host.uid);
-  if (!recorded.ok()) return log.Refuse(tier_record, recorded);
-  log.Append(RunRecord(host, *settings, *plan, cl.program));
+  absl::Status recorded = RecordSpawnRan(*run.trust, host.uid);
+  if (!recorded.ok()) return run.Refuse(recorded);
+  run.log->Append(RunRecord(host, run.settings, plan, run.cl.program));
   // Returns only when the exec failed.
   absl::Status failed =
-      ExecInPlace(plan->exec_path, plan->argv, BuildEnvironment(plan->env, host.envp));
+      ExecInPlace(plan.exec_path, plan.argv, BuildEnvironment(plan.env, host.envp));
   return failed.ok() ? absl::InternalError("exec returned") : failed;
+}
+
+using RunStep = absl::Status (*)(RunSpawn&);
+constexpr RunStep kRunSteps[] = {LoadRunSettings, ProbeRuntime, NameSpawnFiles,
+                                 HoldProject,     PlanRun,      JudgeRun};
+
+}  // namespace
+
+absl::StatusOr<Outcome> RunProgram(const CommandLine& cl, const HostFacts& host,
+                                   const Reporter& reporter) {
+  RunSpawn run(cl, host, reporter);
+  for (RunStep step : kRunSteps) {
+    absl::Status done = step(run);
+    if (!done.ok()) return done;
+  }
+  return CarryOut(run);
 }
 
 }  // namespace np

@@ -68,133 +68,202 @@ absl::StatusOr<std::vector<ProtectedBind>> PrintedProtectedBinds(const Settings&
   return binds;
 }
 
-}  // namespace
+// One printed plan being carried out: what sandbox-exec read and decided,
+// and what it holds until the runtime exits, filled in by the steps below.
+struct PrintedSpawn {
+  PrintedSpawn(const CommandLine& c, const HostFacts& h, const Reporter& r)
+      : cl(c), host(h), reporter(r) {}
+  PrintedSpawn(const PrintedSpawn&) = delete;
+  PrintedSpawn& operator=(const PrintedSpawn&) = delete;
 
-absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& host,
-                                        const Reporter& reporter) {
+  // Records the refusal in the project's log (SpawnLog::Refuse) and hands it back.
+  absl::Status Refuse(absl::Status error) const { return log->Refuse(tier_record, error); }
+
+  const CommandLine& cl;
+  const HostFacts& host;
+  const Reporter& reporter;
+  Runtime runtime{};  // Parsed from --runtime.
+  const RuntimeTraits* traits = nullptr;
+  Settings settings;
+  std::optional<SpawnLog> log;
+  nlohmann::json tier_record;
+  std::optional<TrustGate> trust;
+  MountPolicy policy;
+  std::string mount_point;
+  SpawnPlan plan;
+  std::optional<ProtectedPlaceholders> placeholders;
+  std::optional<SourcePins> pins;
+  const RuntimeDriver* driver = nullptr;
+  Endpoint endpoint;
+  std::string image_id;
+  std::string gitconfig;
+};
+
+// The plan was printed for exactly this project and runtime: a project found
+// elsewhere (its .nubos-pilot/ removed meanwhile, so the walk went on to an
+// enclosing one) or another runtime is not what was judged. The project's
+// settings are read as the run path reads them, from its own root.
+absl::Status LoadPrintedSettings(PrintedSpawn& s) {
+  const CommandLine& cl = s.cl;
   if (cl.program.empty() || cl.program.front().empty() || cl.program.front().front() != '/') {
     return Usage("needs the runtime's absolute path after --");
   }
-  if (cl.runtime.empty() || cl.sandbox_project.empty())
+  if (cl.runtime.empty() || cl.sandbox_project.empty()) {
     return Usage("needs --runtime and --project");
+  }
   absl::StatusOr<Runtime> runtime = ParseRuntime(cl.runtime);
   if (!runtime.ok()) return runtime.status();
-  const RuntimeTraits& traits = TraitsOf(*runtime);
-
-  // The project's settings as the run path reads them, from its own root.
+  s.runtime = *runtime;
+  s.traits = &TraitsOf(s.runtime);
   absl::StatusOr<Settings> settings =
-      LoadSettings({cl.sandbox_project, OperatorConfigPath(host), host.env_tier, false});
+      LoadSettings({cl.sandbox_project, OperatorConfigPath(s.host), s.host.env_tier, false});
   if (!settings.ok()) return settings.status();
-  // The plan was printed for exactly this project and runtime: a project
-  // found elsewhere (its .nubos-pilot/ removed meanwhile, so the walk went on
-  // to an enclosing one) or another runtime is not what was judged.
-  if (settings->project.root != cl.sandbox_project) {
+  s.settings = *std::move(settings);
+  const ProjectLocation& project = s.settings.project;
+  if (project.root != cl.sandbox_project) {
     return MakeError(
         absl::StatusCode::kFailedPrecondition, "project-moved",
         absl::StrCat("the printed plan's project ", cl.sandbox_project, " is now found as ",
-                     settings->project.found() ? settings->project.root : std::string("no project"),
+                     project.found() ? project.root : std::string("no project"),
                      "; nothing ran. Print the plan again with np-exec wrap"),
-        {{"project", cl.sandbox_project}, {"found", settings->project.root}});
+        {{"project", cl.sandbox_project}, {"found", project.root}});
   }
-  if (*runtime != settings->config.container.runtime) {
+  if (s.runtime != s.settings.config.container.runtime) {
     return Usage(absl::StrCat("--runtime ", cl.runtime, " is not the project's runtime"));
   }
-  const SpawnLog log(reporter, host, settings->project);
-  const nlohmann::json tier_record = TierRecord(host, *settings, cl.program);
-  const absl::string_view state_home = GetEnv(host.envp, "XDG_STATE_HOME");
-  absl::StatusOr<TrustGate> trust = EvaluateTrust(*settings, state_home, host.home, host.uid);
-  if (!trust.ok()) return log.Refuse(tier_record, trust.status());
-  if (!trust->decision.status.ok()) return log.Refuse(tier_record, trust->decision.status);
-  absl::StatusOr<MountPolicy> policy = MakeMountPolicy(settings->project_root, {});
-  if (!policy.ok()) return log.Refuse(tier_record, policy.status());
-  // Where the project is inside: the printed plan's (`wrap --workdir`), else
-  // the configured workdir, else its own path.
-  const std::optional<std::string>& workdir = settings->config.container.workdir;
-  const std::string mount_point = !cl.sandbox_mount_point.empty() ? cl.sandbox_mount_point
-                                  : workdir.has_value()           ? *workdir
-                                                                  : policy->project_real;
-  if (mount_point.empty() || mount_point.front() != '/') {
+  s.log.emplace(s.reporter, s.host, project);
+  s.tier_record = TierRecord(s.host, s.settings, cl.program);
+  return absl::OkStatus();
+}
+
+// Trust and the ratchet, as on the run path; then where the project is
+// inside: the printed plan's (`wrap --workdir`), else the configured
+// workdir, else its own path.
+absl::Status JudgePrinted(PrintedSpawn& s) {
+  const HostFacts& host = s.host;
+  absl::StatusOr<TrustGate> trust =
+      EvaluateTrust(s.settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid);
+  if (!trust.ok()) return s.Refuse(trust.status());
+  if (!trust->decision.status.ok()) return s.Refuse(trust->decision.status);
+  s.trust.emplace(*std::move(trust));
+  absl::StatusOr<MountPolicy> policy = MakeMountPolicy(s.settings.project_root, {});
+  if (!policy.ok()) return s.Refuse(policy.status());
+  s.policy = *std::move(policy);
+  const std::optional<std::string>& workdir = s.settings.config.container.workdir;
+  s.mount_point = !s.cl.sandbox_mount_point.empty() ? s.cl.sandbox_mount_point
+                  : workdir.has_value()             ? *workdir
+                                                    : s.policy.project_real;
+  if (s.mount_point.empty() || s.mount_point.front() != '/') {
     return Usage("needs an absolute --mount-point");
   }
-  if (!cl.sandbox_account_view.empty() &&
-      !IsPrintedAccountViewDir(*settings, host, cl.sandbox_account_view)) {
+  if (!s.cl.sandbox_account_view.empty() &&
+      !IsPrintedAccountViewDir(s.settings, host, s.cl.sandbox_account_view)) {
     return Usage("--account-view names no printed plan's view in this account's state store");
   }
+  return absl::OkStatus();
+}
 
-  SpawnPlan plan;
-  plan.resolved = settings->resolved;
-  plan.runtime = *runtime;
+// The printed argv as the run path's plan: the runtime's environment by
+// name, the project, the image, the container's name, the account view.
+absl::Status DescribePrintedPlan(PrintedSpawn& s) {
+  const CommandLine& cl = s.cl;
+  SpawnPlan& plan = s.plan;
+  plan.resolved = s.settings.resolved;
+  plan.runtime = s.runtime;
   plan.wrapped = true;
   plan.exec_path = cl.program.front();
   plan.argv = cl.program;
-  plan.argv.front() = std::string(traits.name);
+  plan.argv.front() = std::string(s.traits->name);
   plan.env_names = cl.env_names;
-  if (traits.sandbox_env_from_runtime) {
+  if (s.traits->sandbox_env_from_runtime) {
     plan.env = SandboxEnvPlan(cl.env_names);
   } else {
     plan.env.inherit = true;
     plan.env.unset = kInterposerVars;
     plan.env.forward = cl.env_names;
   }
-  plan.project_real = policy->project_real;
-  plan.project_mount = mount_point;
+  plan.project_real = s.policy.project_real;
+  plan.project_mount = s.mount_point;
   plan.image = cl.sandbox_image;
-  plan.pull_missing = settings->config.container.pull_missing;
-  if (traits.named_containers) plan.container_name = ContainerName(cl.program, plan.image);
+  plan.pull_missing = s.settings.config.container.pull_missing;
+  if (s.traits->named_containers) plan.container_name = ContainerName(cl.program, plan.image);
   plan.account_dir = cl.sandbox_account_view;
-  plan.self_path = host.self_path;
+  plan.self_path = s.host.self_path;
   // podman keeps -e values in its state database: forwarded values go in as
   // podman secrets named after the container, as on the run path.
-  if (traits.forwards_as_secrets && !cl.env_names.empty() && plan.container_name.empty()) {
+  if (s.traits->forwards_as_secrets && !cl.env_names.empty() && plan.container_name.empty()) {
     return Usage("needs the plan's --name to forward values as the runtime's secrets");
   }
-  absl::StatusOr<std::vector<ProtectedBind>> binds =
-      PrintedProtectedBinds(*settings, host, *policy, mount_point);
-  if (!binds.ok()) return log.Refuse(tier_record, binds.status());
-  plan.protected_binds = *binds;
-  // Through the opened project folder, as on the run path, and only when its
-  // path still names it.
-  if (settings->project.found() && policy->project_real != settings->project.root) {
-    return log.Refuse(tier_record, ProjectMovedError(settings->project.root, policy->project_real));
-  }
-  std::optional<ProtectedPlaceholders> placeholders;
-  {
-    absl::StatusOr<ProtectedPlaceholders> made = CreatePlaceholdersForSpawn(
-        state_home, host.home, host.uid, policy->project_real, *binds, settings->project.fd());
-    if (!made.ok()) return log.Refuse(tier_record, made.status());
-    placeholders.emplace(*std::move(made));
-  }
-  // The placeholders, made just now, pinned like the plan's other sources
-  // (source_pins.h): bubblewrap binds their descriptors.
-  SourcePins pins(/*keep_descriptors=*/traits.binds_by_descriptor);
-  absl::Status pinned = PinPlaceholderBinds(*runtime, *binds, policy->project_real, mount_point,
-                                            pins, plan.argv, plan.bind_fds);
-  if (!pinned.ok()) return log.Refuse(tier_record, pinned);
+  return absl::OkStatus();
+}
 
-  const RuntimeDriver& driver = DriverFor(*runtime);
-  const Endpoint endpoint = driver.Resolve(host);
-  // The image's own accounts are the view's base: its content ID, as the
-  // run path learns it.
-  std::string image_id;
-  if (!plan.account_dir.empty() && !plan.image.empty()) {
-    (void)driver.ProbeForSpawn(host, endpoint, plan.image, &image_id);
+// The placeholders of the project's missing protected paths, made through
+// the opened project folder (as on the run path, and only when its path
+// still names it), then pinned like the plan's other sources
+// (source_pins.h): bubblewrap binds their descriptors.
+absl::Status MakePrintedPlaceholders(PrintedSpawn& s) {
+  const ProjectLocation& project = s.settings.project;
+  const std::string& project_real = s.policy.project_real;
+  absl::StatusOr<std::vector<ProtectedBind>> binds =
+      PrintedProtectedBinds(s.settings, s.host, s.policy, s.mount_point);
+  if (!binds.ok()) return s.Refuse(binds.status());
+  s.plan.protected_binds = *binds;
+  if (project.found() && project_real != project.root) {
+    return s.Refuse(ProjectMovedError(project.root, project_real));
   }
-  // The identity file the argv binds is written whatever the caller's
-  // configuration says now (a bind of a missing file would fail the run).
+  absl::StatusOr<ProtectedPlaceholders> made =
+      CreatePlaceholdersForSpawn(GetEnv(s.host.envp, "XDG_STATE_HOME"), s.host.home, s.host.uid,
+                                 project_real, *binds, project.fd());
+  if (!made.ok()) return s.Refuse(made.status());
+  s.placeholders.emplace(*std::move(made));
+  s.pins.emplace(/*keep_descriptors=*/s.traits->binds_by_descriptor);
+  absl::Status pinned = PinPlaceholderBinds(s.runtime, *binds, project_real, s.mount_point, *s.pins,
+                                            s.plan.argv, s.plan.bind_fds);
+  if (!pinned.ok()) return s.Refuse(pinned);
+  return absl::OkStatus();
+}
+
+// The caller's account the argv binds: the image's own accounts are the
+// view's base (its content ID, as the run path learns it), and the identity
+// file is written whatever the caller's configuration says now (a bind of a
+// missing file would fail the run).
+absl::Status PrepareAccount(PrintedSpawn& s) {
+  const SpawnPlan& plan = s.plan;
+  s.driver = &DriverFor(s.runtime);
+  s.endpoint = s.driver->Resolve(s.host);
+  if (!plan.account_dir.empty() && !plan.image.empty()) {
+    (void)s.driver->ProbeForSpawn(s.host, s.endpoint, plan.image, &s.image_id);
+  }
   const std::string gitconfig_path = AccountGitConfigPath(plan.account_dir);
   const bool binds_gitconfig =
       !plan.account_dir.empty() &&
-      std::any_of(cl.program.begin(), cl.program.end(), [&gitconfig_path](const std::string& arg) {
+      std::any_of(s.cl.program.begin(), s.cl.program.end(), [&](const std::string& arg) {
         return arg.find(gitconfig_path) != std::string::npos;
       });
-  std::string gitconfig = binds_gitconfig ? CallerGitConfig(host) : "";
-  if (binds_gitconfig && gitconfig.empty()) {
-    gitconfig = "# np-exec: the caller's git configuration names no identity\n";
+  if (!binds_gitconfig) return absl::OkStatus();
+  s.gitconfig = CallerGitConfig(s.host);
+  if (s.gitconfig.empty())
+    s.gitconfig = "# np-exec: the caller's git configuration names no identity\n";
+  return absl::OkStatus();
+}
+
+using PrintedStep = absl::Status (*)(PrintedSpawn&);
+constexpr PrintedStep kPrintedSteps[] = {LoadPrintedSettings, JudgePrinted, DescribePrintedPlan,
+                                         MakePrintedPlaceholders, PrepareAccount};
+
+}  // namespace
+
+absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& host,
+                                        const Reporter& reporter) {
+  PrintedSpawn s(cl, host, reporter);
+  for (PrintedStep step : kPrintedSteps) {
+    absl::Status done = step(s);
+    if (!done.ok()) return done;
   }
-  const WrappedSpawn spawn{*settings,        plan,     cl.program,  driver,
-                           endpoint,         *trust,   tier_record, /*session=*/nullptr,
-                           plan.account_dir, image_id, gitconfig};
-  return RunWrapped(spawn, placeholders, host, reporter, log);
+  const WrappedSpawn spawn{s.settings,         s.plan,     cl.program,    *s.driver,
+                           s.endpoint,         *s.trust,   s.tier_record, /*session=*/nullptr,
+                           s.plan.account_dir, s.image_id, s.gitconfig};
+  return RunWrapped(spawn, s.placeholders, host, reporter, *s.log);
 }
 
 }  // namespace np
