@@ -61,9 +61,9 @@ std::string NormaliseName(absl::string_view host) {
   return name;
 }
 
-absl::StatusOr<AllowEntry> ParseEntry(size_t index, absl::string_view text) {
-  AllowEntry entry;
-  entry.text = std::string(text);
+// The characters an entry may hold: ASCII, no space or control character,
+// and a host rather than a URL.
+absl::Status CheckEntryText(size_t index, absl::string_view text) {
   if (text.empty()) return EntryError(kInvalid, index, text, "an entry must not be empty");
   if (HasNonAscii(text)) {
     return EntryError(kIdn, index, text,
@@ -73,56 +73,45 @@ absl::StatusOr<AllowEntry> ParseEntry(size_t index, absl::string_view text) {
   if (HasControlOrSpace(text)) {
     return EntryError(kInvalid, index, text, "spaces and control characters are not allowed");
   }
-
   if (absl::StrContains(text, "://") || text.find_first_of("/@?#") != absl::string_view::npos) {
     return EntryError(kInvalid, index, text,
                       "write a host (\"api.example.com\"), not a URL or user@host");
   }
-  absl::string_view host = text;
-  absl::string_view port_text;
-  bool has_port = false;
-  if (text[0] == '[') {
-    size_t close = text.find(']');
-    if (close == absl::string_view::npos) {
-      return EntryError(kInvalid, index, text, "an IPv6 address needs its closing ']'");
-    }
-    absl::string_view rest = text.substr(close + 1);
-    if (!rest.empty()) {
-      if (rest[0] != ':') return EntryError(kInvalid, index, text, "expected ':port' after ']'");
-      has_port = true;
-      port_text = rest.substr(1);
-    }
-    absl::string_view literal = text.substr(1, close - 1);
-    std::optional<IpAddress> address = ParseIpv6(literal);
-    if (!address.has_value()) {
-      return EntryError(kInvalid, index, text,
-                        "not an IPv6 address (zone indexes such as %eth0 are not allowed)");
-    }
-    entry.kind = AllowEntry::Kind::kAddress;
-    entry.address = *address;
-  } else {
-    const size_t colons = std::count(text.begin(), text.end(), ':');
-    if (colons > 1) {
-      return EntryError(kInvalid, index, text,
-                        "write an IPv6 address in brackets, e.g. \"[::1]:8443\"");
-    }
-    if (colons == 1) {
-      size_t colon = text.find(':');
-      host = text.substr(0, colon);
-      port_text = text.substr(colon + 1);
-      has_port = true;
-    }
-  }
-  if (has_port && !ParsePort(port_text, &entry.port)) {
-    return EntryError(kBadPort, index, text, "a port must be a decimal number from 1 to 65535");
-  }
-  if (entry.kind == AllowEntry::Kind::kAddress) return entry;
+  return absl::OkStatus();
+}
 
+// A bracketed IPv6 address, "[literal]" or "[literal]:port": the address is
+// taken into `entry`, the port's text into `port_text`.
+absl::Status ParseBracketed(size_t index, absl::string_view text, AllowEntry& entry,
+                            std::optional<absl::string_view>& port_text) {
+  const size_t close = text.find(']');
+  if (close == absl::string_view::npos) {
+    return EntryError(kInvalid, index, text, "an IPv6 address needs its closing ']'");
+  }
+  absl::string_view rest = text.substr(close + 1);
+  if (!rest.empty()) {
+    if (rest[0] != ':') return EntryError(kInvalid, index, text, "expected ':port' after ']'");
+    port_text = rest.substr(1);
+  }
+  std::optional<IpAddress> address = ParseIpv6(text.substr(1, close - 1));
+  if (!address.has_value()) {
+    return EntryError(kInvalid, index, text,
+                      "not an IPv6 address (zone indexes such as %eth0 are not allowed)");
+  }
+  entry.kind = AllowEntry::Kind::kAddress;
+  entry.address = *address;
+  return absl::OkStatus();
+}
+
+// The host part of an unbracketed entry: an IPv4 address, "*.domain" or a
+// host name.
+absl::Status ParseHost(size_t index, absl::string_view text, absl::string_view host,
+                       AllowEntry& entry) {
   std::string name = NormaliseName(host);
   if (std::optional<IpAddress> v4 = ParseIpv4(name)) {
     entry.kind = AllowEntry::Kind::kAddress;
     entry.address = *v4;
-    return entry;
+    return absl::OkStatus();
   }
   if (name.find('*') != std::string::npos) {
     if (!absl::StartsWith(name, "*.") || name.find('*', 1) != std::string::npos) {
@@ -146,6 +135,37 @@ absl::StatusOr<AllowEntry> ParseEntry(size_t index, absl::string_view text) {
                       "not a host name, *.domain, IPv4 address or [IPv6] address");
   }
   entry.name = std::move(name);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AllowEntry> ParseEntry(size_t index, absl::string_view text) {
+  AllowEntry entry;
+  entry.text = std::string(text);
+  absl::Status valid = CheckEntryText(index, text);
+  if (!valid.ok()) return valid;
+  absl::string_view host = text;
+  std::optional<absl::string_view> port_text;
+  if (text[0] == '[') {
+    absl::Status bracketed = ParseBracketed(index, text, entry, port_text);
+    if (!bracketed.ok()) return bracketed;
+  } else {
+    const size_t colons = std::count(text.begin(), text.end(), ':');
+    if (colons > 1) {
+      return EntryError(kInvalid, index, text,
+                        "write an IPv6 address in brackets, e.g. \"[::1]:8443\"");
+    }
+    if (colons == 1) {
+      const size_t colon = text.find(':');
+      host = text.substr(0, colon);
+      port_text = text.substr(colon + 1);
+    }
+  }
+  if (port_text.has_value() && !ParsePort(*port_text, &entry.port)) {
+    return EntryError(kBadPort, index, text, "a port must be a decimal number from 1 to 65535");
+  }
+  if (entry.kind == AllowEntry::Kind::kAddress) return entry;
+  absl::Status parsed = ParseHost(index, text, host, entry);
+  if (!parsed.ok()) return parsed;
   return entry;
 }
 

@@ -87,11 +87,8 @@ bool ShownBy(const ValidatedMount& later, const ValidatedMount& earlier,
   return true;
 }
 
-}  // namespace
-
-std::vector<ValidatedMount> CoalesceBwrapMounts(const std::vector<ValidatedMount>& mounts,
-                                                const std::vector<SandboxBind>& fixed) {
-  // 1. Nothing bound twice.
+// Nothing bound twice: a mount an earlier one already shows is dropped.
+std::vector<ValidatedMount> DropShownMounts(const std::vector<ValidatedMount>& mounts) {
   std::vector<ValidatedMount> kept;
   for (size_t i = 0; i < mounts.size(); ++i) {
     bool redundant = false;
@@ -105,7 +102,41 @@ std::vector<ValidatedMount> CoalesceBwrapMounts(const std::vector<ValidatedMount
     }
     if (!redundant) kept.push_back(mounts[i]);
   }
-  // 2. Read-only siblings that are a whole host directory: one bind.
+  return kept;
+}
+
+// Whether the read-only siblings `members` of `kept`, all the entries of the
+// host directory `source` shown at `target`, can be one bind of it: nothing
+// else is bound at, below or above `target`, and the directory is one the
+// program could list and enter (where bubblewrap made a directory, it could).
+bool WholeDirectory(const std::vector<ValidatedMount>& kept, const std::vector<size_t>& members,
+                    const std::vector<SandboxBind>& fixed, const std::string& source,
+                    const std::string& target) {
+  std::set<std::string> names;
+  for (size_t i : members) names.insert(Base(kept[i].target));
+  if (names.size() != members.size()) return false;
+  bool alone = true;
+  for (const SandboxBind& bind : fixed) alone = alone && !Overlaps(bind.target, target);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (std::find(members.begin(), members.end(), i) != members.end()) continue;
+    alone = alone && !Overlaps(kept[i].target, target);
+  }
+  if (!alone) return false;
+  struct stat st;
+  if (lstat(source.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+      access(source.c_str(), R_OK | X_OK) != 0) {
+    return false;
+  }
+  const std::optional<std::set<std::string>> listed = ListDirectory(source);
+  return listed.has_value() && *listed == names;
+}
+
+}  // namespace
+
+std::vector<ValidatedMount> CoalesceBwrapMounts(const std::vector<ValidatedMount>& mounts,
+                                                const std::vector<SandboxBind>& fixed) {
+  const std::vector<ValidatedMount> kept = DropShownMounts(mounts);
+  // Read-only siblings that are a whole host directory: one bind.
   std::map<std::pair<std::string, std::string>, std::vector<size_t>> groups;
   for (size_t i = 0; i < kept.size(); ++i) {
     const ValidatedMount& mount = kept[i];
@@ -118,29 +149,12 @@ std::vector<ValidatedMount> CoalesceBwrapMounts(const std::vector<ValidatedMount
   std::vector<bool> merged(kept.size(), false);
   std::map<size_t, ValidatedMount> replacement;  // At the group's first index.
   for (const auto& [parents, members] : groups) {
-    if (members.size() < 2) continue;
-    const std::string& target = parents.second;
-    std::set<std::string> names;
-    for (size_t i : members) names.insert(Base(kept[i].target));
-    if (names.size() != members.size()) continue;
-    bool alone = true;
-    for (const SandboxBind& bind : fixed) alone = alone && !Overlaps(bind.target, target);
-    for (size_t i = 0; i < kept.size(); ++i) {
-      if (std::find(members.begin(), members.end(), i) != members.end()) continue;
-      alone = alone && !Overlaps(kept[i].target, target);
-    }
-    if (!alone) continue;
-    // P shows at T, where bubblewrap made a directory the program could
-    // list and enter: so must P be.
-    struct stat st;
-    if (lstat(parents.first.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
-        access(parents.first.c_str(), R_OK | X_OK) != 0) {
+    if (members.size() < 2 ||
+        !WholeDirectory(kept, members, fixed, parents.first, parents.second)) {
       continue;
     }
-    const std::optional<std::set<std::string>> listed = ListDirectory(parents.first);
-    if (!listed.has_value() || *listed != names) continue;
     for (size_t i : members) merged[i] = true;
-    replacement[members.front()] = ValidatedMount{parents.first, target, false};
+    replacement[members.front()] = ValidatedMount{parents.first, parents.second, false};
   }
   std::vector<ValidatedMount> result;
   for (size_t i = 0; i < kept.size(); ++i) {

@@ -607,6 +607,69 @@ absl::Status ParseOperatorContainer(const json& root, ContainerConfig& out) {
   return ParseContainer(*container, out);
 }
 
+namespace {
+
+absl::Status ParseWorkflow(const json& root, ProjectConfig& config) {
+  auto workflow = root.find("workflow");
+  if (workflow == root.end()) return absl::OkStatus();
+  if (!workflow->is_object()) {
+    return InvalidValue("isolation-invalid-value", "workflow", *workflow, "an object");
+  }
+  if (auto wt = workflow->find("worktree_isolation"); wt != workflow->end()) {
+    if (!wt->is_boolean()) {
+      return InvalidValue("isolation-invalid-value", "workflow.worktree_isolation", *wt,
+                          "true or false");
+    }
+    config.worktree_isolation = wt->get<bool>();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseInterpose(const json& isolation, ProjectConfig& config) {
+  auto interpose = isolation.find("interpose");
+  if (interpose == isolation.end()) return absl::OkStatus();
+  constexpr absl::string_view kExpected =
+      "an array of program file names such as [\"node\", \"nodejs\"]";
+  if (!interpose->is_array()) {
+    return InvalidValue("isolation-invalid-value", "isolation.interpose", *interpose, kExpected);
+  }
+  for (const json& name : *interpose) {
+    const std::string text = name.is_string() ? name.get<std::string>() : std::string();
+    // A comma would split the name in NP_EXEC_PRELOAD_NAMES; a slash would
+    // never match a file name.
+    if (text.empty() || text == "." || text == ".." || text.size() > 255 ||
+        !AllOf(text, IsProgramNameChar)) {
+      return InvalidValue("isolation-invalid-value", "isolation.interpose[]", name, kExpected);
+    }
+    config.interpose.push_back(text);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseProjectContainer(const json& isolation, ProjectConfig& config) {
+  auto container = isolation.find("container");
+  if (container == isolation.end()) return absl::OkStatus();
+  if (!container->is_object()) {
+    return InvalidValue("isolation-invalid-value", "isolation.container", *container, "an object");
+  }
+  absl::Status parsed = ParseContainer(*container, config.container);
+  if (!parsed.ok()) return parsed;
+  absl::Status root_user = RefuseRootUserFromProject(*container, config.container);
+  if (!root_user.ok()) return root_user;
+  // Whatever the operator's file said, the project's own `user` is the
+  // project's: the spawn resolves it in the image (container_user.h). So is
+  // the image's own user when the project chose the image.
+  const UserSpec::Kind kind = config.container.user.kind;
+  if (container->contains("user") ||
+      ((container->contains("image") || container->contains("images")) &&
+       kind == UserSpec::Kind::kImage)) {
+    config.container.user_from_project = kind != UserSpec::Kind::kCaller;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<ProjectConfig> ParseProjectConfig(const json& root, const ContainerConfig& base) {
   ProjectConfig config;
   config.container = base;
@@ -626,18 +689,8 @@ absl::StatusOr<ProjectConfig> ParseProjectConfig(const json& root, const Contain
   }
   absl::Status near = CheckTopLevelNearMisses(root);
   if (!near.ok()) return near;
-  if (auto workflow = root.find("workflow"); workflow != root.end()) {
-    if (!workflow->is_object()) {
-      return InvalidValue("isolation-invalid-value", "workflow", *workflow, "an object");
-    }
-    if (auto wt = workflow->find("worktree_isolation"); wt != workflow->end()) {
-      if (!wt->is_boolean()) {
-        return InvalidValue("isolation-invalid-value", "workflow.worktree_isolation", *wt,
-                            "true or false");
-      }
-      config.worktree_isolation = wt->get<bool>();
-    }
-  }
+  absl::Status workflow = ParseWorkflow(root, config);
+  if (!workflow.ok()) return workflow;
   if (isolation == root.end()) return config;
   if (!isolation->is_object()) {
     return InvalidValue("isolation-invalid-value", "isolation", *isolation,
@@ -645,42 +698,10 @@ absl::StatusOr<ProjectConfig> ParseProjectConfig(const json& root, const Contain
   }
   absl::Status known = CheckKnownKeys(*isolation, "isolation", kIsolationKeys);
   if (!known.ok()) return known;
-  if (auto interpose = isolation->find("interpose"); interpose != isolation->end()) {
-    constexpr absl::string_view kExpected =
-        "an array of program file names such as [\"node\", \"nodejs\"]";
-    if (!interpose->is_array()) {
-      return InvalidValue("isolation-invalid-value", "isolation.interpose", *interpose, kExpected);
-    }
-    for (const json& name : *interpose) {
-      const std::string text = name.is_string() ? name.get<std::string>() : std::string();
-      // A comma would split the name in NP_EXEC_PRELOAD_NAMES; a slash would
-      // never match a file name.
-      if (text.empty() || text == "." || text == ".." || text.size() > 255 ||
-          !AllOf(text, IsProgramNameChar)) {
-        return InvalidValue("isolation-invalid-value", "isolation.interpose[]", name, kExpected);
-      }
-      config.interpose.push_back(text);
-    }
-  }
-  if (auto container = isolation->find("container"); container != isolation->end()) {
-    if (!container->is_object()) {
-      return InvalidValue("isolation-invalid-value", "isolation.container", *container,
-                          "an object");
-    }
-    absl::Status parsed = ParseContainer(*container, config.container);
-    if (!parsed.ok()) return parsed;
-    absl::Status root_user = RefuseRootUserFromProject(*container, config.container);
-    if (!root_user.ok()) return root_user;
-    // Whatever the operator's file said, the project's own `user` is the
-    // project's: the spawn resolves it in the image (container_user.h). So is
-    // the image's own user when the project chose the image.
-    const UserSpec::Kind kind = config.container.user.kind;
-    if (container->contains("user") ||
-        ((container->contains("image") || container->contains("images")) &&
-         kind == UserSpec::Kind::kImage)) {
-      config.container.user_from_project = kind != UserSpec::Kind::kCaller;
-    }
-  }
+  absl::Status interpose = ParseInterpose(*isolation, config);
+  if (!interpose.ok()) return interpose;
+  absl::Status container = ParseProjectContainer(*isolation, config);
+  if (!container.ok()) return container;
   return config;
 }
 

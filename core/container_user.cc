@@ -64,6 +64,70 @@ absl::Status RootRefused(absl::string_view spec, const ContainerUserIds& ids, bo
 
 }  // namespace
 
+namespace {
+
+// The user part's passwd entry: its uid, its primary gid and its name. An
+// empty user is the image's default: root (the runtimes' own default). As
+// runc: a number matches the uid field only, a name the name only; a number
+// without an entry is taken as it is.
+struct PasswdMatch {
+  uint32_t uid = 0;
+  std::optional<uint32_t> gid;
+  std::string name;
+};
+absl::StatusOr<PasswdMatch> MatchUser(absl::string_view spec, absl::string_view user_arg,
+                                      absl::string_view passwd) {
+  PasswdMatch match;
+  const std::optional<uint32_t> numeric =
+      user_arg.empty() ? std::optional<uint32_t>(0) : NumericId(user_arg);
+  for (const std::vector<absl::string_view>& fields : Lines(passwd, 4)) {
+    if (numeric.has_value() ? NumericId(fields[2]) == numeric : fields[0] == user_arg) {
+      match.uid = *NumericId(fields[2]);
+      match.gid = NumericId(fields[3]);
+      match.name = std::string(fields[0]);
+      return match;
+    }
+  }
+  if (!numeric.has_value()) {
+    return Unresolved(spec, absl::StrCat("the image's /etc/passwd has no user \"", user_arg, "\""));
+  }
+  match.uid = *numeric;
+  return match;
+}
+
+// The group part: a number matches the gid field only, a name the name only;
+// a number without an entry is taken as it is.
+absl::StatusOr<uint32_t> MatchGroup(absl::string_view spec, absl::string_view group_arg,
+                                    absl::string_view group) {
+  const std::optional<uint32_t> numeric = NumericId(group_arg);
+  for (const std::vector<absl::string_view>& fields : Lines(group, 3)) {
+    if (numeric.has_value() ? NumericId(fields[2]) == numeric : fields[0] == group_arg) {
+      return *NumericId(fields[2]);
+    }
+  }
+  if (!numeric.has_value()) {
+    return Unresolved(spec,
+                      absl::StrCat("the image's /etc/group has no group \"", group_arg, "\""));
+  }
+  return *numeric;
+}
+
+// Every group that lists `user_name` as a member.
+std::vector<uint32_t> SupplementaryGroups(absl::string_view user_name, absl::string_view group) {
+  std::vector<uint32_t> ids;
+  for (const std::vector<absl::string_view>& fields : Lines(group, 4)) {
+    for (absl::string_view member : absl::StrSplit(fields[3], ',')) {
+      if (member == user_name) {
+        ids.push_back(*NumericId(fields[2]));
+        break;
+      }
+    }
+  }
+  return ids;
+}
+
+}  // namespace
+
 absl::StatusOr<ContainerUserIds> ResolveContainerUser(absl::string_view spec,
                                                       absl::string_view passwd,
                                                       absl::string_view group) {
@@ -72,70 +136,20 @@ absl::StatusOr<ContainerUserIds> ResolveContainerUser(absl::string_view spec,
   const bool has_group = colon != absl::string_view::npos;
   const absl::string_view group_arg = has_group ? spec.substr(colon + 1) : absl::string_view();
   if (has_group && group_arg.empty()) return Unresolved(spec, "its group is empty");
+  absl::StatusOr<PasswdMatch> user = MatchUser(spec, user_arg, passwd);
+  if (!user.ok()) return user.status();
   ContainerUserIds ids;
-  std::string user_name;
-  std::optional<uint32_t> passwd_gid;
-  // An empty user is the image's default: root (the runtimes' own default).
-  if (!user_arg.empty()) {
-    const std::optional<uint32_t> numeric = NumericId(user_arg);
-    bool matched = false;
-    for (const std::vector<absl::string_view>& fields : Lines(passwd, 4)) {
-      // As runc: a number matches the uid field only, a name the name only.
-      if (numeric.has_value() ? NumericId(fields[2]) == numeric : fields[0] == user_arg) {
-        ids.uid = *NumericId(fields[2]);
-        passwd_gid = NumericId(fields[3]);
-        user_name = std::string(fields[0]);
-        matched = true;
-        break;
-      }
-    }
-    if (!matched) {
-      if (!numeric.has_value()) {
-        return Unresolved(spec,
-                          absl::StrCat("the image's /etc/passwd has no user \"", user_arg, "\""));
-      }
-      ids.uid = *numeric;
-    }
-  } else {
-    for (const std::vector<absl::string_view>& fields : Lines(passwd, 4)) {
-      if (NumericId(fields[2]) == 0u) {
-        passwd_gid = NumericId(fields[3]);
-        user_name = std::string(fields[0]);
-        break;
-      }
-    }
-  }
+  ids.uid = user->uid;
   if (has_group) {
-    const std::optional<uint32_t> numeric = NumericId(group_arg);
-    bool matched = false;
-    for (const std::vector<absl::string_view>& fields : Lines(group, 3)) {
-      if (numeric.has_value() ? NumericId(fields[2]) == numeric : fields[0] == group_arg) {
-        ids.gid = *NumericId(fields[2]);
-        matched = true;
-        break;
-      }
-    }
-    if (!matched) {
-      if (!numeric.has_value()) {
-        return Unresolved(spec,
-                          absl::StrCat("the image's /etc/group has no group \"", group_arg, "\""));
-      }
-      ids.gid = *numeric;
-    }
+    absl::StatusOr<uint32_t> gid = MatchGroup(spec, group_arg, group);
+    if (!gid.ok()) return gid.status();
+    ids.gid = *gid;
     return ids;
   }
   // No group named: the passwd entry's (0 without one), and every group
   // listing the user's name.
-  ids.gid = passwd_gid.value_or(0);
-  if (user_name.empty()) return ids;
-  for (const std::vector<absl::string_view>& fields : Lines(group, 4)) {
-    for (absl::string_view member : absl::StrSplit(fields[3], ',')) {
-      if (member == user_name) {
-        ids.supplementary.push_back(*NumericId(fields[2]));
-        break;
-      }
-    }
-  }
+  ids.gid = user->gid.value_or(0);
+  if (!user->name.empty()) ids.supplementary = SupplementaryGroups(user->name, group);
   return ids;
 }
 

@@ -68,24 +68,33 @@ OpenFd::~OpenFd() {
   if (fd_ >= 0) close(fd_);
 }
 
-absl::StatusOr<ProjectLocation> LocateProject(int start_fd, absl::string_view start_name) {
-  int current = openat(start_fd, ".", kPathDir);
-  if (current < 0) return Unopenable(start_name, errno);
-  ProjectLocation location;
-  int levels = 0;                     // How far above the start `current` is.
-  int project_level = -1;             // Where the project was found.
-  std::vector<int> enclosing_levels;  // Where the enclosing projects are.
+namespace {
+
+// What the walk from the start up to "/" saw.
+struct Walk {
+  ProjectLocation location;           // The nearest project's folder, held open.
+  int project_level = -1;             // How far above the start it is.
+  std::vector<int> enclosing_levels;  // How far above it the enclosing projects are.
   // Each level's identity, so the names derived from the project's path are
   // proved to be the folders the walk went through.
   std::vector<std::pair<dev_t, ino_t>> chain;
-  for (;;) {
+};
+
+// From the start's descriptor up through "..", never by path: each level's
+// `.nubos-pilot` is looked for relative to the level's own descriptor.
+absl::StatusOr<Walk> WalkUp(int start_fd, absl::string_view start_name) {
+  int current = openat(start_fd, ".", kPathDir);
+  if (current < 0) return Unopenable(start_name, errno);
+  Walk walk;
+  ProjectLocation& location = walk.location;
+  for (int levels = 0;; ++levels) {
     struct stat here;
     if (fstat(current, &here) != 0) {
       const int err = errno;
       if (location.fd() != current) close(current);
       return Unopenable(start_name, err);
     }
-    chain.emplace_back(here.st_dev, here.st_ino);
+    walk.chain.emplace_back(here.st_dev, here.st_ino);
     absl::StatusOr<bool> state =
         IsStateDir(current, location.found() ? AT_SYMLINK_NOFOLLOW : 0, start_name);
     if (!state.ok()) {
@@ -96,9 +105,9 @@ absl::StatusOr<ProjectLocation> LocateProject(int start_fd, absl::string_view st
       location.dir = std::make_shared<const OpenFd>(current);
       location.dev = here.st_dev;
       location.ino = here.st_ino;
-      project_level = levels;
+      walk.project_level = levels;
     } else if (*state) {
-      enclosing_levels.push_back(levels - project_level);
+      walk.enclosing_levels.push_back(levels - walk.project_level);
     }
     // A ".." that cannot be opened is no top: fail rather than stop early.
     const int parent = openat(current, "..", kPathDir);
@@ -113,36 +122,54 @@ absl::StatusOr<ProjectLocation> LocateProject(int start_fd, absl::string_view st
     if (location.fd() != current) close(current);
     if (top) {
       close(parent);
-      break;
+      return walk;
     }
     current = parent;
-    ++levels;
   }
+}
+
+// The path's every ancestor must be the folder the walk passed at that
+// level: a folder moved between the walk and the name (the project renamed
+// to another depth) would otherwise name enclosing projects that are not the
+// ones above it, and skip their ratchet.
+absl::Status CheckAncestorsWalked(const Walk& walk) {
+  const std::string& root = walk.location.root;
+  const size_t above_project = walk.chain.size() - static_cast<size_t>(walk.project_level);
+  for (size_t up = 0; up < above_project; ++up) {
+    const std::string path = Ancestor(root, static_cast<int>(up));
+    struct stat st;
+    const auto& [dev, ino] = walk.chain[static_cast<size_t>(walk.project_level) + up];
+    if (stat(path.c_str(), &st) != 0 || st.st_dev != dev || st.st_ino != ino) {
+      return Moved(root, "changed its place among the folders above it");
+    }
+    if (path == "/" && up + 1 != above_project) {
+      return Moved(root, "changed its place among the folders above it");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ProjectLocation> LocateProject(int start_fd, absl::string_view start_name) {
+  absl::StatusOr<Walk> walk = WalkUp(start_fd, start_name);
+  if (!walk.ok()) return walk.status();
+  ProjectLocation& location = walk->location;
   if (!location.found()) return location;
   // The folder's path: the kernel's name for the descriptor, or, where /proc
   // is not there to ask, the start's path less the levels walked. Either way
   // CheckProjectStillAt proves it names the opened folder.
   std::string name = KernelName(location.fd());
-  if (name.empty() || name.front() != '/') name = Ancestor(std::string(start_name), project_level);
+  if (name.empty() || name.front() != '/') {
+    name = Ancestor(std::string(start_name), walk->project_level);
+  }
   if (absl::EndsWith(name, " (deleted)")) return Moved(start_name, "was removed");
   location.root = name;
-  for (int up : enclosing_levels) location.enclosing.push_back(Ancestor(location.root, up));
-  // The path's every ancestor must be the folder the walk passed at that
-  // level: a folder moved between the walk and the name (the project renamed
-  // to another depth) would otherwise name enclosing projects that are not
-  // the ones above it, and skip their ratchet.
-  const size_t above_project = chain.size() - static_cast<size_t>(project_level);
-  for (size_t up = 0; up < above_project; ++up) {
-    const std::string path = Ancestor(location.root, static_cast<int>(up));
-    struct stat st;
-    const auto& [dev, ino] = chain[static_cast<size_t>(project_level) + up];
-    if (stat(path.c_str(), &st) != 0 || st.st_dev != dev || st.st_ino != ino) {
-      return Moved(location.root, "changed its place among the folders above it");
-    }
-    if (path == "/" && up + 1 != above_project) {
-      return Moved(location.root, "changed its place among the folders above it");
-    }
+  for (int up : walk->enclosing_levels) {
+    location.enclosing.push_back(Ancestor(location.root, up));
   }
+  absl::Status walked = CheckAncestorsWalked(*walk);
+  if (!walked.ok()) return walked;
   // Not checked here that `root` still names the folder: a spawn refused for
   // that must still log into the folder it found (LoadSettings checks).
   return location;

@@ -214,62 +214,67 @@ absl::StatusOr<std::vector<std::string>> ProtectedList(absl::string_view project
   return unique;
 }
 
-absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
-    absl::string_view project_real, const std::vector<std::string>& protected_list) {
-  absl::Status valid = CheckAbsolutePath(project_real, "invalid-path");
-  if (!valid.ok()) return valid;
-  std::vector<ProtectedBind> nodes;  // Read-only.
-  std::vector<std::string> parents;  // Existing directories to pin.
-  for (const std::string& listed : protected_list) {
-    const Entry entry = ToEntry(listed);
-    if (entry.path.empty() || entry.path == "." || entry.path.front() == '/' ||
-        HasDotDot(entry.path)) {
-      return BadProtect(nlohmann::json(listed), "is not a relative path inside the project");
-    }
-    const std::vector<std::string> parts = absl::StrSplit(entry.path, '/');
-    std::string prefix;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      prefix = prefix.empty() ? parts[i] : JoinPath(prefix, parts[i]);
-      const bool last = i + 1 == parts.size();
-      const std::string host_path = JoinPath(project_real, prefix);
-      struct stat st;
-      if (lstat(host_path.c_str(), &st) != 0) {
-        if (errno != ENOENT)
-          return Unsafe(host_path, absl::StrCat("unreadable: ", strerror(errno)));
-        nodes.push_back({prefix, false, true, !last || entry.directory, ""});
-        break;
-      }
-      if (S_ISLNK(st.st_mode)) return Unsafe(host_path, "a symbolic link");
-      if (IsPlaceholder(st, prefix)) {
-        // Another spawn's placeholder (or one a killed np-exec left): keep it
-        // as the read-only node; never create anything inside it. Still a
-        // placeholder: its spawn may remove it before this one's lock, and
-        // this one's re-creates it, so it is bound by path (mount_pins.h).
-        nodes.push_back({prefix, false, true, S_ISDIR(st.st_mode), ""});
-        break;
-      }
-      if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
-        return Unsafe(host_path, "neither a regular file nor a directory");
-      }
-      if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
-        // A read-only bind protects a name, not the inode: another name of
-        // the same file in the writable project (made by an earlier
-        // sandbox, before the path was protected) writes it all the same.
-        return Unsafe(host_path, absl::StrCat("a file with ", st.st_nlink,
-                                              " hard links (another name of it could be written)"));
-      }
-      if (last || !S_ISDIR(st.st_mode)) {
-        // A file where the path wants a directory blocks everything below it
-        // for as long as the file stays, so the file is what is protected.
-        nodes.push_back({prefix, false, false, S_ISDIR(st.st_mode), ""});
-        break;
-      }
-      parents.push_back(prefix);
-    }
+namespace {
+
+// One listed path walked from the project down, component by component:
+// where it stops (missing, a placeholder, a file, its end) is a read-only
+// node; each existing directory above it is a writable parent to pin.
+absl::Status WalkProtectedEntry(absl::string_view project_real, const std::string& listed,
+                                std::vector<ProtectedBind>& nodes,
+                                std::vector<std::string>& parents) {
+  const Entry entry = ToEntry(listed);
+  if (entry.path.empty() || entry.path == "." || entry.path.front() == '/' ||
+      HasDotDot(entry.path)) {
+    return BadProtect(nlohmann::json(listed), "is not a relative path inside the project");
   }
-  // Merge nodes named twice (a directory wins: `.git` missing is one
-  // placeholder directory for every `.git/...` entry), then drop what an
-  // outer read-only node already covers.
+  const std::vector<std::string> parts = absl::StrSplit(entry.path, '/');
+  std::string prefix;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    prefix = prefix.empty() ? parts[i] : JoinPath(prefix, parts[i]);
+    const bool last = i + 1 == parts.size();
+    const std::string host_path = JoinPath(project_real, prefix);
+    struct stat st;
+    if (lstat(host_path.c_str(), &st) != 0) {
+      if (errno != ENOENT) return Unsafe(host_path, absl::StrCat("unreadable: ", strerror(errno)));
+      nodes.push_back({prefix, false, true, !last || entry.directory, ""});
+      return absl::OkStatus();
+    }
+    if (S_ISLNK(st.st_mode)) return Unsafe(host_path, "a symbolic link");
+    if (IsPlaceholder(st, prefix)) {
+      // Another spawn's placeholder (or one a killed np-exec left): keep it
+      // as the read-only node; never create anything inside it. Still a
+      // placeholder: its spawn may remove it before this one's lock, and
+      // this one's re-creates it, so it is bound by path (mount_pins.h).
+      nodes.push_back({prefix, false, true, S_ISDIR(st.st_mode), ""});
+      return absl::OkStatus();
+    }
+    if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+      return Unsafe(host_path, "neither a regular file nor a directory");
+    }
+    if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+      // A read-only bind protects a name, not the inode: another name of
+      // the same file in the writable project (made by an earlier
+      // sandbox, before the path was protected) writes it all the same.
+      return Unsafe(host_path, absl::StrCat("a file with ", st.st_nlink,
+                                            " hard links (another name of it could be written)"));
+    }
+    if (last || !S_ISDIR(st.st_mode)) {
+      // A file where the path wants a directory blocks everything below it
+      // for as long as the file stays, so the file is what is protected.
+      nodes.push_back({prefix, false, false, S_ISDIR(st.st_mode), ""});
+      return absl::OkStatus();
+    }
+    parents.push_back(prefix);
+  }
+  return absl::OkStatus();
+}
+
+// The binds in the order they are mounted: the parents by depth, then the
+// nodes. Nodes named twice are merged (a directory wins: `.git` missing is
+// one placeholder directory for every `.git/...` entry), and what an outer
+// read-only node already covers is dropped.
+std::vector<ProtectedBind> OrderProtectedBinds(const std::vector<ProtectedBind>& nodes,
+                                               std::vector<std::string> parents) {
   std::vector<ProtectedBind> merged;
   for (const ProtectedBind& node : nodes) {
     auto same = std::find_if(merged.begin(), merged.end(),
@@ -299,6 +304,21 @@ absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
     if (!covered(node.relative, /*strictly=*/true)) binds.push_back(node);
   }
   return binds;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
+    absl::string_view project_real, const std::vector<std::string>& protected_list) {
+  absl::Status valid = CheckAbsolutePath(project_real, "invalid-path");
+  if (!valid.ok()) return valid;
+  std::vector<ProtectedBind> nodes;  // Read-only.
+  std::vector<std::string> parents;  // Existing directories to pin.
+  for (const std::string& listed : protected_list) {
+    absl::Status walked = WalkProtectedEntry(project_real, listed, nodes, parents);
+    if (!walked.ok()) return walked;
+  }
+  return OrderProtectedBinds(nodes, std::move(parents));
 }
 
 absl::StatusOr<std::vector<ProtectedBind>> ProtectedBindsForSpawn(

@@ -111,6 +111,18 @@ bool ReadPax(absl::string_view records, Pax* pax) {
   return true;
 }
 
+// A member's name: a pax `path`, else a GNU long name, else the header's own
+// (with its ustar prefix).
+std::string MemberName(absl::string_view header, const Pax& pax,
+                       const std::optional<std::string>& gnu_long_name) {
+  if (pax.path.has_value()) return *pax.path;
+  if (gnu_long_name.has_value()) return *gnu_long_name;
+  const absl::string_view prefix = TextField(header.substr(345, 155));
+  const absl::string_view base = TextField(header.substr(0, 100));
+  const bool ustar = header.substr(257, 5) == "ustar";
+  return ustar && !prefix.empty() ? absl::StrCat(prefix, "/", base) : std::string(base);
+}
+
 }  // namespace
 
 TarFile FindTarFile(absl::string_view archive, absl::string_view name, size_t max_bytes) {
@@ -143,18 +155,7 @@ TarFile FindTarFile(absl::string_view archive, absl::string_view name, size_t ma
       if (type == 'x' && !ReadPax(data, &pax)) return out;
       if (type == 'L') gnu_long_name = std::string(TextField(data));
     } else {
-      std::string member;
-      if (pax.path.has_value()) {
-        member = *pax.path;
-      } else if (gnu_long_name.has_value()) {
-        member = *gnu_long_name;
-      } else {
-        const absl::string_view prefix = TextField(header.substr(345, 155));
-        const absl::string_view base = TextField(header.substr(0, 100));
-        const bool ustar = header.substr(257, 5) == "ustar";
-        member = ustar && !prefix.empty() ? absl::StrCat(prefix, "/", base) : std::string(base);
-      }
-      if (CleanName(member) == wanted) {
+      if (CleanName(MemberName(header, pax, gnu_long_name)) == wanted) {
         if (!has_data) {
           out.kind = TarFile::Kind::kNotRegular;
         } else if (size > max_bytes) {

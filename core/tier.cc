@@ -45,49 +45,51 @@ absl::StatusOr<Tier> ParseTier(absl::string_view name) {
       {{"tier", name}, {"expected", {"direct", "worktree", "container"}}});
 }
 
-TierDescription DescribeTier(Tier tier, Runtime runtime) {
-  switch (tier) {
-    case Tier::kDirect:
-      return {
-          Tier::kDirect,
-          false,
-          false,
-          false,
-          "No isolation from nubos-pilot. The agent has whatever the host CLI "
-          "grants - normally your entire account: every file, every "
-          "credential, the network.",
-          "You wrote or reviewed the plan yourself and accept that the agent "
-          "acts with your account's rights.",
-          {
-              "anything: the program runs with your account's full rights, "
-              "including your home directory, credentials and the network",
-              "parallel slices writing over each other's working tree",
-              kNeverReviews,
-          },
-      };
-    case Tier::kWorktree:
-      return {
-          Tier::kWorktree,
-          true,
-          false,
-          false,
-          "Version isolation only (ADR-0008): parallel slices work in their own "
-          "git worktrees and cannot corrupt each other. Rights are unchanged "
-          "from direct.",
-          "Plans run slices in parallel and you trust them with your account's "
-          "rights.",
-          {
-              "anything a program with your account's rights can do: a git "
-              "worktree grants the same filesystem rights as the parent "
-              "checkout",
-              "reads of your home directory and credentials, and the network",
-              "git state shared between worktrees (stash, config, hooks)",
-              kNeverReviews,
-          },
-      };
-    case Tier::kContainer:
-      break;
-  }
+namespace {
+
+TierDescription DirectDescription() {
+  return {
+      Tier::kDirect,
+      false,
+      false,
+      false,
+      "No isolation from nubos-pilot. The agent has whatever the host CLI "
+      "grants - normally your entire account: every file, every "
+      "credential, the network.",
+      "You wrote or reviewed the plan yourself and accept that the agent "
+      "acts with your account's rights.",
+      {
+          "anything: the program runs with your account's full rights, "
+          "including your home directory, credentials and the network",
+          "parallel slices writing over each other's working tree",
+          kNeverReviews,
+      },
+  };
+}
+
+TierDescription WorktreeDescription() {
+  return {
+      Tier::kWorktree,
+      true,
+      false,
+      false,
+      "Version isolation only (ADR-0008): parallel slices work in their own "
+      "git worktrees and cannot corrupt each other. Rights are unchanged "
+      "from direct.",
+      "Plans run slices in parallel and you trust them with your account's "
+      "rights.",
+      {
+          "anything a program with your account's rights can do: a git "
+          "worktree grants the same filesystem rights as the parent "
+          "checkout",
+          "reads of your home directory and credentials, and the network",
+          "git state shared between worktrees (stash, config, hooks)",
+          kNeverReviews,
+      },
+  };
+}
+
+TierDescription ContainerDescription(Runtime runtime) {
   TierDescription d{
       Tier::kContainer,
       true,
@@ -108,6 +110,20 @@ TierDescription DescribeTier(Tier tier, Runtime runtime) {
   absl::StrAppend(&d.summary, traits.summary_note);
   for (absl::string_view limit : traits.limits) d.does_not_protect_against.emplace_back(limit);
   return d;
+}
+
+}  // namespace
+
+TierDescription DescribeTier(Tier tier, Runtime runtime) {
+  switch (tier) {
+    case Tier::kDirect:
+      return DirectDescription();
+    case Tier::kWorktree:
+      return WorktreeDescription();
+    case Tier::kContainer:
+      break;
+  }
+  return ContainerDescription(runtime);
 }
 
 nlohmann::json DescriptionToJson(const TierDescription& description) {

@@ -247,8 +247,8 @@ void CheckAuditLog(const Subject& s, Report& r) {
                         {"last_refusal", LastRefusal(path)}};
 }
 
-std::string ReportText(const Report& r) {
-  const nlohmann::json& o = r.out;
+// The tier, what it does not protect against, and the runtime.
+std::string TierAndRuntimeText(const nlohmann::json& o) {
   std::string text =
       absl::StrCat("tier: ", o["tier"].get<std::string>(), " (from ",
                    o["effective_from"].get<std::string>(), ")\n", "does not protect against:\n");
@@ -264,6 +264,12 @@ std::string ReportText(const Report& r) {
                       : absl::StrCat("unavailable (", runtime["reason"].get<std::string>(), ": ",
                                      runtime["detail"].get<std::string>(), ")"),
                   "\n");
+  return text;
+}
+
+// The image and the persistent home.
+std::string ImageAndHomeText(const nlohmann::json& o) {
+  std::string text;
   const nlohmann::json& image = o["image"];
   if (!image.is_null()) {
     absl::StrAppend(&text, "image: ", image["reference"].get<std::string>(), " (",
@@ -274,6 +280,12 @@ std::string ReportText(const Report& r) {
                     ")\n");
   }
   if (!o["home"].is_null()) absl::StrAppend(&text, "home: ", AgentHomeText(o["home"]), "\n");
+  return text;
+}
+
+// The shims on PATH, and those whose program only the image has.
+std::string ShimsText(const nlohmann::json& o) {
+  std::string text;
   const nlohmann::json& shims = o["shims_on_path"];
   if (shims.empty()) absl::StrAppend(&text, "shims on PATH: none\n");
   for (const auto& dir : shims) {
@@ -287,6 +299,12 @@ std::string ReportText(const Report& r) {
                     ": not on the host's PATH; in this project it runs in the image ",
                     shim["runs_in_image"].get<std::string>(), "\n");
   }
+  return text;
+}
+
+// The interposer and the project's audit log.
+std::string InterposerAndAuditText(const nlohmann::json& o) {
+  std::string text;
   const nlohmann::json& interposer = o["interposer"];
   absl::StrAppend(
       &text, "interposer: ", interposer["active"].get<bool>() ? "active" : "not loaded",
@@ -302,6 +320,12 @@ std::string ReportText(const Report& r) {
             ? "\n"
             : absl::StrCat(" (last refusal: ", audit["last_refusal"].value("code", "?"), ")\n"));
   }
+  return text;
+}
+
+// The protected paths, trust and the deep check.
+std::string ProtectionText(const nlohmann::json& o) {
+  std::string text;
   absl::StrAppend(&text, "protected inside (read-only): ");
   bool first = true;
   for (const auto& path : o["protected_paths"]) {
@@ -320,6 +344,12 @@ std::string ReportText(const Report& r) {
                                        deep.value("exit_code", -1)),
                     "\n");
   }
+  return text;
+}
+
+// The warnings, the problems and the verdict.
+std::string VerdictText(const Report& r) {
+  std::string text;
   for (const std::string& w : r.warnings) absl::StrAppend(&text, "warning: ", w, "\n");
   for (const std::string& p : r.problems) absl::StrAppend(&text, "problem: ", p, "\n");
   if (!r.problems.empty()) {
@@ -331,6 +361,12 @@ std::string ReportText(const Report& r) {
     absl::StrAppend(&text, "ok\n");
   }
   return text;
+}
+
+std::string ReportText(const Report& r) {
+  const nlohmann::json& o = r.out;
+  return absl::StrCat(TierAndRuntimeText(o), ImageAndHomeText(o), ShimsText(o),
+                      InterposerAndAuditText(o), ProtectionText(o), VerdictText(r));
 }
 
 }  // namespace

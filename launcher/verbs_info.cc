@@ -88,6 +88,39 @@ absl::StatusOr<Outcome> VerbProbe(const CommandLine& cl, const HostFacts& host) 
   return Outcome{probe.available ? 0 : 1};
 }
 
+namespace {
+
+nlohmann::json ImageJson(const ImageCheck& image, const std::string& reference) {
+  if (!image.uses_image) return nullptr;
+  return {{"reference", reference},
+          {"present",
+           image.present.has_value() ? nlohmann::json(*image.present) : nlohmann::json(nullptr)}};
+}
+
+// `status` without --json: the tier, the runtime, the image, the advisory
+// and trust, from the JSON's own values.
+std::string StatusText(const Settings& settings, const TierDescription& description,
+                       const ProbeResult& probe, const ImageCheck& image,
+                       const nlohmann::json& out) {
+  std::string text = absl::StrCat("effective tier: ", TierName(settings.resolved.tier), " (from ",
+                                  TierSourceName(settings.resolved.from), ")\n",
+                                  DescriptionText(description), "runtime: ", ProbeText(probe));
+  if (image.uses_image) {
+    absl::StrAppend(&text, "image: ", settings.config.container.image, " (",
+                    !image.present.has_value() ? "presence unknown"
+                    : *image.present           ? "present"
+                                               : "missing",
+                    ")\n");
+  }
+  if (out["advisory"].is_string()) {
+    absl::StrAppend(&text, "advisory: ", out["advisory"].get<std::string>(), "\n");
+  }
+  absl::StrAppend(&text, "trust: ", out["trust"].value("state", "unknown"), "\n");
+  return text;
+}
+
+}  // namespace
+
 absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host) {
   absl::StatusOr<Settings> settings = LoadHostSettings(host);
   if (!settings.ok()) return settings.status();
@@ -111,11 +144,7 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
       {"runtime", ProbeToJson(probe)},
       {"advisory", advisory.has_value() ? nlohmann::json(*advisory) : nlohmann::json(nullptr)},
       {"container", ContainerConfigToJson(container)},
-      {"image", image.uses_image ? nlohmann::json({{"reference", container.image},
-                                                   {"present", image.present.has_value()
-                                                                   ? nlohmann::json(*image.present)
-                                                                   : nlohmann::json(nullptr)}})
-                                 : nlohmann::json(nullptr)},
+      {"image", ImageJson(image, container.image)},
       {"project_root", settings->project_root.empty() ? nlohmann::json(nullptr)
                                                       : nlohmann::json(settings->project_root)},
   };
@@ -128,19 +157,7 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
   if (cl.json) {
     WriteJson(out);
   } else {
-    std::string text = absl::StrCat("effective tier: ", TierName(settings->resolved.tier),
-                                    " (from ", TierSourceName(settings->resolved.from), ")\n",
-                                    DescriptionText(description), "runtime: ", ProbeText(probe));
-    if (image.uses_image) {
-      absl::StrAppend(&text, "image: ", container.image, " (",
-                      !image.present.has_value() ? "presence unknown"
-                      : *image.present           ? "present"
-                                                 : "missing",
-                      ")\n");
-    }
-    if (advisory.has_value()) absl::StrAppend(&text, "advisory: ", *advisory, "\n");
-    absl::StrAppend(&text, "trust: ", out["trust"].value("state", "unknown"), "\n");
-    WriteAll(1, text);
+    WriteAll(1, StatusText(*settings, description, probe, image, out));
   }
   // The JSON is on stdout either way; the error line says why the tier
   // cannot be delivered (or a spawn here would be refused), and the exit

@@ -169,93 +169,115 @@ absl::StatusOr<TrustSubject> LoadTrustSubject(const Settings& settings) {
   return subject;
 }
 
-absl::StatusOr<TrustVerbOutput> RunTrustVerb(TrustVerbMode mode, const TrustSubject& subject,
-                                             StateStore& store, absl::string_view now,
-                                             const TrustReviewContext& context) {
+namespace {
+
+// `np-exec trust`: the review, the operator's yes, the record.
+absl::StatusOr<TrustVerbOutput> TrustConfig(const TrustSubject& subject, StateStore& store,
+                                            absl::string_view now,
+                                            const TrustReviewContext& context) {
   TrustVerbOutput output;
   const nlohmann::json widening = WideningJson(subject);
   const std::string sha = ConfigSha256(subject.raw_config);
+  absl::StatusOr<std::optional<TrustRecord>> before = store.Read(subject.key);
+  if (!before.ok()) return before.status();
+  const Review review = ReviewOf(subject, TrustInputsFor(subject, *before), context);
+  const std::string about =
+      absl::StrCat("  sha256: ", sha, "\n  tier: ", TierName(subject.file_tier), "\n",
+                   WideningText(widening), review.text);
+  if (context.confirm && !context.confirm(absl::StrCat(
+                             "the config of ", subject.project_real,
+                             subject.config_exists ? "" : " (no config file)", "\n", about))) {
+    return Declined(subject.project_real);
+  }
+  absl::StatusOr<TrustRecord> record =
+      store.Update(subject.key, [&](const std::optional<TrustRecord>& current) {
+        return TrustCurrentConfig(current, subject.key, TrustInputsFor(subject, current), now);
+      });
+  if (!record.ok()) return record.status();
+  output.json = {
+      {"project", subject.project_real},     {"trusted", true},      {"sha256", sha},
+      {"tier", TierName(subject.file_tier)}, {"widening", widening}, {"review", review.json},
+      {"record", TrustRecordToJson(*record)}};
+  if (review.json.contains("user")) output.json["user"] = review.json["user"];
+  output.text = absl::StrCat("trusted the config of ", subject.project_real,
+                             subject.config_exists ? "" : " (no config file)", "\n",
+                             context.confirm ? std::string() : about);
+  return output;
+}
+
+// `np-exec trust --show`: the record and what the current config would need.
+absl::StatusOr<TrustVerbOutput> ShowTrust(const TrustSubject& subject, StateStore& store,
+                                          const TrustReviewContext& context) {
+  TrustVerbOutput output;
+  const nlohmann::json widening = WideningJson(subject);
+  const std::string sha = ConfigSha256(subject.raw_config);
+  absl::StatusOr<std::optional<TrustRecord>> record = store.Read(subject.key);
+  if (!record.ok()) return record.status();
+  const TrustInputs inputs = TrustInputsFor(subject, *record);
+  const TrustDecision decision = DecideTrust(inputs);
+  const Review review = ReviewOf(subject, inputs, context);
+  output.json = {
+      {"project", subject.project_real},
+      {"key", subject.key},
+      {"record", record->has_value() ? TrustRecordToJson(**record) : nullptr},
+      {"current", {{"sha256", sha}, {"tier", TierName(subject.file_tier)}, {"widening", widening}}},
+      {"state", TrustStateName(decision.state)},
+      {"review", review.json}};
+  if (review.json.contains("user")) output.json["user"] = review.json["user"];
+  output.text = absl::StrCat("project: ", subject.project_real,
+                             "\n  trust: ", TrustStateName(decision.state));
+  if (record->has_value()) {
+    const TrustRecord& r = **record;
+    absl::StrAppend(&output.text, "\n  strongest tier it ran on: ", TierName(r.strongest));
+    absl::StrAppend(&output.text, "\n  trusted: ",
+                    r.trusted_sha256.has_value()
+                        ? absl::StrCat(*r.trusted_sha256, " (tier ", TierName(r.trusted_tier), ", ",
+                                       r.trusted_at, ")")
+                        : std::string("nothing"));
+  } else {
+    absl::StrAppend(&output.text, "\n  no record yet");
+  }
+  absl::StrAppend(&output.text, "\n  current config: ", sha, "\n", WideningText(widening),
+                  review.text);
+  return output;
+}
+
+// `np-exec trust --revoke`: the trust forgotten, the ratchet kept.
+absl::StatusOr<TrustVerbOutput> RevokeTrustOf(const TrustSubject& subject, StateStore& store) {
+  TrustVerbOutput output;
+  absl::StatusOr<std::optional<TrustRecord>> before = store.Read(subject.key);
+  if (!before.ok()) return before.status();
+  const bool had = before->has_value() && (*before)->trusted_sha256.has_value();
+  std::optional<TrustRecord> after;
+  if (had) {
+    absl::StatusOr<TrustRecord> record =
+        store.Update(subject.key, [](const std::optional<TrustRecord>& current) {
+          return current.has_value() ? RevokeTrust(*current) : TrustRecord{};
+        });
+    if (!record.ok()) return record.status();
+    after = *record;
+  }
+  output.json = {{"project", subject.project_real},
+                 {"revoked", had},
+                 {"record", after.has_value() ? TrustRecordToJson(*after) : nullptr}};
+  output.text = had ? absl::StrCat("forgot the trust of ", subject.project_real,
+                                   "; the ratchet (strongest tier it ran on) stays\n")
+                    : absl::StrCat("nothing was trusted for ", subject.project_real, "\n");
+  return output;
+}
+
+}  // namespace
+
+absl::StatusOr<TrustVerbOutput> RunTrustVerb(TrustVerbMode mode, const TrustSubject& subject,
+                                             StateStore& store, absl::string_view now,
+                                             const TrustReviewContext& context) {
   switch (mode) {
-    case TrustVerbMode::kTrust: {
-      absl::StatusOr<std::optional<TrustRecord>> before = store.Read(subject.key);
-      if (!before.ok()) return before.status();
-      const Review review = ReviewOf(subject, TrustInputsFor(subject, *before), context);
-      const std::string about =
-          absl::StrCat("  sha256: ", sha, "\n  tier: ", TierName(subject.file_tier), "\n",
-                       WideningText(widening), review.text);
-      if (context.confirm && !context.confirm(absl::StrCat(
-                                 "the config of ", subject.project_real,
-                                 subject.config_exists ? "" : " (no config file)", "\n", about))) {
-        return Declined(subject.project_real);
-      }
-      absl::StatusOr<TrustRecord> record =
-          store.Update(subject.key, [&](const std::optional<TrustRecord>& current) {
-            return TrustCurrentConfig(current, subject.key, TrustInputsFor(subject, current), now);
-          });
-      if (!record.ok()) return record.status();
-      output.json = {
-          {"project", subject.project_real},     {"trusted", true},      {"sha256", sha},
-          {"tier", TierName(subject.file_tier)}, {"widening", widening}, {"review", review.json},
-          {"record", TrustRecordToJson(*record)}};
-      if (review.json.contains("user")) output.json["user"] = review.json["user"];
-      output.text = absl::StrCat("trusted the config of ", subject.project_real,
-                                 subject.config_exists ? "" : " (no config file)", "\n",
-                                 context.confirm ? std::string() : about);
-      return output;
-    }
-    case TrustVerbMode::kShow: {
-      absl::StatusOr<std::optional<TrustRecord>> record = store.Read(subject.key);
-      if (!record.ok()) return record.status();
-      const TrustInputs inputs = TrustInputsFor(subject, *record);
-      const TrustDecision decision = DecideTrust(inputs);
-      const Review review = ReviewOf(subject, inputs, context);
-      output.json = {
-          {"project", subject.project_real},
-          {"key", subject.key},
-          {"record", record->has_value() ? TrustRecordToJson(**record) : nullptr},
-          {"current",
-           {{"sha256", sha}, {"tier", TierName(subject.file_tier)}, {"widening", widening}}},
-          {"state", TrustStateName(decision.state)},
-          {"review", review.json}};
-      if (review.json.contains("user")) output.json["user"] = review.json["user"];
-      output.text = absl::StrCat("project: ", subject.project_real,
-                                 "\n  trust: ", TrustStateName(decision.state));
-      if (record->has_value()) {
-        const TrustRecord& r = **record;
-        absl::StrAppend(&output.text, "\n  strongest tier it ran on: ", TierName(r.strongest));
-        absl::StrAppend(&output.text, "\n  trusted: ",
-                        r.trusted_sha256.has_value()
-                            ? absl::StrCat(*r.trusted_sha256, " (tier ", TierName(r.trusted_tier),
-                                           ", ", r.trusted_at, ")")
-                            : std::string("nothing"));
-      } else {
-        absl::StrAppend(&output.text, "\n  no record yet");
-      }
-      absl::StrAppend(&output.text, "\n  current config: ", sha, "\n", WideningText(widening),
-                      review.text);
-      return output;
-    }
-    case TrustVerbMode::kRevoke: {
-      absl::StatusOr<std::optional<TrustRecord>> before = store.Read(subject.key);
-      if (!before.ok()) return before.status();
-      const bool had = before->has_value() && (*before)->trusted_sha256.has_value();
-      std::optional<TrustRecord> after;
-      if (had) {
-        absl::StatusOr<TrustRecord> record =
-            store.Update(subject.key, [](const std::optional<TrustRecord>& current) {
-              return current.has_value() ? RevokeTrust(*current) : TrustRecord{};
-            });
-        if (!record.ok()) return record.status();
-        after = *record;
-      }
-      output.json = {{"project", subject.project_real},
-                     {"revoked", had},
-                     {"record", after.has_value() ? TrustRecordToJson(*after) : nullptr}};
-      output.text = had ? absl::StrCat("forgot the trust of ", subject.project_real,
-                                       "; the ratchet (strongest tier it ran on) stays\n")
-                        : absl::StrCat("nothing was trusted for ", subject.project_real, "\n");
-      return output;
-    }
+    case TrustVerbMode::kTrust:
+      return TrustConfig(subject, store, now, context);
+    case TrustVerbMode::kShow:
+      return ShowTrust(subject, store, context);
+    case TrustVerbMode::kRevoke:
+      return RevokeTrustOf(subject, store);
   }
   return absl::InternalError("unknown trust mode");
 }

@@ -28,6 +28,29 @@ std::string WhereItRuns(const Settings& settings, const std::string& name) {
                       " sandbox, at its host path when the sandbox shows it");
 }
 
+// `which` without --json: the shim PATH finds first, the host's program,
+// and what np-exec does with the name here.
+std::string WhichText(const std::string& name, const std::optional<PathMatch>& first,
+                      const absl::StatusOr<std::string>& program, const Settings& settings) {
+  std::string text;
+  if (!first.has_value()) {
+    text = absl::StrCat(name, ": not on PATH\n");
+  } else if (first->shim) {
+    text = absl::StrCat(name, ": np-exec shim ", first->path, " (PATH entry ", first->dir, ")\n");
+  } else {
+    text = absl::StrCat(name, ": not an np-exec shim; PATH finds ", first->path,
+                        " first, which runs without np-exec\n");
+  }
+  absl::StrAppend(&text, "  real program on the host: ",
+                  program.ok() ? absl::StrCat(*program, " (PATH entry ", DirOf(*program), ")")
+                               : absl::StrCat("none (", ErrorCode(program.status()), ")"),
+                  "\n");
+  absl::StrAppend(&text, "  through np-exec here: tier ", TierName(settings.resolved.tier),
+                  " (from ", TierSourceName(settings.resolved.from), "); it ",
+                  WhereItRuns(settings, name), "\n");
+  return text;
+}
+
 }  // namespace
 
 absl::StatusOr<Outcome> VerbWhich(const CommandLine& cl, const HostFacts& host) {
@@ -68,23 +91,7 @@ absl::StatusOr<Outcome> VerbWhich(const CommandLine& cl, const HostFacts& host) 
   if (cl.json) {
     WriteJson(out);
   } else {
-    std::string text;
-    if (!first.has_value()) {
-      text = absl::StrCat(name, ": not on PATH\n");
-    } else if (first->shim) {
-      text = absl::StrCat(name, ": np-exec shim ", first->path, " (PATH entry ", first->dir, ")\n");
-    } else {
-      text = absl::StrCat(name, ": not an np-exec shim; PATH finds ", first->path,
-                          " first, which runs without np-exec\n");
-    }
-    absl::StrAppend(&text, "  real program on the host: ",
-                    program.ok() ? absl::StrCat(*program, " (PATH entry ", DirOf(*program), ")")
-                                 : absl::StrCat("none (", ErrorCode(program.status()), ")"),
-                    "\n");
-    absl::StrAppend(&text, "  through np-exec here: tier ", TierName(tier), " (from ",
-                    TierSourceName(settings->resolved.from), "); it ", WhereItRuns(*settings, name),
-                    "\n");
-    WriteAll(1, text);
+    WriteAll(1, WhichText(name, first, program, *settings));
   }
   // The report is on stdout either way. When a spawn here needs the host's
   // program (every tier but a container with an image) and there is none,

@@ -162,85 +162,110 @@ void SandboxPipe::Close() {
   }
 }
 
-int RunWatchdog(absl::Span<const std::string> args) {
+namespace {
+
+// The watchdog's command line (what Watchdog::Start passes).
+struct WatchdogArgs {
   std::string bin, name, project, record_text;
   std::optional<std::string> socket;
   std::vector<std::string> secrets;
   long long started = 0;
-  bool lock = false;
-  bool sandbox = false;
+  bool lock = false;     // kLockFd holds the project's spawn lock.
+  bool sandbox = false;  // kSandboxFd ends when the sandbox does.
   std::string project_real;
-  std::vector<ProtectedBind> binds;
+  std::vector<ProtectedBind> binds;  // The spawn's placeholders.
+};
+
+std::optional<WatchdogArgs> ParseWatchdogArgs(absl::Span<const std::string> args) {
+  WatchdogArgs out;
   for (size_t i = 0; i < args.size();) {
     const std::string& key = args[i];
     // The descriptors' flags take no value.
     if (key == "--lock" || key == "--sandbox") {
-      (key == "--lock" ? lock : sandbox) = true;
+      (key == "--lock" ? out.lock : out.sandbox) = true;
       ++i;
       continue;
     }
-    if (i + 1 >= args.size()) return 2;
+    if (i + 1 >= args.size()) return std::nullopt;
     const std::string& value = args[i + 1];
     i += 2;
     if (key == "--project-real") {
-      project_real = value;
+      out.project_real = value;
     } else if (key == "--placeholders") {
-      binds = PlaceholderBindsFromJson(nlohmann::json::parse(value, nullptr, false));
+      out.binds = PlaceholderBindsFromJson(nlohmann::json::parse(value, nullptr, false));
     } else if (key == "--bin") {
-      bin = value;
+      out.bin = value;
     } else if (key == "--name") {
-      name = value;
+      out.name = value;
     } else if (key == "--project") {
-      project = value;
+      out.project = value;
     } else if (key == "--record") {
-      record_text = value;
+      out.record_text = value;
     } else if (key == "--socket") {
-      socket = value;
+      out.socket = value;
     } else if (key == "--secret") {
-      secrets.push_back(value);
-    } else if (key == "--started") {
-      if (!absl::SimpleAtoi(value, &started)) return 2;
-    } else {
-      return 2;
+      out.secrets.push_back(value);
+    } else if (key != "--started" || !absl::SimpleAtoi(value, &out.started)) {
+      return std::nullopt;
     }
   }
+  return out;
+}
+
+// The client may still be creating the container when np-exec died, so it is
+// removed again a little later (removing a container that does not exist is
+// harmless).
+void RemoveContainerOf(const WatchdogArgs& a) {
+  if (a.name.empty()) return;
+  const std::vector<std::string> env = EditEnvironment(environ, {}, {});
+  for (int delay_ms : {0, 1000, 3000}) {
+    usleep(static_cast<useconds_t>(delay_ms) * 1000);
+    ForceRemoveContainer(a.bin, env, a.socket, a.name);
+  }
+  RemovePodmanSecrets(a.bin, env, a.secrets);
+}
+
+// On bubblewrap, its init closes its end of the pipe as it exits, and the
+// kernel kills what is left of the sandbox right then; the pause covers
+// that. A sandbox that does not end keeps its placeholders (the next spawn
+// of the project removes them); otherwise no mount rests on one any more.
+void RemovePlaceholdersOf(const WatchdogArgs& a) {
+  bool sandbox_gone = true;
+  if (a.sandbox) {
+    sandbox_gone = WaitForEof(kSandboxFd, kSandboxEndMs);
+    if (sandbox_gone) usleep(200 * 1000);
+  }
+  if (a.lock && sandbox_gone && !a.project_real.empty()) {
+    RemovePlaceholdersIfAlone(kLockFd, a.project_real, a.binds);
+  }
+}
+
+// The spawn's exit line: np_exec "killed", no exit status.
+int WriteKilledLine(const WatchdogArgs& a) {
+  nlohmann::json record = nlohmann::json::parse(a.record_text, nullptr, false);
+  if (!record.is_object() || a.project.empty()) return 1;
+  record.erase("decision");
+  record["event"] = "exit";
+  record["exit_status"] = nullptr;
+  record["np_exec"] = "killed";
+  record["duration_ms"] = a.started > 0 ? NowMs() - a.started : 0;
+  return AppendAudit(a.project, std::move(record)).ok() ? 0 : 1;
+}
+
+}  // namespace
+
+int RunWatchdog(absl::Span<const std::string> args) {
+  const std::optional<WatchdogArgs> parsed = ParseWatchdogArgs(args);
+  if (!parsed.has_value()) return 2;
   char byte = 0;
   ssize_t n;
   while ((n = read(kWatchFd, &byte, 1)) < 0 && errno == EINTR) {
   }
   if (n == 1 && byte == kDisarm) return 0;
-  // np-exec is gone without saying its runtime ended. The client may still be
-  // creating the container when np-exec died, so it is removed again a little
-  // later (removing a container that does not exist is harmless).
-  if (!name.empty()) {
-    const std::vector<std::string> env = EditEnvironment(environ, {}, {});
-    for (int delay_ms : {0, 1000, 3000}) {
-      usleep(static_cast<useconds_t>(delay_ms) * 1000);
-      ForceRemoveContainer(bin, env, socket, name);
-    }
-    RemovePodmanSecrets(bin, env, secrets);
-  }
-  // On bubblewrap, its init closes its end of the pipe as it exits, and the
-  // kernel kills what is left of the sandbox right then; the pause covers
-  // that. A sandbox that does not end keeps its placeholders (the next spawn
-  // of the project removes them).
-  bool sandbox_gone = true;
-  if (sandbox) {
-    sandbox_gone = WaitForEof(kSandboxFd, kSandboxEndMs);
-    if (sandbox_gone) usleep(200 * 1000);
-  }
-  // No mount of the sandbox rests on a placeholder any more.
-  if (lock && sandbox_gone && !project_real.empty()) {
-    RemovePlaceholdersIfAlone(kLockFd, project_real, binds);
-  }
-  nlohmann::json record = nlohmann::json::parse(record_text, nullptr, false);
-  if (!record.is_object() || project.empty()) return 1;
-  record.erase("decision");
-  record["event"] = "exit";
-  record["exit_status"] = nullptr;
-  record["np_exec"] = "killed";
-  record["duration_ms"] = started > 0 ? NowMs() - started : 0;
-  return AppendAudit(project, std::move(record)).ok() ? 0 : 1;
+  // np-exec is gone without saying its runtime ended.
+  RemoveContainerOf(*parsed);
+  RemovePlaceholdersOf(*parsed);
+  return WriteKilledLine(*parsed);
 }
 
 }  // namespace np

@@ -73,6 +73,74 @@ std::string EtcView(const HostFacts& host) {
   return view.ok() ? *view : "";
 }
 
+// The descriptors one bubblewrap run hands in (--info-fd's write end, the
+// seccomp filter, the handed-off argv) and keeps (--info-fd's read end),
+// closed however the run ends.
+struct RunDescriptors {
+  RunDescriptors() = default;
+  RunDescriptors(const RunDescriptors&) = delete;
+  RunDescriptors& operator=(const RunDescriptors&) = delete;
+  ~RunDescriptors() {
+    CloseSandboxEnds();
+    if (info_read >= 0) close(info_read);
+  }
+  // What only bubblewrap needed: closed once it has exited.
+  void CloseSandboxEnds() {
+    for (int* fd : {&handed, &seccomp, &info_write}) {
+      if (*fd >= 0) close(*fd);
+      *fd = -1;
+    }
+  }
+  int info_read = -1;
+  int info_write = -1;
+  int seccomp = -1;
+  int handed = -1;
+};
+
+// bubblewrap's supervised run of `plan`: the seccomp filter, the argv past
+// its argument limit handed off, --info-fd and --sync-fd, the environment,
+// and every descriptor it must inherit.
+absl::StatusOr<SuperviseRequest> BwrapRequest(const SpawnPlan& plan, const HostFacts& host,
+                                              const std::vector<Companion>& companions,
+                                              RunDescriptors& fds) {
+  int info[2];
+  if (pipe2(info, O_CLOEXEC | O_NONBLOCK) != 0) {
+    return MakeError(absl::StatusCode::kInternal, "spawn-failed",
+                     absl::StrCat("pipe: ", strerror(errno)));
+  }
+  fds.info_read = info[0];
+  fds.info_write = info[1];
+  absl::StatusOr<int> seccomp = BuildSeccompFilterFd();
+  if (!seccomp.ok()) return seccomp.status();
+  fds.seccomp = *seccomp;
+  SuperviseRequest request;
+  request.companions = companions;
+  request.grace_ms = host.grace_ms;
+  request.bin = plan.exec_path;
+  request.argv = plan.argv;
+  absl::Status filtered = AddSeccompArg(request.argv, fds.seccomp);
+  if (!filtered.ok()) return filtered;
+  absl::StatusOr<int> handed = HandOffArgv(request.argv);
+  if (!handed.ok()) return handed.status();
+  fds.handed = *handed;
+  request.argv.insert(request.argv.begin() + 1, {"--info-fd", absl::StrCat(fds.info_write)});
+  if (plan.sandbox_sync_fd >= 0) {
+    // bubblewrap's init holds it, the program never gets it: its end tells
+    // the watchdog the sandbox is gone.
+    request.argv.insert(request.argv.begin() + 3,
+                        {"--sync-fd", absl::StrCat(plan.sandbox_sync_fd)});
+  }
+  request.env = BuildEnvironment(plan.env, host.envp);
+  request.keep_fds = {fds.info_write, fds.seccomp};
+  if (plan.sandbox_sync_fd >= 0) request.keep_fds.push_back(plan.sandbox_sync_fd);
+  // The pinned mount sources (--bind-fd); bubblewrap closes them once bound.
+  request.keep_fds.insert(request.keep_fds.end(), plan.bind_fds.begin(), plan.bind_fds.end());
+  if (fds.handed >= 0) request.keep_fds.push_back(fds.handed);
+  request.parent_death_signal = SIGKILL;
+  request.own_process_group = true;
+  return request;
+}
+
 class BwrapDriverImpl : public RuntimeDriver {
  public:
   Endpoint Resolve(const HostFacts& host) const override {
@@ -127,72 +195,27 @@ class BwrapDriverImpl : public RuntimeDriver {
   absl::StatusOr<RunOutcome> Run(const SpawnPlan& plan, const Endpoint& /*endpoint*/,
                                  const HostFacts& host,
                                  const std::vector<Companion>& companions) const override {
-    int info[2];
-    if (pipe2(info, O_CLOEXEC | O_NONBLOCK) != 0) {
-      return MakeError(absl::StatusCode::kInternal, "spawn-failed",
-                       absl::StrCat("pipe: ", strerror(errno)));
-    }
-    absl::StatusOr<int> seccomp = BuildSeccompFilterFd();
-    if (!seccomp.ok()) {
-      close(info[0]);
-      close(info[1]);
-      return seccomp.status();
-    }
-    SuperviseRequest request;
-    request.companions = companions;
-    request.grace_ms = host.grace_ms;
-    request.bin = plan.exec_path;
-    request.argv = plan.argv;
-    absl::Status filtered = AddSeccompArg(request.argv, *seccomp);
-    if (!filtered.ok()) {
-      close(*seccomp);
-      close(info[0]);
-      close(info[1]);
-      return filtered;
-    }
-    absl::StatusOr<int> handed = HandOffArgv(request.argv);
-    if (!handed.ok()) {
-      close(*seccomp);
-      close(info[0]);
-      close(info[1]);
-      return handed.status();
-    }
-    request.argv.insert(request.argv.begin() + 1, {"--info-fd", absl::StrCat(info[1])});
-    if (plan.sandbox_sync_fd >= 0) {
-      // bubblewrap's init holds it, the program never gets it: its end tells
-      // the watchdog the sandbox is gone.
-      request.argv.insert(request.argv.begin() + 3,
-                          {"--sync-fd", absl::StrCat(plan.sandbox_sync_fd)});
-    }
-    request.env = BuildEnvironment(plan.env, host.envp);
-    request.keep_fds = {info[1], *seccomp};
-    if (plan.sandbox_sync_fd >= 0) request.keep_fds.push_back(plan.sandbox_sync_fd);
-    // The pinned mount sources (--bind-fd); bubblewrap closes them once bound.
-    request.keep_fds.insert(request.keep_fds.end(), plan.bind_fds.begin(), plan.bind_fds.end());
-    if (*handed >= 0) request.keep_fds.push_back(*handed);
-    request.parent_death_signal = SIGKILL;
-    request.own_process_group = true;
+    RunDescriptors fds;
+    absl::StatusOr<SuperviseRequest> request = BwrapRequest(plan, host, companions, fds);
+    if (!request.ok()) return request.status();
     // What bubblewrap wrote to --info-fd so far: {"child-pid": N} once the
     // sandbox is set up. Read when a signal is to be handed to the program.
     std::string info_text;
-    auto read_info = [&info_text, fd = info[0]] {
+    auto read_info = [&info_text, fd = fds.info_read] {
       char buffer[512];
       ssize_t n;
       while ((n = read(fd, buffer, sizeof(buffer))) > 0) {
         info_text.append(buffer, static_cast<size_t>(n));
       }
     };
-    request.forward = [&info_text, &read_info](pid_t bwrap, int sig, bool /*from_terminal*/) {
+    request->forward = [&info_text, &read_info](pid_t bwrap, int sig, bool /*from_terminal*/) {
       read_info();
       SignalSandbox(bwrap, info_text, sig);
     };
     RunOutcome outcome;
-    outcome.result = Supervise(request);
-    if (*handed >= 0) close(*handed);
-    close(*seccomp);
-    close(info[1]);
+    outcome.result = Supervise(*request);
+    fds.CloseSandboxEnds();
     read_info();
-    close(info[0]);
     if (outcome.result.start_errno != 0) {
       return RuntimeNotExecutable(plan.exec_path, outcome.result.start_errno);
     }

@@ -92,6 +92,44 @@ bool HasSubordinateIds(const HostFacts& host) {
   return true;
 }
 
+// The client's run: the plan's environment with a PATH of trusted
+// directories only (what the client execs in turn, conmon, runc, crun,
+// plugins, is looked up on it, as the client itself was); signals forwarded;
+// orphans reaped once it started; the container removed however it ends.
+SuperviseRequest ClientRequest(const SpawnPlan& plan, const Endpoint& endpoint,
+                               const HostFacts& host, const std::vector<Companion>& companions) {
+  SuperviseRequest request;
+  request.companions = companions;
+  request.grace_ms = host.grace_ms;
+  request.bin = plan.exec_path;
+  request.argv = plan.argv;
+  request.env = BuildEnvironment(plan.env, host.envp);
+  const std::string project = HostProjectRoot(host);
+  for (std::string& entry : request.env) {
+    if (absl::StartsWith(entry, "PATH=")) {
+      entry = absl::StrCat("PATH=", TrustedPathList(entry.substr(5), project, LstatOwner));
+    }
+  }
+  const bool tty = host.stdin_tty && host.stdout_tty;
+  const std::optional<std::string> socket = endpoint.socket;
+  const std::string name = plan.container_name;
+  request.forward = [tty, socket, name](pid_t client, int sig, bool from_terminal) {
+    if (!from_terminal) kill(client, sig);
+    // Docker disables its signal proxy under -t, so there the signal goes
+    // to the container through the API too.
+    if (tty && socket.has_value()) {
+      (void)EngineRequest(*socket, "POST",
+                          absl::StrCat("/containers/", UrlEncode(name), "/kill?signal=", sig),
+                          1000);
+    }
+  };
+  if (socket.has_value()) request.on_started = [socket] { (void)ReapOrphans(*socket); };
+  request.cleanup = [bin = plan.exec_path, client_env = request.env, socket, name] {
+    ForceRemoveContainer(bin, client_env, socket, name);
+  };
+  return request;
+}
+
 class EngineDriver : public RuntimeDriver {
  public:
   explicit EngineDriver(Flavor flavor) : flavor_(flavor) {}
@@ -268,38 +306,9 @@ class EngineDriver : public RuntimeDriver {
   absl::StatusOr<RunOutcome> Run(const SpawnPlan& plan, const Endpoint& endpoint,
                                  const HostFacts& host,
                                  const std::vector<Companion>& companions) const override {
-    SuperviseRequest request;
-    request.companions = companions;
-    request.grace_ms = host.grace_ms;
-    request.bin = plan.exec_path;
-    request.argv = plan.argv;
-    request.env = BuildEnvironment(plan.env, host.envp);
-    // What the client execs in turn (conmon, runc, crun, plugins) is looked
-    // up on this PATH: trusted directories only, as for the client itself.
-    const std::string project = HostProjectRoot(host);
-    for (std::string& entry : request.env) {
-      if (absl::StartsWith(entry, "PATH=")) {
-        entry = absl::StrCat("PATH=", TrustedPathList(entry.substr(5), project, LstatOwner));
-      }
-    }
-    const bool tty = host.stdin_tty && host.stdout_tty;
-    const std::optional<std::string> socket = endpoint.socket;
-    const std::string name = plan.container_name;
-    request.forward = [tty, socket, name](pid_t client, int sig, bool from_terminal) {
-      if (!from_terminal) kill(client, sig);
-      // Docker disables its signal proxy under -t, so there the signal goes
-      // to the container through the API too.
-      if (tty && socket.has_value()) {
-        (void)EngineRequest(*socket, "POST",
-                            absl::StrCat("/containers/", UrlEncode(name), "/kill?signal=", sig),
-                            1000);
-      }
-    };
-    if (socket.has_value()) request.on_started = [socket] { (void)ReapOrphans(*socket); };
+    SuperviseRequest request = ClientRequest(plan, endpoint, host, companions);
+    const std::string& name = plan.container_name;
     const std::vector<std::string> client_env = request.env;
-    request.cleanup = [bin = plan.exec_path, client_env, socket, name] {
-      ForceRemoveContainer(bin, client_env, socket, name);
-    };
     // Forwarded values as secrets where the runtime would keep them in its
     // state database (podman_secrets.h).
     std::vector<std::string> secrets;

@@ -91,8 +91,11 @@ std::string UrlEncode(absl::string_view text) {
   return out;
 }
 
-absl::StatusOr<HttpResponse> EngineRequest(const std::string& socket_path, absl::string_view method,
-                                           absl::string_view target, int timeout_ms) {
+namespace {
+
+// A connected stream socket to the engine, with `timeout_ms` on every read
+// and write.
+absl::StatusOr<int> ConnectEngine(const std::string& socket_path, int timeout_ms) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   if (socket_path.empty() || socket_path.size() >= sizeof(address.sun_path)) {
@@ -109,58 +112,63 @@ absl::StatusOr<HttpResponse> EngineRequest(const std::string& socket_path, absl:
     close(fd);
     return FromErrno(socket_path, err);
   }
-  const std::string request = absl::StrCat(method, " ", target,
-                                           " HTTP/1.1\r\nHost: docker\r\nUser-Agent: np-exec\r\n"
-                                           "Connection: close\r\nContent-Length: 0\r\n\r\n");
-  if (!WriteAll(fd, request)) {
-    const int err = errno;
-    close(fd);
-    return FromErrno(socket_path, err);
+  return fd;
+}
+
+// The declared Content-Length in the header block, -1 when there is none.
+long long ContentLength(absl::string_view headers) {
+  long long content_length = -1;
+  for (absl::string_view line : absl::StrSplit(headers, "\r\n")) {
+    if (absl::StartsWithIgnoreCase(line, "content-length:")) {
+      absl::SimpleAtoi(absl::StripAsciiWhitespace(line.substr(15)), &content_length);
+    }
   }
+  return content_length;
+}
+
+// The whole response: until the engine closes, or as soon as the declared
+// body has arrived (the engine keeps some connections open despite
+// Connection: close). Sets `header_end` to where the headers end (npos: never).
+absl::StatusOr<std::string> ReadResponse(int fd, const std::string& socket_path,
+                                         size_t& header_end) {
   std::string response;
   char buffer[8192];
-  size_t header_end = std::string::npos;
+  header_end = std::string::npos;
   long long content_length = -1;
   for (;;) {
     ssize_t n = read(fd, buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      close(fd);
-      return FromErrno(socket_path, err);
-    }
+    if (n < 0) return FromErrno(socket_path, errno);
     if (n == 0) break;
     response.append(buffer, static_cast<size_t>(n));
     if (header_end == std::string::npos) {
       header_end = response.find("\r\n\r\n");
       if (header_end != std::string::npos) {
-        for (absl::string_view line :
-             absl::StrSplit(absl::string_view(response).substr(0, header_end), "\r\n")) {
-          if (absl::StartsWithIgnoreCase(line, "content-length:")) {
-            absl::SimpleAtoi(absl::StripAsciiWhitespace(line.substr(15)), &content_length);
-          }
-        }
+        content_length = ContentLength(absl::string_view(response).substr(0, header_end));
       }
     }
-    // The engine keeps some connections open despite Connection: close; stop
-    // as soon as the declared body has arrived.
     if (header_end != std::string::npos && content_length >= 0 &&
         response.size() >= header_end + 4 + static_cast<size_t>(content_length)) {
       break;
     }
   }
-  close(fd);
+  return response;
+}
+
+// The status, the headers after the status line, and the body (dechunked).
+absl::StatusOr<HttpResponse> ParseResponse(const std::string& socket_path,
+                                           absl::string_view response, size_t header_end) {
   if (header_end == std::string::npos || !absl::StartsWith(response, "HTTP/1.")) {
     return Unreachable(socket_path, "protocol-error", "the socket did not answer with HTTP");
   }
   HttpResponse result;
   std::vector<absl::string_view> status_line =
-      absl::StrSplit(absl::string_view(response).substr(0, response.find("\r\n")), ' ');
+      absl::StrSplit(response.substr(0, response.find("\r\n")), ' ');
   if (status_line.size() < 2 || !absl::SimpleAtoi(status_line[1], &result.status)) {
     return Unreachable(socket_path, "protocol-error", "malformed HTTP status line");
   }
-  absl::string_view headers = absl::string_view(response).substr(0, header_end);
-  absl::string_view body = absl::string_view(response).substr(header_end + 4);
+  absl::string_view headers = response.substr(0, header_end);
+  absl::string_view body = response.substr(header_end + 4);
   const size_t first_eol = headers.find("\r\n");
   if (first_eol != absl::string_view::npos) {
     result.headers = std::string(headers.substr(first_eol + 2));
@@ -173,6 +181,27 @@ absl::StatusOr<HttpResponse> EngineRequest(const std::string& socket_path, absl:
     result.body = std::string(body);
   }
   return result;
+}
+
+}  // namespace
+
+absl::StatusOr<HttpResponse> EngineRequest(const std::string& socket_path, absl::string_view method,
+                                           absl::string_view target, int timeout_ms) {
+  absl::StatusOr<int> fd = ConnectEngine(socket_path, timeout_ms);
+  if (!fd.ok()) return fd.status();
+  const std::string request = absl::StrCat(method, " ", target,
+                                           " HTTP/1.1\r\nHost: docker\r\nUser-Agent: np-exec\r\n"
+                                           "Connection: close\r\nContent-Length: 0\r\n\r\n");
+  if (!WriteAll(*fd, request)) {
+    const int err = errno;
+    close(*fd);
+    return FromErrno(socket_path, err);
+  }
+  size_t header_end = std::string::npos;
+  absl::StatusOr<std::string> response = ReadResponse(*fd, socket_path, header_end);
+  close(*fd);
+  if (!response.ok()) return response.status();
+  return ParseResponse(socket_path, *response, header_end);
 }
 
 }  // namespace np

@@ -5,9 +5,6 @@
 // `Runtime::k...` in code nor as a runtime's name in a string. Code elsewhere
 // reads the runtime's traits or asks its driver (conventions 13), so adding a
 // runtime touches the files ARCHITECTURE.md lists and nothing else.
-#include <dirent.h>
-#include <sys/stat.h>
-
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -75,25 +72,6 @@ bool RuntimesOwn(const std::string& rel) {
          absl::StartsWith(name, "bwrap_targets.");
 }
 
-void Sources(const std::string& root, const std::string& rel, std::vector<std::string>& out) {
-  DIR* dir = opendir((root + "/" + rel).c_str());
-  if (dir == nullptr) return;
-  while (dirent* entry = readdir(dir)) {
-    const std::string name = entry->d_name;
-    if (name == "." || name == "..") continue;
-    const std::string path = rel + "/" + name;
-    struct stat st;
-    if (stat((root + "/" + path).c_str(), &st) != 0) continue;
-    if (S_ISDIR(st.st_mode)) {
-      Sources(root, path, out);
-    } else if (absl::EndsWith(name, ".cc") || absl::EndsWith(name, ".h") ||
-               absl::EndsWith(name, ".c")) {
-      out.push_back(path);
-    }
-  }
-  closedir(dir);
-}
-
 TEST(RuntimeRoomTest, MatcherCatchesANameOrAnEnumerator) {
   for (const char* bad :
        {"if (r == Runtime::kBwrap) {}", "return \"docker\";", "Msg(\"in the bubblewrap sandbox\")",
@@ -109,8 +87,7 @@ TEST(RuntimeRoomTest, MatcherCatchesANameOrAnEnumerator) {
 
 TEST(RuntimeRoomTest, NoProductSourceOutsideTheRoomNamesARuntime) {
   const std::string root = np::testing::SourceDir();
-  std::vector<std::string> files;
-  for (const char* top : {"core", "launcher", "shim"}) Sources(root, top, files);
+  const std::vector<std::string> files = np::testing::ProductSources(root);
   int scanned = 0;
   std::vector<std::string> all;
   for (const std::string& rel : files) {
@@ -128,6 +105,47 @@ TEST(RuntimeRoomTest, NoProductSourceOutsideTheRoomNamesARuntime) {
   EXPECT_TRUE(all.empty()) << "runtime named outside launcher/runtime/ and core's table; use a "
                               "trait (core/runtime.h) or a driver method:\n"
                            << report;
+}
+
+// ARCHITECTURE.md's claim, checked: its "Adding a runtime" list names at most
+// five product files (`<name>` standing for the runtime's own file), and
+// every product file that names a runtime's enumerator is one of them.
+TEST(RuntimeRoomTest, ArchitectureListsEveryFileANewRuntimeTouches) {
+  const std::string root = np::testing::SourceDir();
+  std::ifstream doc(root + "/ARCHITECTURE.md");
+  std::stringstream text;
+  text << doc.rdbuf();
+  const std::string architecture = text.str();
+  const size_t section = architecture.find("**Adding a runtime**");
+  ASSERT_NE(section, std::string::npos) << "ARCHITECTURE.md lost its \"Adding a runtime\" list";
+  static const std::regex item(R"(\n\d+\. `([^`]+)`)");
+  std::vector<std::regex> listed;
+  std::string names;
+  const std::string rest =
+      architecture.substr(section, architecture.find("\n\n-", section) - section);
+  for (std::sregex_iterator it(rest.begin(), rest.end(), item), end; it != end; ++it) {
+    const std::string path = (*it)[1].str();
+    absl::StrAppend(&names, " ", path);
+    listed.emplace_back(std::regex_replace(std::regex_replace(path, std::regex(R"(\.)"), R"(\.)"),
+                                           std::regex("<name>"), "[a-z_]+"));
+  }
+  ASSERT_FALSE(listed.empty()) << "no numbered file list under \"Adding a runtime\"";
+  EXPECT_LE(listed.size(), 5u) << names;
+  static const std::regex enumerator(R"(\bRuntime::k[A-Z]\w*)");
+  std::string outside;
+  for (const std::string& rel : np::testing::ProductSources(root)) {
+    std::ifstream in(root + "/" + rel, std::ios::binary);
+    std::stringstream source;
+    source << in.rdbuf();
+    const std::string code = np::testing::KeepOnly(source.str(), {/*code=*/true});
+    if (!std::regex_search(code, enumerator)) continue;
+    bool named = false;
+    for (const std::regex& pattern : listed) named = named || std::regex_match(rel, pattern);
+    if (!named) absl::StrAppend(&outside, "  ", rel, "\n");
+  }
+  EXPECT_TRUE(outside.empty()) << "files naming a runtime that ARCHITECTURE.md's list (" << names
+                               << " ) does not cover:\n"
+                               << outside;
 }
 
 }  // namespace

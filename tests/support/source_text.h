@@ -5,7 +5,12 @@
 #ifndef NP_EXEC_TESTS_SUPPORT_SOURCE_TEXT_H_
 #define NP_EXEC_TESTS_SUPPORT_SOURCE_TEXT_H_
 
+#include <ctype.h>
+#include <dirent.h>
+#include <sys/stat.h>
+
 #include <string>
+#include <vector>
 
 namespace np::testing {
 
@@ -18,7 +23,8 @@ struct SourceParts {
 // `text` with every character of a part not kept blanked to a space.
 inline std::string KeepOnly(const std::string& text, SourceParts keep) {
   std::string out(text.size(), ' ');
-  enum { kCode, kLine, kBlock, kString, kChar } state = kCode;
+  enum { kCode, kLine, kBlock, kString, kChar, kRaw } state = kCode;
+  std::string raw_end;  // A raw literal's closing `)delimiter"`.
   auto copy = [&](size_t i, bool kept) {
     if (kept || text[i] == '\n') out[i] = text[i];
   };
@@ -30,6 +36,14 @@ inline std::string KeepOnly(const std::string& text, SourceParts keep) {
         if (c == '/' && (next == '/' || next == '*')) {
           state = next == '/' ? kLine : kBlock;
           copy(i, keep.comments);
+        } else if (c == 'R' && next == '"' &&
+                   (i == 0 ||
+                    !(isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_'))) {
+          const size_t open = text.find('(', i + 2);
+          if (open == std::string::npos) break;
+          raw_end = ")" + text.substr(i + 2, open - i - 2) + "\"";
+          i = open;
+          state = kRaw;
         } else if (c == '"' || c == '\'') {
           state = c == '"' ? kString : kChar;
         } else {
@@ -47,6 +61,14 @@ inline std::string KeepOnly(const std::string& text, SourceParts keep) {
           state = kCode;
         }
         break;
+      case kRaw:
+        if (text.compare(i, raw_end.size(), raw_end) == 0) {
+          i += raw_end.size() - 1;
+          state = kCode;
+        } else {
+          copy(i, keep.literals);
+        }
+        break;
       case kString:
       case kChar:
         if (c == '\\' && next != '\n') {
@@ -60,6 +82,36 @@ inline std::string KeepOnly(const std::string& text, SourceParts keep) {
     }
   }
   return out;
+}
+
+// The product's sources below `root` (core/, launcher/, shim/): every .cc,
+// .h and .c file, as paths relative to `root`.
+inline void SourcesUnder(const std::string& root, const std::string& rel,
+                         std::vector<std::string>& out) {
+  DIR* dir = opendir((root + "/" + rel).c_str());
+  if (dir == nullptr) return;
+  while (dirent* entry = readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    const std::string path = rel + "/" + name;
+    struct stat st;
+    if (stat((root + "/" + path).c_str(), &st) != 0) continue;
+    auto ends = [&name](const std::string& tail) {
+      return name.size() >= tail.size() &&
+             name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    if (S_ISDIR(st.st_mode)) {
+      SourcesUnder(root, path, out);
+    } else if (ends(".cc") || ends(".h") || ends(".c")) {
+      out.push_back(path);
+    }
+  }
+  closedir(dir);
+}
+inline std::vector<std::string> ProductSources(const std::string& root) {
+  std::vector<std::string> files;
+  for (const char* top : {"core", "launcher", "shim"}) SourcesUnder(root, top, files);
+  return files;
 }
 
 }  // namespace np::testing
