@@ -99,6 +99,9 @@ class ProtectedPlaceholders {
   // copy keeps the lock held, and after a killed np-exec the watchdog removes
   // the placeholders through it (RemovePlaceholdersIfAlone). -1 once finished.
   int lock_fd() const { return lock_fd_; }
+  // The opened project folder they were made through (-1: by path), for the
+  // watchdog to remove them through too.
+  int project_fd() const { return project_fd_; }
   const std::vector<ProtectedBind>& binds() const { return binds_; }
 
  private:

@@ -64,6 +64,7 @@ absl::StatusOr<std::optional<Watchdog>> MaybeWatchdog(const WrappedSpawn& spawn,
   watch.project_root = spawn.settings.project_root;
   watch.run_record = run_record;
   watch.lock_fd = placeholders.lock_fd();
+  watch.project_fd = placeholders.project_fd();
   watch.project_real = plan.project_real;
   watch.binds = plan.protected_binds;
   watch.sandbox_fd = sandbox_fd;

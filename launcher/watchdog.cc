@@ -29,6 +29,7 @@ namespace {
 constexpr int kWatchFd = 3;
 constexpr int kLockFd = 4;     // The spawn lock, when --lock is given.
 constexpr int kSandboxFd = 5;  // bubblewrap's --sync-fd pipe, when --sandbox is given.
+constexpr int kProjectFd = 6;  // The opened project folder, when --project-fd is given.
 constexpr char kDisarm = 'D';
 // How long a killed np-exec's sandbox may take to end before the
 // placeholders are left for the next spawn instead.
@@ -81,11 +82,13 @@ absl::StatusOr<Watchdog> Watchdog::Start(const WatchdogSpec& spec) {
   auto high = [](int fd) { return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 10); };
   const int lock = spec.binds.empty() ? -1 : high(spec.lock_fd);
   const int sandbox = high(spec.sandbox_fd);
+  const int project = lock < 0 ? -1 : high(spec.project_fd);
   if (lock >= 0) {
     argv.insert(argv.end(), {"--lock", "--project-real", spec.project_real, "--placeholders",
                              PlaceholderBindsToJson(spec.binds).dump()});
   }
   if (sandbox >= 0) argv.push_back("--sandbox");
+  if (project >= 0) argv.push_back("--project-fd");
   std::vector<char*> c_argv = CStrings(argv);
   std::vector<char*> c_env = CStrings(spec.env);
   posix_spawn_file_actions_t actions;
@@ -104,18 +107,20 @@ absl::StatusOr<Watchdog> Watchdog::Start(const WatchdogSpec& spec) {
   posix_spawn_file_actions_adddup2(&actions, fds[0], kWatchFd);
   if (lock >= 0) posix_spawn_file_actions_adddup2(&actions, lock, kLockFd);
   if (sandbox >= 0) posix_spawn_file_actions_adddup2(&actions, sandbox, kSandboxFd);
+  if (project >= 0) posix_spawn_file_actions_adddup2(&actions, project, kProjectFd);
   for (int fd = 0; fd < 3; ++fd) {
     posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
   }
-  posix_spawn_file_actions_addclosefrom_np(&actions, kSandboxFd + 1);
+  posix_spawn_file_actions_addclosefrom_np(&actions, kProjectFd + 1);
   pid_t pid = -1;
   const int rc =
       posix_spawn(&pid, spec.self_path.c_str(), &actions, &attr, c_argv.data(), c_env.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   close(fds[0]);
-  if (lock >= 0) close(lock);
-  if (sandbox >= 0) close(sandbox);
+  for (int fd : {lock, sandbox, project}) {
+    if (fd >= 0) close(fd);
+  }
   if (rc != 0) {
     close(fds[1]);
     return CannotStart(rc);
@@ -170,8 +175,9 @@ struct WatchdogArgs {
   std::optional<std::string> socket;
   std::vector<std::string> secrets;
   long long started = 0;
-  bool lock = false;     // kLockFd holds the project's spawn lock.
-  bool sandbox = false;  // kSandboxFd ends when the sandbox does.
+  bool lock = false;        // kLockFd holds the project's spawn lock.
+  bool sandbox = false;     // kSandboxFd ends when the sandbox does.
+  bool project_fd = false;  // kProjectFd is the folder the placeholders were made in.
   std::string project_real;
   std::vector<ProtectedBind> binds;  // The spawn's placeholders.
 };
@@ -181,8 +187,8 @@ std::optional<WatchdogArgs> ParseWatchdogArgs(absl::Span<const std::string> args
   for (size_t i = 0; i < args.size();) {
     const std::string& key = args[i];
     // The descriptors' flags take no value.
-    if (key == "--lock" || key == "--sandbox") {
-      (key == "--lock" ? out.lock : out.sandbox) = true;
+    if (key == "--lock" || key == "--sandbox" || key == "--project-fd") {
+      (key == "--lock" ? out.lock : key == "--sandbox" ? out.sandbox : out.project_fd) = true;
       ++i;
       continue;
     }
@@ -236,7 +242,9 @@ void RemovePlaceholdersOf(const WatchdogArgs& a) {
     if (sandbox_gone) usleep(200 * 1000);
   }
   if (a.lock && sandbox_gone && !a.project_real.empty()) {
-    RemovePlaceholdersIfAlone(kLockFd, a.project_real, a.binds);
+    // Through the folder np-exec opened: its path may name another one by
+    // now (renamed, a link swapped in), whose look-alike nodes stay.
+    RemovePlaceholdersIfAlone(kLockFd, a.project_real, a.binds, a.project_fd ? kProjectFd : -1);
   }
 }
 

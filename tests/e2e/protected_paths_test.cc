@@ -452,6 +452,42 @@ TEST_P(ProtectedPathsTest, GitStatusIsUnchangedDuringASpawnAndAfterSigkill) {
   EXPECT_EQ(git(status).out, before.out) << "after the next spawn";
 }
 
+// A killed np-exec's placeholders are removed in the folder they were made
+// in, even when the project's path names another folder by then: another
+// sandbox of the user renamed the project away while the spawn ran and made
+// a folder of the same name whose nodes look exactly like placeholders. The
+// watchdog removes the real folder's and leaves the look-alikes alone.
+TEST_P(ProtectedPathsTest, AKilledSpawnsPlaceholdersGoFromTheFolderTheyWereMadeIn) {
+  const std::string seconds = std::to_string(300 + getpid() % 600);
+  const std::string marker = std::string("sleep\0", 6) + seconds + std::string("\0", 1);
+  const pid_t pid =
+      StartProcess({NpExecBin(), "--", "sh", "-c", "sleep " + seconds + " & wait"},
+                   Options(env_, 0, project_), dir_.Path("kill.out"), dir_.Path("kill.err"));
+  ASSERT_GT(pid, 0);
+  const bool running = WaitFor([&] { return !PidsWithCmdlinePrefix(marker).empty(); }, 60000);
+  const std::string moved = project_ + ".moved";
+  struct stat placeholder;
+  const bool made = lstat((project_ + "/.vscode").c_str(), &placeholder) == 0;
+  // The swap: the project renamed away, a look-alike made at its path.
+  const bool swapped = made && rename(project_.c_str(), moved.c_str()) == 0 &&
+                       mkdir(project_.c_str(), 0755) == 0 &&
+                       mkdir((project_ + "/.vscode").c_str(), placeholder.st_mode & 07777) == 0 &&
+                       chmod((project_ + "/.vscode").c_str(), placeholder.st_mode & 07777) == 0;
+  kill(pid, SIGKILL);
+  EXPECT_EQ(WaitProcess(pid, 20000), 128 + SIGKILL);
+  ASSERT_TRUE(running) << ReadFile(dir_.Path("kill.err"));
+  ASSERT_TRUE(made) << "no placeholder for .vscode while the spawn ran";
+  ASSERT_TRUE(swapped) << strerror(errno);
+  const bool removed = WaitFor([&] { return !FileExists(moved + "/.vscode"); }, 30000);
+  EXPECT_TRUE(removed) << "the watchdog left the real folder's placeholder";
+  struct stat decoy;
+  EXPECT_EQ(lstat((project_ + "/.vscode").c_str(), &decoy), 0)
+      << "the watchdog removed a look-alike in the folder swapped in";
+  for (pid_t p : PidsWithCmdline(marker)) kill(p, SIGKILL);
+  ASSERT_EQ(RunProcess({"/bin/rm", "-rf", project_}, Options(BaseEnv())).exit_code, 0);
+  ASSERT_EQ(rename(moved.c_str(), project_.c_str()), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Runtimes, ProtectedPathsTest,
                          ::testing::Values("docker", "podman", "bwrap"), RuntimeName);
 
