@@ -64,11 +64,10 @@ bool WaitForEof(int fd, int timeout_ms) {
   return false;
 }
 
-}  // namespace
-
-absl::StatusOr<Watchdog> Watchdog::Start(const WatchdogSpec& spec) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return CannotStart(errno);
+// The watchdog's command line (ParseWatchdogArgs reads it); the flags say
+// which descriptors it inherits.
+std::vector<std::string> WatchdogArgv(const WatchdogSpec& spec, bool lock, bool sandbox,
+                                      bool project) {
   std::vector<std::string> argv = {
       "np-exec",   std::string(kWatchdogVerb),
       "--bin",     spec.runtime_bin,
@@ -78,17 +77,26 @@ absl::StatusOr<Watchdog> Watchdog::Start(const WatchdogSpec& spec) {
       "--record",  spec.run_record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
   if (spec.socket.has_value()) argv.insert(argv.end(), {"--socket", *spec.socket});
   for (const std::string& secret : spec.secrets) argv.insert(argv.end(), {"--secret", secret});
+  if (lock) {
+    argv.insert(argv.end(), {"--lock", "--project-real", spec.project_real, "--placeholders",
+                             PlaceholderBindsToJson(spec.binds).dump()});
+  }
+  if (sandbox) argv.push_back("--sandbox");
+  if (project) argv.push_back("--project-fd");
+  return argv;
+}
+
+}  // namespace
+
+absl::StatusOr<Watchdog> Watchdog::Start(const WatchdogSpec& spec) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return CannotStart(errno);
   // Copies above the targets, so that no dup2 below overwrites a source.
   auto high = [](int fd) { return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 10); };
   const int lock = spec.binds.empty() ? -1 : high(spec.lock_fd);
   const int sandbox = high(spec.sandbox_fd);
   const int project = lock < 0 ? -1 : high(spec.project_fd);
-  if (lock >= 0) {
-    argv.insert(argv.end(), {"--lock", "--project-real", spec.project_real, "--placeholders",
-                             PlaceholderBindsToJson(spec.binds).dump()});
-  }
-  if (sandbox >= 0) argv.push_back("--sandbox");
-  if (project >= 0) argv.push_back("--project-fd");
+  const std::vector<std::string> argv = WatchdogArgv(spec, lock >= 0, sandbox >= 0, project >= 0);
   std::vector<char*> c_argv = CStrings(argv);
   std::vector<char*> c_env = CStrings(spec.env);
   posix_spawn_file_actions_t actions;
