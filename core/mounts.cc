@@ -6,10 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "core/config_file.h"
 #include "core/errors.h"
 #include "core/paths.h"
@@ -60,6 +62,41 @@ std::string LinkTargetAsWritten(const std::string& path) {
 }
 
 }  // namespace
+
+std::vector<std::string> LinksOnTheWay(absl::string_view path) {
+  std::vector<std::string> links;
+  if (path.empty() || path.front() != '/') return links;
+  std::vector<std::string> rest = absl::StrSplit(path, '/', absl::SkipEmpty());
+  std::reverse(rest.begin(), rest.end());  // the next component at the back
+  std::string current = "/";
+  int followed = 0;
+  while (!rest.empty()) {
+    const std::string part = std::move(rest.back());
+    rest.pop_back();
+    if (part == ".") continue;
+    if (part == "..") {
+      const size_t slash = current.rfind('/');
+      current.resize(slash == 0 ? 1 : slash);
+      continue;
+    }
+    const std::string next = JoinPath(current, part);
+    struct stat st;
+    if (lstat(next.c_str(), &st) != 0) break;
+    if (!S_ISLNK(st.st_mode)) {
+      current = next;
+      continue;
+    }
+    char buffer[PATH_MAX];
+    const ssize_t n = readlink(next.c_str(), buffer, sizeof(buffer) - 1);
+    if (n <= 0 || ++followed > 40) break;
+    links.push_back(next);
+    const absl::string_view target(buffer, static_cast<size_t>(n));
+    if (target.front() == '/') current = "/";
+    std::vector<std::string> parts = absl::StrSplit(target, '/', absl::SkipEmpty());
+    rest.insert(rest.end(), parts.rbegin(), parts.rend());
+  }
+  return links;
+}
 
 std::vector<std::string> DefaultForbiddenSources() {
   // Every runtime's engine endpoints and state at their default places
@@ -213,8 +250,52 @@ absl::StatusOr<ValidatedMount> ValidateMount(const MountSpec& mount, const Mount
                                   "commas, colons, quotes or newlines"),
                      {{"target", mount.target}});
   }
-  return ValidatedMount{*std::move(source), target, mount.writable};
+  return ValidatedMount{*std::move(source), target, mount.writable,
+                        LinksOnTheWay(NormalizePath(mount.source))};
 }
+
+namespace {
+
+// Why `path` (absolute, normalised) could be renamed or replaced by someone
+// other than the caller and root, or "": it lies in a project (whose
+// sandboxed programs can rename what is in it) or below a directory another
+// user can write in.
+// A link is judged by the directory that holds it (`is_link`): that is where
+// it can be replaced, whatever it points at.
+std::string ReplaceableBy(const std::string& path, bool is_link, uint32_t uid, uint32_t gid) {
+  const std::vector<std::string> projects =
+      ProjectsAtOrAbove(is_link ? path.substr(0, std::max<size_t>(path.rfind('/'), 1)) : path);
+  if (!projects.empty()) {
+    return absl::StrCat("lies inside the project ", projects.front(),
+                        ", whose sandboxed programs can rename what is in it");
+  }
+  std::string child = path;
+  for (std::string dir = path;;) {
+    if (dir != path) {
+      struct stat st;
+      struct stat entry;
+      if (lstat(dir.c_str(), &st) != 0 || lstat(child.c_str(), &entry) != 0) {
+        return absl::StrCat("has a component (", dir, ") np-exec cannot examine");
+      }
+      // The caller's own group (a user private group) and root's are not
+      // "someone else"; any other group may hold other users.
+      const bool others = (st.st_mode & S_IWOTH) != 0 ||
+                          ((st.st_mode & S_IWGRP) != 0 && st.st_gid != gid && st.st_gid != 0);
+      const bool owners_only =
+          (st.st_mode & S_ISVTX) != 0 && (entry.st_uid == uid || entry.st_uid == 0);
+      if ((st.st_uid != uid && st.st_uid != 0) || (others && !owners_only)) {
+        return absl::StrCat("lies below ", dir, ", which another user can write in");
+      }
+    }
+    if (dir == "/") break;
+    child = dir;
+    const size_t slash = dir.rfind('/');
+    dir.resize(slash == 0 ? 1 : slash);
+  }
+  return "";
+}
+
+}  // namespace
 
 absl::Status CheckMountSourceStable(const ValidatedMount& mount, uint32_t uid, uint32_t gid) {
   auto unstable = [&mount](absl::string_view why) {
@@ -225,33 +306,16 @@ absl::Status CheckMountSourceStable(const ValidatedMount& mount, uint32_t uid, u
                                   "project that only you and root can rename"),
                      {{"source", mount.source}});
   };
-  const std::vector<std::string> projects = ProjectsAtOrAbove(mount.source);
-  if (!projects.empty()) {
-    return unstable(absl::StrCat("lies inside the project ", projects.front(),
-                                 ", whose sandboxed programs can rename what is in it"));
-  }
-  std::string child = mount.source;
-  for (std::string dir = mount.source;;) {
-    if (dir != mount.source) {
-      struct stat st;
-      struct stat entry;
-      if (lstat(dir.c_str(), &st) != 0 || lstat(child.c_str(), &entry) != 0) {
-        return unstable(absl::StrCat("has a component (", dir, ") np-exec cannot examine"));
-      }
-      // The caller's own group (a user private group) and root's are not
-      // "someone else"; any other group may hold other users.
-      const bool others = (st.st_mode & S_IWOTH) != 0 ||
-                          ((st.st_mode & S_IWGRP) != 0 && st.st_gid != gid && st.st_gid != 0);
-      const bool owners_only =
-          (st.st_mode & S_ISVTX) != 0 && (entry.st_uid == uid || entry.st_uid == 0);
-      if ((st.st_uid != uid && st.st_uid != 0) || (others && !owners_only)) {
-        return unstable(absl::StrCat("lies below ", dir, ", which another user can write in"));
-      }
+  const std::string why = ReplaceableBy(mount.source, /*is_link=*/false, uid, gid);
+  if (!why.empty()) return unstable(why);
+  // A link on the way is as much a part of the source as its directories: one
+  // in another project (planted there by that project's sandbox) or where
+  // another user can write decides what the configured path reaches.
+  for (const std::string& link : mount.links) {
+    const std::string link_why = ReplaceableBy(link, /*is_link=*/true, uid, gid);
+    if (!link_why.empty()) {
+      return unstable(absl::StrCat("is reached through the link ", link, ", which ", link_why));
     }
-    if (dir == "/") break;
-    child = dir;
-    const size_t slash = dir.rfind('/');
-    dir.resize(slash == 0 ? 1 : slash);
   }
   return absl::OkStatus();
 }

@@ -28,6 +28,12 @@ std::vector<std::string> DefaultForbiddenSources();
 // absolute, NUL, too long, "..", a symlink loop, a dangling symlink.
 absl::StatusOr<std::string> ResolveRealPath(absl::string_view path, absl::string_view code);
 
+// Where each symbolic link lives that resolving the absolute `path` follows,
+// in the order they are met (a link's own path, not its target). Resolution
+// stops quietly where a component is missing or after 40 links: the real
+// path's own resolution reports those.
+std::vector<std::string> LinksOnTheWay(absl::string_view path);
+
 struct MountPolicy {
   std::string project_real;            // Real path of the project root.
   std::vector<std::string> forbidden;  // Real paths never mounted.
@@ -43,6 +49,9 @@ struct ValidatedMount {
   std::string source;  // Real path on the host.
   std::string target;  // Normalised absolute path inside the container.
   bool writable = false;
+  // Every link the configured source went through (LinksOnTheWay): each is
+  // a place that, renamed or retargeted, changes what gets mounted.
+  std::vector<std::string> links = {};
 };
 
 // Validates one extra mount. Codes: `isolation-mount-bad-source`,

@@ -10,13 +10,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "core/config_file.h"
 #include "core/errors.h"
+#include "core/mounts.h"
 #include "core/paths.h"
 
 namespace np {
@@ -267,6 +270,32 @@ int MakeParents(int dst, absl::string_view relative) {
   return current;
 }
 
+// A seed named inside another project, or reached through a link that lies
+// in one, is that project's sandboxes' to change: a link planted there can
+// point a harmless-looking seed at ~/.ssh. A project that is or holds HOME
+// never runs contained (isolation-project-too-broad), so it does not count.
+absl::Status CheckSeedOutsideProjects(const std::string& home_real, const std::string& relative) {
+  const std::string named = JoinPath(home_real, relative);
+  std::vector<std::string> places = {named};
+  for (std::string& link : LinksOnTheWay(named)) places.push_back(std::move(link));
+  for (const std::string& place : places) {
+    // A link is replaced where it lies: in the directory that holds it.
+    const std::string where =
+        place == named ? place : place.substr(0, std::max<size_t>(place.rfind('/'), 1));
+    for (const std::string& project : ProjectsAtOrAbove(where)) {
+      if (IsInside(home_real, project)) continue;
+      return SeedRefused(
+          relative, place == named
+                        ? absl::StrCat("lies in the project ", project,
+                                       ", whose sandboxed programs can change it; seeds come "
+                                       "from your own files")
+                        : absl::StrCat("goes through the link ", place, " in the project ", project,
+                                       ", whose sandboxed programs can retarget it"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Copies one seed of the operator's HOME into the new home `dst`. A seed
 // that is not there is skipped (false).
 absl::StatusOr<bool> CopySeed(const HomeSeed& seed, const std::string& home_real, int home_fd,
@@ -288,6 +317,8 @@ absl::StatusOr<bool> CopySeed(const HomeSeed& seed, const std::string& home_real
   if (IsInside(store_dir, real) || IsInside(real, store_dir)) {
     return SeedRefused(relative, "is np-exec's own state");
   }
+  absl::Status in_project = CheckSeedOutsideProjects(home_real, relative);
+  if (!in_project.ok()) return in_project;
   const int src = OpenBeneath(home_fd, absl::string_view(real).substr(home_real.size() + 1));
   if (src < 0) {
     return SeedRefused(

@@ -94,11 +94,16 @@ absl::StatusOr<std::string> ProjectStoreKey(absl::string_view project_real,
   // home). Only a linked worktree git itself made, whose git directory lies
   // in the common directory's worktrees/ and points back at this `.git`,
   // shares its repository's key; any other `.git` file is keyed by path.
+  // The same holds for a `.git` directory: only the repository's own (not a
+  // link to another's git directory, and with no `commondir` of its own,
+  // which git writes into worktrees' git directories only) is keyed by it.
   const bool shares_repository =
-      git->kind != GitLayout::Kind::kFile ||
-      (git->git_dir != git->common_dir &&
-       git->git_dir.substr(0, git->git_dir.rfind('/')) == JoinPath(git->common_dir, "worktrees") &&
-       git->backlink == JoinPath(git->top, ".git"));
+      git->kind == GitLayout::Kind::kDirectory
+          ? git->git_dir == JoinPath(git->top, ".git") && git->common_dir == git->git_dir
+          : git->git_dir != git->common_dir &&
+                git->git_dir.substr(0, git->git_dir.rfind('/')) ==
+                    JoinPath(git->common_dir, "worktrees") &&
+                git->backlink == JoinPath(git->top, ".git");
   if (git->kind == GitLayout::Kind::kNone || !shares_repository) {
     return nlohmann::json::array({"path", project_real})
         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -413,5 +413,44 @@ TEST_F(MountsTest, ASourceSomeoneCouldSwapIsUnstable) {
   }
 }
 
+// Issue 26, item 7: a source named through a link that lies in another
+// project (a sandbox of that project planted it) reaches whatever the link
+// says; the operator's review saw only the harmless name. Refused, with each
+// link met on the way; a link outside every project still mounts.
+TEST_F(MountsTest, ASourceReachedThroughALinkInAProjectIsUnstable) {
+  const std::string other = tmp_.MakeDir("other");
+  tmp_.MakeDir("other/.nubos-pilot");
+  tmp_.Write("outside/secrets/key", "PRIVATE\n");
+  Link(outside_ + "/secrets", "other/notes");
+  Link(other, "via-other");
+  for (const std::string& named : {other + "/notes", tmp_.Path("via-other/notes/key")}) {
+    absl::StatusOr<ValidatedMount> mount = Validate(named, "/notes", false);
+    ASSERT_TRUE(mount.ok()) << mount.status();
+    EXPECT_EQ(mount->links.back(), other + "/notes") << named;
+    absl::Status stable = CheckMountSourceStable(*mount, getuid(), getgid());
+    EXPECT_EQ(ErrorCode(stable), "isolation-mount-source-unstable") << named;
+    EXPECT_NE(stable.message().find("through the link " + other + "/notes"), std::string::npos)
+        << stable.message();
+  }
+  Link(outside_ + "/secrets", "stowed");
+  absl::StatusOr<ValidatedMount> stowed = Validate(tmp_.Path("stowed"), "/s", false);
+  ASSERT_TRUE(stowed.ok()) << stowed.status();
+  EXPECT_EQ(stowed->links, std::vector<std::string>{tmp_.Path("stowed")});
+  EXPECT_TRUE(CheckMountSourceStable(*stowed, getuid(), getgid()).ok());
+}
+
+TEST(LinksOnTheWayTest, EachLinkFollowedInOrderRelativeAndAbsolute) {
+  TempDir tmp;
+  tmp.MakeDir("a/b");
+  ASSERT_EQ(symlink("a", tmp.Path("rel").c_str()), 0);
+  ASSERT_EQ(symlink(tmp.Path("rel").c_str(), tmp.Path("abs").c_str()), 0);
+  ASSERT_EQ(symlink("../a/b", tmp.Path("a/up").c_str()), 0);
+  EXPECT_EQ(LinksOnTheWay(tmp.Path("abs/up/missing")),
+            (std::vector<std::string>{tmp.Path("abs"), tmp.Path("rel"), tmp.Path("a/up")}));
+  EXPECT_TRUE(LinksOnTheWay(tmp.Path("a/b")).empty());
+  ASSERT_EQ(symlink("loop", tmp.Path("loop").c_str()), 0);
+  EXPECT_EQ(LinksOnTheWay(tmp.Path("loop")).size(), 40u);
+}
+
 }  // namespace
 }  // namespace np

@@ -47,7 +47,7 @@ class AgentHomeTest : public ::testing::TestWithParam<std::string> {
   void Configure(const std::string& project, const std::string& image = "np-test:local",
                  nlohmann::json extra = nlohmann::json::object()) {
     extra["home"] = "persistent";
-    extra["home_seed"] = {".claude.json"};
+    if (!extra.contains("home_seed")) extra["home_seed"] = {".claude.json"};
     MakeProject(project, ContainerConfig(runtime(), image, extra), /*trust=*/false);
     RunResult trusted = Np(project, {"trust"});
     ASSERT_EQ(trusted.exit_code, 0) << trusted.err;
@@ -248,6 +248,45 @@ TEST_P(AgentHomeTest, PlantedLinksInTheHomeNeverTouchTheHost) {
   EXPECT_EQ(ReadFile(victim_), kVictim);
   EXPECT_EQ(ReadFile(victim_dir + "/keep"), "keep\n");
   EXPECT_EQ(ReadFile(home_ + "/.claude.json"), kSeed);
+}
+
+// Issue 26, item 7: one project's sandbox plants a link in its own folder to
+// the operator's ~/.ssh key, under a harmless name; another project, trusted
+// with a seed or a read-only mount of that name, would copy or mount the key
+// (both were let through: realpath followed the link into HOME). Refused now:
+// nothing ran, no home was made, and the key stayed where it was.
+TEST_P(AgentHomeTest, ALinkPlantedInAnotherProjectNeverLeadsASeedOrAMountToAKey) {
+  constexpr char kKey[] = "-----BEGIN OPENSSH PRIVATE KEY----- operator\n";
+  dir_.Write("operator-home/.ssh/id_ed25519", kKey, 0600);
+  const std::string planter = dir_.MakeDir("operator-home/work/planter");
+  Configure(planter);
+  RunResult planted =
+      Sh(planter, "ln -s '" + home_ + "/.ssh/id_ed25519' notes.txt && echo planted");
+  ASSERT_EQ(planted.exit_code, 0) << planted.err;
+  ASSERT_EQ(planted.out, "planted\n");
+
+  Configure(project_b_, "np-test:local",
+            {{"home_seed", {".claude.json", "work/planter/notes.txt"}}});
+  RunResult seeded = Sh(project_b_, "cat \"$HOME/work/planter/notes.txt\"; echo ran");
+  EXPECT_EQ(seeded.exit_code, 125) << seeded.out << seeded.err;
+  EXPECT_THAT(seeded.err, HasSubstr("agent-home-seed-refused"));
+  EXPECT_THAT(seeded.err, HasSubstr(planter));
+  EXPECT_THAT(seeded.out, Not(HasSubstr("ran")));
+  EXPECT_THAT(seeded.out, Not(HasSubstr("PRIVATE KEY")));
+  const std::string home_b = HomeOf(project_b_);
+  ASSERT_FALSE(home_b.empty());
+  struct stat st;
+  EXPECT_NE(lstat(home_b.c_str(), &st), 0) << "no home was made for " << home_b;
+
+  const std::string project_c = dir_.MakeDir("c");
+  Configure(project_c, "np-test:local",
+            {{"mounts", {{{"source", planter + "/notes.txt"}, {"target", "/notes"}}}}});
+  RunResult mounted = Sh(project_c, "cat /notes; echo ran");
+  EXPECT_EQ(mounted.exit_code, 125) << mounted.out << mounted.err;
+  EXPECT_THAT(mounted.err, HasSubstr("isolation-mount-source-unstable"));
+  EXPECT_THAT(mounted.out, Not(HasSubstr("PRIVATE KEY")));
+  EXPECT_THAT(mounted.out, Not(HasSubstr("ran")));
+  EXPECT_EQ(ReadFile(home_ + "/.ssh/id_ed25519"), kKey);
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, AgentHomeTest, ::testing::Values("docker", "podman", "bwrap"),

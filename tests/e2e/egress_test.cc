@@ -166,6 +166,83 @@ TEST_P(EgressTest, UnlistedPortHostAndLoopbackNameAreRefusedWith403) {
   }
 }
 
+// Issue 26, item 7: the SSRF set, until now run on bubblewrap only, from
+// inside a sandbox on each runtime. Every request names a loopback server by
+// a spelling the allowlist does not list (another port, another form of the
+// address, a name that resolves into loopback, the engine's gateway, a second
+// request after an allowed one); none may reach an unlisted port, and each
+// is refused with its code and audited as refused.
+TEST_P(EgressTest, TheSsrfSetReachesNothingTheAllowlistDoesNotName) {
+  const std::string listed = absl::StrCat(server_.port());
+  const std::string other = absl::StrCat(named_server_.port());
+  struct Attempt {
+    std::string request;
+    std::string code;
+  };
+  const std::vector<Attempt> attempts = {
+      // Loose IPv4 spellings of 127.0.0.1 that inet_aton would accept.
+      {absl::StrCat("CONNECT 127.1:", listed, " HTTP/1.1\\r\\n\\r\\n"), "egress-bad-host"},
+      {absl::StrCat("CONNECT 2130706433:", listed, " HTTP/1.1\\r\\n\\r\\n"), "egress-bad-host"},
+      {absl::StrCat("CONNECT 0x7f000001:", listed, " HTTP/1.1\\r\\n\\r\\n"), "egress-bad-host"},
+      {absl::StrCat("CONNECT 0177.0.0.1:", listed, " HTTP/1.1\\r\\n\\r\\n"), "egress-bad-host"},
+      // The any-address and IPv6 forms of loopback on the server only a name lists.
+      {absl::StrCat("CONNECT 0.0.0.0:", other, " HTTP/1.1\\r\\n\\r\\n"), "egress-host-not-allowed"},
+      {absl::StrCat("CONNECT [::ffff:127.0.0.1]:", other, " HTTP/1.1\\r\\n\\r\\n"),
+       "egress-port-not-allowed"},
+      {absl::StrCat("CONNECT [::1]:", other, " HTTP/1.1\\r\\n\\r\\n"), "egress-host-not-allowed"},
+      // The listed name, spelled otherwise, still resolves into loopback.
+      {absl::StrCat("CONNECT LOCALHOST:", other, " HTTP/1.1\\r\\n\\r\\n"),
+       "egress-address-refused"},
+      {absl::StrCat("CONNECT localhost.:", other, " HTTP/1.1\\r\\n\\r\\n"),
+       "egress-address-refused"},
+      // The target is the request line's, whatever the Host header or userinfo says.
+      {absl::StrCat("GET http://127.0.0.1:", other, "/ HTTP/1.1\\r\\nHost: 127.0.0.1:", listed,
+                    "\\r\\n\\r\\n"),
+       "egress-port-not-allowed"},
+      {absl::StrCat("GET http://127.0.0.1:", listed, "@127.0.0.1:", other,
+                    "/ HTTP/1.1\\r\\n\\r\\n"),
+       "proxy-bad-target"},
+      // The engine's gateway and host names for the host.
+      {absl::StrCat("CONNECT 172.17.0.1:", listed, " HTTP/1.1\\r\\n\\r\\n"),
+       "egress-host-not-allowed"},
+      {absl::StrCat("CONNECT host.docker.internal:", listed, " HTTP/1.1\\r\\n\\r\\n"),
+       "egress-host-not-allowed"},
+      {absl::StrCat("CONNECT host.containers.internal:", listed, " HTTP/1.1\\r\\n\\r\\n"),
+       "egress-host-not-allowed"},
+  };
+  std::string script;
+  for (const Attempt& attempt : attempts) script += RawToBridge(attempt.request);
+  // An allowed request with a second one behind it on the same connection,
+  // to the port only a name lists: the second goes nowhere.
+  script += RawToBridge(absl::StrCat("GET http://127.0.0.1:", listed,
+                                     "/first HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n"
+                                     "GET http://127.0.0.1:",
+                                     other, "/second HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n"));
+  RunResult r = RunScript(script);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::vector<std::string> replies = absl::StrSplit(r.out, "<<end>>");
+  ASSERT_GE(replies.size(), attempts.size() + 1) << r.out;
+  for (size_t i = 0; i < attempts.size(); ++i) {
+    EXPECT_THAT(replies[i], HasSubstr("HTTP/1.1 40")) << attempts[i].request << ": " << replies[i];
+    EXPECT_THAT(replies[i], HasSubstr("X-Np-Exec-Egress: " + attempts[i].code))
+        << attempts[i].request << ": " << replies[i];
+  }
+  EXPECT_THAT(replies[attempts.size()], HasSubstr("upstream saw GET /first HTTP/1.1"));
+  EXPECT_THAT(replies[attempts.size()], Not(HasSubstr("/second")));
+  // On the host: the server only a name lists saw nothing, the listed one
+  // only the allowed request.
+  EXPECT_EQ(named_server_.connections(), 0);
+  EXPECT_EQ(server_.connections(), 1);
+  EXPECT_THAT(server_.heads(), ::testing::ElementsAre(HasSubstr("GET /first HTTP/1.1")));
+  std::vector<nlohmann::json> lines = EgressLines();
+  ASSERT_EQ(lines.size(), attempts.size() + 1);
+  for (size_t i = 0; i < attempts.size(); ++i) {
+    EXPECT_EQ(lines[i]["egress"]["allowed"], false) << lines[i].dump();
+    EXPECT_EQ(lines[i]["egress"]["reason_code"], attempts[i].code) << lines[i].dump();
+  }
+  EXPECT_EQ(lines.back()["egress"]["allowed"], true) << lines.back().dump();
+}
+
 // A refusal is visible live: one line on np-exec's stderr per refused
 // host:port, before the program sees its connection end, naming the host,
 // the key and the list to paste; a second attempt on the same host:port adds

@@ -7,6 +7,8 @@
 // there (a login token). Now only a worktree git made, pointing back at its
 // `.git`, shares the key; the forged one is refused until trusted, and then
 // gets a home of its own. On docker, podman and bubblewrap.
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -62,6 +64,54 @@ TEST_P(StoreKeyTest, AForgedGitFileGetsNeitherTheTrustNorTheHomeOfTheProjectItNa
   RunResult back = Np(trusted, {"--", "cat", "/home/np-exec/token"});
   EXPECT_EQ(back.exit_code, 0) << back.err;
   EXPECT_EQ(back.out, "agent-login-token\n");
+}
+
+// The same through a `.git` directory: one holding HEAD and a `commondir`
+// that names the trusted repository (git then reads that one's config and
+// objects), and a `.git` link to the trusted repository's git directory.
+// Both were keyed by the trusted repository: status said trusted, and the
+// spawn ran with the trusted project's home. Now each is a project of its
+// own: untrusted, refused, and nothing of the trusted home reaches it.
+TEST_P(StoreKeyTest, AGitDirectoryNamingAnotherRepositoryGetsNeitherItsTrustNorItsHome) {
+  const std::string trusted = dir_.MakeDir("trusted");
+  const std::string config = ContainerConfig(GetParam(), "np-test:local", {{"home", "persistent"}});
+  MakeProject(trusted, config, /*trust=*/false);
+  dir_.Write("trusted/.git/HEAD", "ref: refs/heads/main\n");
+  dir_.MakeDir("trusted/.git/objects");
+  dir_.MakeDir("trusted/.git/refs");
+  ASSERT_EQ(Np(trusted, {"trust"}).exit_code, 0);
+  RunResult keep = Np(trusted, {"--", "sh", "-c", "echo agent-login-token > $HOME/token"});
+  ASSERT_EQ(keep.exit_code, 0) << keep.err;
+  const std::string trusted_config = ReadFile(trusted + "/.nubos-pilot/config.json");
+
+  const std::string with_commondir = dir_.MakeDir("commondir");
+  MakeProject(with_commondir, config, /*trust=*/false);
+  dir_.Write("commondir/.git/HEAD", "ref: refs/heads/main\n");
+  dir_.Write("commondir/.git/commondir", trusted + "/.git\n");
+  const std::string with_link = dir_.MakeDir("link");
+  MakeProject(with_link, config, /*trust=*/false);
+  ASSERT_EQ(symlink((trusted + "/.git").c_str(), (with_link + "/.git").c_str()), 0);
+  for (const std::string& hostile : {with_commondir, with_link}) {
+    // status names the state: untrusted (it said trusted, with the other's key).
+    RunResult status = Np(hostile, {"status", "--json"});
+    const nlohmann::json out = nlohmann::json::parse(status.out, nullptr, false);
+    ASSERT_TRUE(out.is_object() && out.contains("trust")) << hostile << status.out << status.err;
+    EXPECT_EQ(out["trust"]["state"], "untrusted") << hostile;
+    RunResult r = Np(hostile, {"--", "sh", "-c", "cat $HOME/token; echo ran"});
+    EXPECT_EQ(r.exit_code, 125) << hostile << r.out << r.err;
+    EXPECT_THAT(r.out, Not(HasSubstr("agent-login-token"))) << hostile;
+    EXPECT_THAT(r.out, Not(HasSubstr("ran"))) << hostile;
+  }
+  // Trusted in its own right, the commondir one gets a home of its own.
+  ASSERT_EQ(Np(with_commondir, {"trust"}).exit_code, 0);
+  RunResult own = Np(with_commondir, {"--", "sh", "-c", "cat $HOME/token 2>/dev/null; echo ran"});
+  EXPECT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_EQ(own.out, "ran\n");
+  // The trusted project keeps its home, its config and its trust.
+  RunResult back = Np(trusted, {"--", "cat", "/home/np-exec/token"});
+  EXPECT_EQ(back.exit_code, 0) << back.err;
+  EXPECT_EQ(back.out, "agent-login-token\n");
+  EXPECT_EQ(ReadFile(trusted + "/.nubos-pilot/config.json"), trusted_config);
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, StoreKeyTest, ::testing::Values("docker", "podman", "bwrap"),

@@ -170,6 +170,38 @@ TEST_F(AgentHomeTest, SeedsLeadingOutOfHomeOrIntoTheProjectAreRefused) {
   EXPECT_EQ(ErrorCode(lease.status()), "agent-home-seed-refused");
 }
 
+// Issue 26, item 7: another project's files are its sandboxes' to change. A
+// sandbox of the project `other` plants `notes`, a link to ~/.ssh/id_rsa, in
+// its own folder; a seed that names it (or goes through a link there) would
+// copy the key into this project's home under a name the operator's trust
+// review saw as harmless. Refused; a link in HOME itself (a dotfile manager's)
+// still seeds.
+TEST_F(AgentHomeTest, SeedsInOrThroughAnotherProjectAreRefused) {
+  dir_.Write("operator-home/.ssh/id_rsa", "PRIVATE KEY\n", 0600);
+  dir_.Write("operator-home/work/other/.nubos-pilot/config.json", "{}\n");
+  ASSERT_EQ(symlink((home_ + "/.ssh/id_rsa").c_str(), (home_ + "/work/other/notes").c_str()), 0);
+  dir_.MakeDir("operator-home/work/other/dir");
+  ASSERT_EQ(symlink((home_ + "/work/other/dir").c_str(), (home_ + "/.via-other").c_str()), 0);
+  ASSERT_EQ(symlink((home_ + "/.ssh").c_str(), (home_ + "/work/other/dir/keys").c_str()), 0);
+  dir_.Write("operator-home/work/other/plain.json", "{}\n");
+  for (const char* seed : {"work/other/notes", "work/other/plain.json", ".via-other/keys/id_rsa"}) {
+    absl::StatusOr<AgentHomeLease> lease =
+        AgentHomeLease::Acquire(*store_, std::string("o-") + seed, Seed({seed}));
+    ASSERT_FALSE(lease.ok()) << seed;
+    EXPECT_EQ(ErrorCode(lease.status()), "agent-home-seed-refused") << seed;
+    EXPECT_NE(lease.status().message().find("work/other"), std::string::npos)
+        << lease.status().message();
+    struct stat st;
+    EXPECT_NE(lstat(AgentHomePath(store_->dir(), std::string("o-") + seed).c_str(), &st), 0);
+  }
+  dir_.Write("operator-home/dotfiles/claude.json", "{\"from\":\"dotfiles\"}\n");
+  ASSERT_EQ(symlink((home_ + "/dotfiles/claude.json").c_str(), (home_ + "/.stowed").c_str()), 0);
+  absl::StatusOr<AgentHomeLease> stowed = AgentHomeLease::Acquire(*store_, "s", Seed({".stowed"}));
+  ASSERT_TRUE(stowed.ok()) << stowed.status();
+  EXPECT_EQ(ReadFile(stowed->path() + "/.stowed"), "{\"from\":\"dotfiles\"}\n");
+  ExpectHostUntouched();
+}
+
 // Inside a seeded directory links are left out, so a link in the operator's
 // HOME to a file elsewhere is never copied in.
 TEST_F(AgentHomeTest, SeedDirectoryCopiesNoLinkOrSpecialFile) {

@@ -275,7 +275,15 @@ TEST(StateStoreTest, AForgedGitFileDoesNotShareAnotherProjectsKey) {
   dir.Write("hostile/.git", "gitdir: " + dir.Path("trusted/.git") + "\n");
   // The real worktree's git directory, which points back at wt, not here.
   dir.Write("hostile2/.git", "gitdir: " + dir.Path("trusted/.git/worktrees/wt") + "\n");
-  for (const char* name : {"hostile", "hostile2"}) {
+  // A `.git` directory that holds HEAD and a commondir naming the trusted
+  // repository (git reads config and objects from there), and a `.git` link
+  // to the trusted repository's git directory: neither is the repository's
+  // own `.git`.
+  dir.Write("hostile3/.git/HEAD", "ref: refs/heads/main\n");
+  dir.Write("hostile3/.git/commondir", dir.Path("trusted/.git") + "\n");
+  dir.MakeDir("hostile4");
+  ASSERT_EQ(symlink(dir.Path("trusted/.git").c_str(), dir.Path("hostile4/.git").c_str()), 0);
+  for (const char* name : {"hostile", "hostile2", "hostile3", "hostile4"}) {
     absl::StatusOr<std::string> key = ProjectStoreKey(dir.Path(name));
     ASSERT_TRUE(key.ok()) << key.status();
     EXPECT_NE(*key, trusted) << name;
