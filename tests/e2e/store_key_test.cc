@@ -32,23 +32,31 @@ class StoreKeyTest : public ::testing::TestWithParam<std::string> {
     return RunProcess(argv, Options(env_, 120000, project));
   }
 
+  // A trusted repository whose persistent home holds what an agent keeps
+  // there (a login token).
+  void MakeTrustedRepositoryWithAToken(const std::string& trusted) {
+    dir_.MakeDir("trusted");
+    MakeProject(trusted, config_, /*trust=*/false);
+    dir_.Write("trusted/.git/HEAD", "ref: refs/heads/main\n");
+    dir_.MakeDir("trusted/.git/objects");
+    dir_.MakeDir("trusted/.git/refs");
+    ASSERT_EQ(Np(trusted, {"trust"}).exit_code, 0);
+    RunResult keep = Np(trusted, {"--", "sh", "-c", "echo agent-login-token > $HOME/token"});
+    ASSERT_EQ(keep.exit_code, 0) << keep.err;
+  }
+
   TempDir dir_;
+  const std::string config_ =
+      ContainerConfig(GetParam(), "np-test:local", {{"home", "persistent"}});
   std::vector<std::string> env_ = RuntimeEnv({"XDG_STATE_HOME=" + dir_.MakeDir("state")});
 };
 
 TEST_P(StoreKeyTest, AForgedGitFileGetsNeitherTheTrustNorTheHomeOfTheProjectItNames) {
-  const std::string trusted = dir_.MakeDir("trusted");
-  const std::string config = ContainerConfig(GetParam(), "np-test:local", {{"home", "persistent"}});
-  MakeProject(trusted, config, /*trust=*/false);
-  dir_.Write("trusted/.git/HEAD", "ref: refs/heads/main\n");
-  dir_.MakeDir("trusted/.git/objects");
-  dir_.MakeDir("trusted/.git/refs");
-  ASSERT_EQ(Np(trusted, {"trust"}).exit_code, 0);
-  RunResult keep = Np(trusted, {"--", "sh", "-c", "echo agent-login-token > $HOME/token"});
-  ASSERT_EQ(keep.exit_code, 0) << keep.err;
+  const std::string trusted = dir_.Path("trusted");
+  ASSERT_NO_FATAL_FAILURE(MakeTrustedRepositoryWithAToken(trusted));
 
   const std::string hostile = dir_.MakeDir("hostile");
-  MakeProject(hostile, config, /*trust=*/false);
+  MakeProject(hostile, config_, /*trust=*/false);
   dir_.Write("hostile/.git", "gitdir: " + trusted + "/.git\n");
   RunResult r = Np(hostile, {"--", "sh", "-c", "cat $HOME/token; echo ran"});
   EXPECT_EQ(r.exit_code, 125) << r.out << r.err;
@@ -73,23 +81,16 @@ TEST_P(StoreKeyTest, AForgedGitFileGetsNeitherTheTrustNorTheHomeOfTheProjectItNa
 // spawn ran with the trusted project's home. Now each is a project of its
 // own: untrusted, refused, and nothing of the trusted home reaches it.
 TEST_P(StoreKeyTest, AGitDirectoryNamingAnotherRepositoryGetsNeitherItsTrustNorItsHome) {
-  const std::string trusted = dir_.MakeDir("trusted");
-  const std::string config = ContainerConfig(GetParam(), "np-test:local", {{"home", "persistent"}});
-  MakeProject(trusted, config, /*trust=*/false);
-  dir_.Write("trusted/.git/HEAD", "ref: refs/heads/main\n");
-  dir_.MakeDir("trusted/.git/objects");
-  dir_.MakeDir("trusted/.git/refs");
-  ASSERT_EQ(Np(trusted, {"trust"}).exit_code, 0);
-  RunResult keep = Np(trusted, {"--", "sh", "-c", "echo agent-login-token > $HOME/token"});
-  ASSERT_EQ(keep.exit_code, 0) << keep.err;
+  const std::string trusted = dir_.Path("trusted");
+  ASSERT_NO_FATAL_FAILURE(MakeTrustedRepositoryWithAToken(trusted));
   const std::string trusted_config = ReadFile(trusted + "/.nubos-pilot/config.json");
 
   const std::string with_commondir = dir_.MakeDir("commondir");
-  MakeProject(with_commondir, config, /*trust=*/false);
+  MakeProject(with_commondir, config_, /*trust=*/false);
   dir_.Write("commondir/.git/HEAD", "ref: refs/heads/main\n");
   dir_.Write("commondir/.git/commondir", trusted + "/.git\n");
   const std::string with_link = dir_.MakeDir("link");
-  MakeProject(with_link, config, /*trust=*/false);
+  MakeProject(with_link, config_, /*trust=*/false);
   ASSERT_EQ(symlink((trusted + "/.git").c_str(), (with_link + "/.git").c_str()), 0);
   for (const std::string& hostile : {with_commondir, with_link}) {
     // status names the state: untrusted (it said trusted, with the other's key).
