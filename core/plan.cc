@@ -452,12 +452,19 @@ absl::Status PlanRuntimeExec(ContainerPlanning& p) {
   return absl::OkStatus();
 }
 
+// np-exec mounts this host's paths and pins them by device and inode: an
+// engine on another host would mount whatever sits at those paths over there
+// (another checkout, an empty folder it creates, one prepared by someone on
+// that host), and nothing here could check it. Refused before anything else.
+absl::Status RefuseRemoteEngine(ContainerPlanning& p) {
+  return CheckEngineOnThisHost(p.container.runtime, p.facts.engine_remote);
+}
+
 using PlanningStep = absl::Status (*)(ContainerPlanning&);
 constexpr PlanningStep kContainerPlanning[] = {
-    FindProjectMount, ResolveProjectUser, CheckOwnFilesOutsideWritable,
-    DescribeSpawn,    PlanMounts,         PlanProtected,
-    LookUpProgram,    BuildArgv,          ReportProgramLookup,
-    PlanRuntimeExec};
+    RefuseRemoteEngine, FindProjectMount,    ResolveProjectUser, CheckOwnFilesOutsideWritable,
+    DescribeSpawn,      PlanMounts,          PlanProtected,      LookUpProgram,
+    BuildArgv,          ReportProgramLookup, PlanRuntimeExec};
 
 absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
                            const std::vector<std::string>& program, SpawnPlan& plan) {
@@ -470,6 +477,19 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
 }
 
 }  // namespace
+
+absl::Status CheckEngineOnThisHost(Runtime runtime, absl::string_view engine) {
+  if (engine.empty()) return absl::OkStatus();
+  return MakeError(
+      absl::StatusCode::kFailedPrecondition, "isolation-engine-remote",
+      absl::StrCat("the ", TraitsOf(runtime).name, " client would run this spawn on ", engine,
+                   ", which is not this host: np-exec mounts this host's paths, and an engine "
+                   "elsewhere would mount whatever is at those paths there. Nothing ran. Use an "
+                   "engine on this host (a unix:// socket or a loopback port: unset DOCKER_HOST or "
+                   "CONTAINER_HOST, and switch the client's context or connection back to its "
+                   "default)"),
+      {{"engine", engine}});
+}
 
 std::vector<std::string> FixMounts(absl::string_view path, absl::string_view real) {
   std::vector<std::string> dirs = {DirOf(path)};

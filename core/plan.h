@@ -97,9 +97,12 @@ struct SpawnFacts {
   std::string owner;
   std::string init_path;  // Podman's --init binary when not its default (see ContainerSpawn).
   std::vector<std::string> extra_forbidden;  // E.g. the engine endpoint of DOCKER_HOST.
-  std::vector<RootEntry> root_layout;        // bubblewrap: the host's /bin, /lib*, /sbin.
-  std::string etc_view;                      // bubblewrap: the prepared /etc (ContainerSpawn).
-  std::optional<std::string> mount_point;    // `wrap --workdir`: where the project is mounted.
+  // The engine the runtime's client would reach when it is not on this host
+  // (DOCKER_HOST ssh://..., a remote docker context); "" for a local one.
+  std::string engine_remote;
+  std::vector<RootEntry> root_layout;      // bubblewrap: the host's /bin, /lib*, /sbin.
+  std::string etc_view;                    // bubblewrap: the prepared /etc (ContainerSpawn).
+  std::optional<std::string> mount_point;  // `wrap --workdir`: where the project is mounted.
   // network "allowlist": the host path of this spawn's egress proxy endpoint,
   // in the private directory the launcher made (launcher/egress/session.h).
   std::string egress_socket;
@@ -183,6 +186,11 @@ absl::StatusOr<SpawnPlan> PlanSpawn(const Settings& settings, const ProbeResult*
                                     const SpawnFacts& facts,
                                     const std::vector<std::string>& program,
                                     const std::vector<std::string>& env_names);
+
+// OK when the runtime's client reaches an engine on this host; else
+// `isolation-engine-remote`, naming `engine` (SpawnFacts::engine_remote):
+// np-exec mounts this host's paths, which an engine elsewhere does not see.
+absl::Status CheckEngineOnThisHost(Runtime runtime, absl::string_view engine);
 
 // The internal verb a printed bubblewrap plan runs: np-exec builds the
 // sandbox's environment by name (SandboxEnvPlan) and execs bubblewrap.

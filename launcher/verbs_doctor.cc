@@ -93,9 +93,14 @@ void CheckTier(const Subject& s, Report& r) {
 
 void CheckRuntime(const Subject& s, Report& r) {
   r.out["runtime"] = ProbeToJson(s.probe);
+  r.out["engine"] = EngineEndpointJson(s.endpoint);
   absl::Status gate =
       AssertTierAvailable(s.settings.resolved, s.settings.config.container.runtime, &s.probe);
   if (!gate.ok()) r.problems.emplace_back(gate.message());
+  absl::Status here = CheckEngineOnThisHost(s.settings.config.container.runtime, s.endpoint.remote);
+  if (s.settings.resolved.tier == Tier::kContainer && !here.ok()) {
+    r.problems.emplace_back(here.message());
+  }
 }
 
 void CheckImage(const Subject& s, Report& r) {

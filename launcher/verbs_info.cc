@@ -142,6 +142,7 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
       {"effective_from", TierSourceName(settings->resolved.from)},
       {"description", DescriptionToJson(description)},
       {"runtime", ProbeToJson(probe)},
+      {"engine", EngineEndpointJson(endpoint)},
       {"advisory", advisory.has_value() ? nlohmann::json(*advisory) : nlohmann::json(nullptr)},
       {"container", ContainerConfigToJson(container)},
       {"image", ImageJson(image, container.image)},

@@ -231,6 +231,8 @@ absl::Status PrepareAccount(PrintedSpawn& s) {
   const SpawnPlan& plan = s.plan;
   s.driver = &DriverFor(s.runtime);
   s.endpoint = s.driver->Resolve(s.host);
+  absl::Status here = CheckEngineOnThisHost(s.runtime, s.endpoint.remote);
+  if (!here.ok()) return s.Refuse(here);
   if (!plan.account_dir.empty() && !plan.image.empty()) {
     (void)s.driver->ProbeForSpawn(s.host, s.endpoint, plan.image, &s.image_id);
   }

@@ -18,14 +18,18 @@
 #include "core/plan.h"
 #include "launcher/host.h"
 #include "launcher/supervise.h"
+#include "nlohmann/json.hpp"
 
 namespace np {
 
 // How np-exec reaches a runtime.
 struct Endpoint {
   std::optional<std::string> socket;  // Local engine API socket, when there is one.
-  std::string bin;                    // The runtime binary ("" if none was found).
-  std::string bin_trusted_because;    // Why `bin` is trusted (trusted_binary.h).
+  // Where the client would send its requests instead, when that is not this
+  // host (runtime/engine_locality.h); "" for a local engine.
+  std::string remote;
+  std::string bin;                  // The runtime binary ("" if none was found).
+  std::string bin_trusted_because;  // Why `bin` is trusted (trusted_binary.h).
   // Matches of the binary on PATH skipped as untrusted, each "PATH: why".
   std::vector<std::string> untrusted;
   int timeout_ms = 2000;  // Per engine API request (HostFacts.engine_timeout_ms).
@@ -136,6 +140,10 @@ ProbeResult ProbeMissingBinary(Runtime runtime, const Endpoint& endpoint);
 
 // The runtime's binary was found but could not be executed (69: nothing ran).
 absl::Status RuntimeNotExecutable(const std::string& bin, int err);
+
+// Where the runtime's client goes, for status and doctor:
+// {"on_this_host": bool, "socket": path or null, "remote": what or null}.
+nlohmann::json EngineEndpointJson(const Endpoint& endpoint);
 
 // The driver of `runtime` (launcher/runtime/drivers.cc).
 const RuntimeDriver& DriverFor(Runtime runtime);

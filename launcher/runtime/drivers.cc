@@ -131,4 +131,11 @@ ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, ProbeDepth dept
   return probe;
 }
 
+nlohmann::json EngineEndpointJson(const Endpoint& endpoint) {
+  return {{"on_this_host", endpoint.remote.empty()},
+          {"socket", endpoint.socket.has_value() ? nlohmann::json(*endpoint.socket) : nullptr},
+          {"remote",
+           endpoint.remote.empty() ? nlohmann::json(nullptr) : nlohmann::json(endpoint.remote)}};
+}
+
 }  // namespace np

@@ -18,6 +18,7 @@
 #include "launcher/image_check.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/engine_api.h"
+#include "launcher/runtime/engine_locality.h"
 #include "launcher/runtime/image_program.h"
 #include "launcher/runtime/podman_secrets.h"
 #include "launcher/runtime/reaper.h"
@@ -96,7 +97,7 @@ bool HasSubordinateIds(const HostFacts& host) {
 // directories only (what the client execs in turn, conmon, runc, crun,
 // plugins, is looked up on it, as the client itself was); signals forwarded;
 // orphans reaped once it started; the container removed however it ends.
-SuperviseRequest ClientRequest(const SpawnPlan& plan, const Endpoint& endpoint,
+SuperviseRequest ClientRequest(bool docker, const SpawnPlan& plan, const Endpoint& endpoint,
                                const HostFacts& host, const std::vector<Companion>& companions) {
   SuperviseRequest request;
   request.companions = companions;
@@ -105,11 +106,23 @@ SuperviseRequest ClientRequest(const SpawnPlan& plan, const Endpoint& endpoint,
   request.argv = plan.argv;
   request.env = BuildEnvironment(plan.env, host.envp);
   const std::string project = HostProjectRoot(host);
+  // The client reaches the engine np-exec checked, whatever a context or a
+  // connection set since would say: docker's DOCKER_HOST beats any context.
+  std::vector<std::string> pinned;
   for (std::string& entry : request.env) {
     if (absl::StartsWith(entry, "PATH=")) {
       entry = absl::StrCat("PATH=", TrustedPathList(entry.substr(5), project, LstatOwner));
     }
+    if (docker &&
+        (absl::StartsWith(entry, "DOCKER_HOST=") || absl::StartsWith(entry, "DOCKER_CONTEXT="))) {
+      continue;
+    }
+    pinned.push_back(std::move(entry));
   }
+  if (docker && endpoint.socket.has_value()) {
+    pinned.push_back(absl::StrCat("DOCKER_HOST=unix://", *endpoint.socket));
+  }
+  request.env = std::move(pinned);
   const bool tty = host.stdin_tty && host.stdout_tty;
   const std::optional<std::string> socket = endpoint.socket;
   const std::string name = plan.container_name;
@@ -139,13 +152,17 @@ class EngineDriver : public RuntimeDriver {
     endpoint.timeout_ms = host.engine_timeout_ms;
     ResolveTrustedBinary(RuntimeName(flavor_.runtime), host, endpoint);
     if (!flavor_.podman) {
-      endpoint.socket = UnixSocketPath(host.docker_host, "/var/run/docker.sock");
+      EngineLocation location = DockerLocation(host);
+      endpoint.socket = std::move(location.socket);
+      endpoint.remote = std::move(location.remote);
       return endpoint;
     }
     const std::string fallback = host.uid == 0
                                      ? std::string("/run/podman/podman.sock")
                                      : absl::StrCat("/run/user/", host.uid, "/podman/podman.sock");
-    endpoint.socket = UnixSocketPath(host.container_host, fallback);
+    EngineLocation location = PodmanLocation(host, fallback);
+    endpoint.socket = std::move(location.socket);
+    endpoint.remote = std::move(location.remote);
     struct stat st;
     // Podman needs no daemon: without its API service the socket simply is
     // not there, and the command answers instead.
@@ -162,7 +179,8 @@ class EngineDriver : public RuntimeDriver {
     if (endpoint.socket.has_value()) return ProbeSocket(endpoint);
     // Podman without its API service answers for itself (the client is the
     // engine); a remote endpoint is asked through the client.
-    const bool client_is_engine = flavor_.podman && host.container_host.empty();
+    const bool client_is_engine =
+        flavor_.podman && host.container_host.empty() && endpoint.remote.empty();
     return ProbeCommand(endpoint, host,
                         client_is_engine ? "{{.Client.Version}}" : "{{.Server.Version}}");
   }
@@ -258,6 +276,7 @@ class EngineDriver : public RuntimeDriver {
   void AddSpawnFacts(const HostFacts& /*host*/, const Endpoint& endpoint,
                      SpawnFacts& facts) const override {
     if (endpoint.socket.has_value()) facts.extra_forbidden.push_back(*endpoint.socket);
+    facts.engine_remote = endpoint.remote;
     // Podman's default init, catatonit, reports a program that is not found
     // as 1, not 127; tini (the init docker uses) keeps 127 and 126.
     if (flavor_.podman && access(kStaticTini, X_OK) == 0) facts.init_path = kStaticTini;
@@ -306,7 +325,7 @@ class EngineDriver : public RuntimeDriver {
   absl::StatusOr<RunOutcome> Run(const SpawnPlan& plan, const Endpoint& endpoint,
                                  const HostFacts& host,
                                  const std::vector<Companion>& companions) const override {
-    SuperviseRequest request = ClientRequest(plan, endpoint, host, companions);
+    SuperviseRequest request = ClientRequest(!flavor_.podman, plan, endpoint, host, companions);
     const std::string& name = plan.container_name;
     const std::vector<std::string> client_env = request.env;
     // Forwarded values as secrets where the runtime would keep them in its

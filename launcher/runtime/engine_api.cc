@@ -68,13 +68,6 @@ bool Dechunk(absl::string_view body, std::string* out) {
 
 }  // namespace
 
-std::optional<std::string> UnixSocketPath(absl::string_view endpoint,
-                                          absl::string_view default_path) {
-  if (endpoint.empty()) return std::string(default_path);
-  if (absl::StartsWith(endpoint, "unix://")) return std::string(endpoint.substr(7));
-  return std::nullopt;
-}
-
 std::string UrlEncode(absl::string_view text) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;

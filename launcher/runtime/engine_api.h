@@ -23,11 +23,6 @@ struct HttpResponse {
   std::string body;
 };
 
-// The socket path of a DOCKER_HOST-style endpoint: "unix:///x" -> "/x", "" ->
-// `default_path`; nullopt for a non-local endpoint (tcp://, ssh://, ...).
-std::optional<std::string> UnixSocketPath(absl::string_view endpoint,
-                                          absl::string_view default_path);
-
 // Sends one request and reads the whole response. Error code
 // `engine-unreachable`; details.reason is one of socket-missing,
 // connection-refused, permission-denied, timed-out, protocol-error.

@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "core/sha256.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/launcher/fakes.h"
@@ -164,6 +166,79 @@ TEST_F(NeverDowngradeTest, RemoteDockerHostPointingNowhere) {
   ExpectRefused(lab_.Env("tcp://127.0.0.1:9"), 69, "isolation-container-unavailable",
                 "daemon-unreachable");
   EXPECT_THAT(ReadFile(lab_.fakes() + "/docker.calls"), ::testing::Not(HasSubstr("run")));
+}
+
+// An engine on another host answers, but it would mount whatever sits at the
+// project's path over there: refused before anything runs, whether DOCKER_HOST
+// names it or docker's current context does. Before, each of these ran the
+// client's `run`. (A tcp:// port on the loopback is this host's.)
+TEST_F(NeverDowngradeTest, AnEngineOnAnotherHostIsRefused) {
+  lab_.FakeDocker();
+  for (const char* host :
+       {"tcp://10.0.0.5:2376", "ssh://builder@build-host", "tcp://127.0.0.1.nip.io:2375"}) {
+    ExpectRefused(lab_.Env(host), 125, "isolation-engine-remote", host);
+  }
+  // status and doctor name where the client would go, and doctor says why it is refused.
+  RunResult status = lab_.Run({"status", "--json"}, lab_.Env("ssh://builder@build-host"));
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_EQ(ParseJson(status.out)["engine"]["on_this_host"], false);
+  EXPECT_EQ(ParseJson(status.out)["engine"]["remote"], "DOCKER_HOST (ssh://builder@build-host)");
+  RunResult doctor = lab_.Run({"doctor", "--json"}, lab_.Env("ssh://builder@build-host"));
+  EXPECT_NE(doctor.exit_code, 0);
+  EXPECT_THAT(doctor.out, HasSubstr("which is not this host"));
+  std::vector<std::string> env = lab_.Env();
+  env.erase(std::remove_if(env.begin(), env.end(),
+                           [](const std::string& e) { return e.rfind("DOCKER_HOST=", 0) == 0; }),
+            env.end());
+  const std::string docker_dir = lab_.tmp().Path("scratch-home-docker");
+  SetEnv(env, "DOCKER_CONFIG", docker_dir);
+  lab_.tmp().Write("scratch-home-docker/config.json", R"({"currentContext":"build"})");
+  lab_.tmp().Write("scratch-home-docker/contexts/meta/" + Sha256Hex("build") + "/meta.json",
+                   R"({"Name":"build","Endpoints":{"docker":{"Host":"ssh://ci@build"}}})");
+  ExpectRefused(env, 125, "isolation-engine-remote", "docker context build (ssh://ci@build)");
+  // A context np-exec cannot read is not taken for this host.
+  SetEnv(env, "DOCKER_CONTEXT", "missing");
+  ExpectRefused(env, 125, "isolation-engine-remote", "docker context missing (unreadable)");
+  EXPECT_THAT(ReadFile(lab_.fakes() + "/docker.calls"), ::testing::Not(HasSubstr("run")));
+}
+
+TEST_F(NeverDowngradeTest, APodmanConnectionIsRefused) {
+  lab_.Config(R"({"isolation":{"tier":"container","container":{"runtime":"podman"}}})");
+  WriteFakeRuntime(lab_.fakes(), "podman");
+  std::vector<std::string> env = lab_.Env();
+  SetEnv(env, "CONTAINER_CONNECTION", "build-server");
+  ExpectRefused(env, 125, "isolation-engine-remote", "podman connection build-server");
+  SetEnv(env, "CONTAINER_CONNECTION", "");
+  SetEnv(env, "CONTAINER_HOST", "ssh://ci@build/run/podman/podman.sock");
+  ExpectRefused(env, 125, "isolation-engine-remote", "CONTAINER_HOST (ssh://ci@build");
+  EXPECT_THAT(ReadFile(lab_.fakes() + "/podman.calls"), ::testing::Not(HasSubstr("run")));
+}
+
+// A context that names a socket on this host is that engine: np-exec asks
+// it, and the client runs against exactly the socket np-exec checked
+// (DOCKER_HOST set for it, DOCKER_CONTEXT gone), whatever the context says by then.
+TEST(EngineLocationTest, ALocalContextIsTheEngineTheClientIsPinnedTo) {
+  Lab lab;
+  lab.Config(R"({"isolation":{"tier":"container"}})");
+  lab.FakeDocker();
+  FakeEngine engine(lab.tmp().Path("alt-engine.sock"));
+  std::vector<std::string> env = lab.Env();
+  env.erase(std::remove_if(env.begin(), env.end(),
+                           [](const std::string& e) { return e.rfind("DOCKER_HOST=", 0) == 0; }),
+            env.end());
+  const std::string docker_dir = lab.tmp().Path("docker-config");
+  SetEnv(env, "DOCKER_CONFIG", docker_dir);
+  SetEnv(env, "DOCKER_CONTEXT", "alt");
+  lab.tmp().Write(
+      "docker-config/contexts/meta/" + Sha256Hex("alt") + "/meta.json",
+      R"({"Name":"alt","Endpoints":{"docker":{"Host":")" + engine.docker_host() + R"("}}})");
+  RunResult r = lab.Run({"--", "true"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(ReadFile(lab.fakes() + "/docker.calls"), HasSubstr("run"));
+  const std::vector<std::string> client_env = ReadNulSeparated(lab.fakes() + "/docker.env");
+  EXPECT_THAT(client_env, ::testing::Contains(engine.docker_host().insert(0, "DOCKER_HOST=")));
+  EXPECT_THAT(client_env, ::testing::Not(::testing::Contains(HasSubstr("DOCKER_CONTEXT="))));
+  EXPECT_FALSE(engine.requests().empty()) << "np-exec asked the context's engine";
 }
 
 // The engine answers the probe and the image check, then the daemon is gone
