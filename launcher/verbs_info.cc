@@ -164,6 +164,10 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
   // cannot be delivered (or a spawn here would be refused), and the exit
   // status is 1.
   if (!gate.ok()) return gate;
+  if (settings->resolved.tier == Tier::kContainer) {
+    absl::Status here = CheckEngineOnThisHost(container.runtime, endpoint.remote);
+    if (!here.ok()) return here;
+  }
   if (!image.status.ok()) return image.status;
   if (!trust.ok()) return trust.status();
   if (!trust->decision.status.ok()) return trust->decision.status;

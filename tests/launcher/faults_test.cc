@@ -180,7 +180,8 @@ TEST_F(NeverDowngradeTest, AnEngineOnAnotherHostIsRefused) {
   }
   // status and doctor name where the client would go, and doctor says why it is refused.
   RunResult status = lab_.Run({"status", "--json"}, lab_.Env("ssh://builder@build-host"));
-  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_EQ(status.exit_code, 1) << status.err;
+  EXPECT_EQ(ErrorCodeOf(status.err), "isolation-engine-remote") << status.err;
   EXPECT_EQ(ParseJson(status.out)["engine"]["on_this_host"], false);
   EXPECT_EQ(ParseJson(status.out)["engine"]["remote"], "DOCKER_HOST (ssh://builder@build-host)");
   RunResult doctor = lab_.Run({"doctor", "--json"}, lab_.Env("ssh://builder@build-host"));
