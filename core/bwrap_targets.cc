@@ -45,11 +45,6 @@ absl::Status CheckMountTargetHasNoLink(const std::string& target,
 
 namespace {
 
-std::string Parent(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
-}
-
 std::string Base(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 bool Overlaps(const std::string& a, const std::string& b) {
@@ -141,8 +136,8 @@ std::vector<ValidatedMount> CoalesceBwrapMounts(const std::vector<ValidatedMount
   for (size_t i = 0; i < kept.size(); ++i) {
     const ValidatedMount& mount = kept[i];
     if (mount.writable || Base(mount.source) != Base(mount.target)) continue;
-    const std::string source_parent = Parent(mount.source);
-    const std::string target_parent = Parent(mount.target);
+    const std::string source_parent = ParentPath(mount.source);
+    const std::string target_parent = ParentPath(mount.target);
     if (source_parent == "/" || target_parent == "/") continue;
     groups[{source_parent, target_parent}].push_back(i);
   }

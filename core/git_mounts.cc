@@ -37,11 +37,6 @@ bool IsFile(const std::string& path) {
   return lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-std::string Parent(absl::string_view path) {
-  const size_t slash = path.rfind('/');
-  return slash == 0 || slash == absl::string_view::npos ? "/" : std::string(path.substr(0, slash));
-}
-
 // The checks every root gets, as any mount source and more.
 absl::Status CheckRoot(const std::string& root, const std::string& main_top,
                        absl::string_view project_target, const MountPolicy& policy,
@@ -68,7 +63,7 @@ absl::Status CheckRoot(const std::string& root, const std::string& main_top,
     return Unsafe(root,
                   absl::StrCat("would be mounted over or inside the project at ", project_target));
   }
-  for (const std::string& project : ProjectsAtOrAbove(Parent(root))) {
+  for (const std::string& project : ProjectsAtOrAbove(ParentPath(root))) {
     if (project != main_top) {
       return Unsafe(root, absl::StrCat("lies inside the project ", project,
                                        ", whose sandboxes could replace it with a link"));
@@ -117,7 +112,7 @@ absl::StatusOr<GitMounts> PlanGitMounts(absl::string_view project_real,
     return mounts;
   }
   const std::string dot_git = JoinPath(project_real, ".git");
-  if (Parent(git->git_dir) != JoinPath(git->common_dir, "worktrees")) {
+  if (ParentPath(git->git_dir) != JoinPath(git->common_dir, "worktrees")) {
     return NotAWorktree(dot_git, absl::StrCat("names ", git->git_dir, ", which is not in ",
                                               JoinPath(git->common_dir, "worktrees")));
   }
@@ -135,7 +130,7 @@ absl::StatusOr<GitMounts> PlanGitMounts(absl::string_view project_real,
   }
   // The main worktree of a repository whose common directory is its `.git`.
   const std::string main_top =
-      BaseName(git->common_dir) == ".git" ? Parent(git->common_dir) : std::string();
+      BaseName(git->common_dir) == ".git" ? ParentPath(git->common_dir) : std::string();
   for (const std::string* root : {&git->common_dir, &git->git_dir}) {
     absl::Status ok =
         CheckRoot(*root, main_top, project_target, policy, home_real, reserved_targets);

@@ -75,8 +75,7 @@ std::vector<std::string> LinksOnTheWay(absl::string_view path) {
     rest.pop_back();
     if (part == ".") continue;
     if (part == "..") {
-      const size_t slash = current.rfind('/');
-      current.resize(slash == 0 ? 1 : slash);
+      current = ParentPath(current);
       continue;
     }
     const std::string next = JoinPath(current, part);
@@ -263,8 +262,7 @@ namespace {
 // A link is judged by the directory that holds it (`is_link`): that is where
 // it can be replaced, whatever it points at.
 std::string ReplaceableBy(const std::string& path, bool is_link, uint32_t uid, uint32_t gid) {
-  const std::vector<std::string> projects =
-      ProjectsAtOrAbove(is_link ? path.substr(0, std::max<size_t>(path.rfind('/'), 1)) : path);
+  const std::vector<std::string> projects = ProjectsAtOrAbove(is_link ? ParentPath(path) : path);
   if (!projects.empty()) {
     return absl::StrCat("lies inside the project ", projects.front(),
                         ", whose sandboxed programs can rename what is in it");
@@ -289,8 +287,7 @@ std::string ReplaceableBy(const std::string& path, bool is_link, uint32_t uid, u
     }
     if (dir == "/") break;
     child = dir;
-    const size_t slash = dir.rfind('/');
-    dir.resize(slash == 0 ? 1 : slash);
+    dir = ParentPath(dir);
   }
   return "";
 }

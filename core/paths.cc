@@ -57,6 +57,12 @@ std::string BaseName(absl::string_view path) {
   return std::string(slash == absl::string_view::npos ? path : path.substr(slash + 1));
 }
 
+std::string ParentPath(absl::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == 0 || slash == absl::string_view::npos ? std::string("/")
+                                                        : std::string(path.substr(0, slash));
+}
+
 std::string JoinPath(absl::string_view dir, absl::string_view rest) {
   if (rest.empty()) return std::string(dir);
   if (dir.empty()) return std::string(rest);

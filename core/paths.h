@@ -33,6 +33,10 @@ std::string NormalizePath(absl::string_view path);
 // "a/b/c.json" -> "c.json".
 std::string BaseName(absl::string_view path);
 
+// The directory holding an absolute, normalised `path`: "/a/b" -> "/a",
+// "/a" -> "/", "/" -> "/" (and "/" for a path with no slash at all).
+std::string ParentPath(absl::string_view path);
+
 // Joins a directory and a relative part with one slash.
 std::string JoinPath(absl::string_view dir, absl::string_view rest);
 

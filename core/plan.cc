@@ -85,12 +85,6 @@ absl::Status PlanInPlace(const Settings& settings, const SpawnFacts& facts,
   return absl::OkStatus();
 }
 
-std::string DirOf(absl::string_view path) {
-  const size_t slash = path.rfind('/');
-  return slash == 0 || slash == absl::string_view::npos ? std::string("/")
-                                                        : std::string(path.substr(0, slash));
-}
-
 // The fix for a program the host has at `host_path` (its real file at
 // `real_path`, "" when it cannot be resolved) that the sandbox lacks.
 absl::Status NotInSandbox(Runtime runtime, absl::string_view name, absl::string_view host_path,
@@ -492,13 +486,13 @@ absl::Status CheckEngineOnThisHost(Runtime runtime, absl::string_view engine) {
 }
 
 std::vector<std::string> FixMounts(absl::string_view path, absl::string_view real) {
-  std::vector<std::string> dirs = {DirOf(path)};
+  std::vector<std::string> dirs = {ParentPath(path)};
   if (real.empty() || IsInside(real, dirs.front())) return dirs;
   constexpr absl::string_view kNodeModules = "/lib/node_modules/";
   const size_t at = real.find(kNodeModules);
   std::string second = at != absl::string_view::npos
                            ? std::string(real.substr(0, at + kNodeModules.size() - 1))
-                           : DirOf(real);
+                           : ParentPath(real);
   if (!IsInside(second, dirs.front())) dirs.push_back(std::move(second));
   return dirs;
 }

@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/match.h"
@@ -280,8 +279,7 @@ absl::Status CheckSeedOutsideProjects(const std::string& home_real, const std::s
   for (std::string& link : LinksOnTheWay(named)) places.push_back(std::move(link));
   for (const std::string& place : places) {
     // A link is replaced where it lies: in the directory that holds it.
-    const std::string where =
-        place == named ? place : place.substr(0, std::max<size_t>(place.rfind('/'), 1));
+    const std::string where = place == named ? place : ParentPath(place);
     for (const std::string& project : ProjectsAtOrAbove(where)) {
       if (IsInside(home_real, project)) continue;
       return SeedRefused(

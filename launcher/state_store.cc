@@ -101,8 +101,7 @@ absl::StatusOr<std::string> ProjectStoreKey(absl::string_view project_real,
       git->kind == GitLayout::Kind::kDirectory
           ? git->git_dir == JoinPath(git->top, ".git") && git->common_dir == git->git_dir
           : git->git_dir != git->common_dir &&
-                git->git_dir.substr(0, git->git_dir.rfind('/')) ==
-                    JoinPath(git->common_dir, "worktrees") &&
+                ParentPath(git->git_dir) == JoinPath(git->common_dir, "worktrees") &&
                 git->backlink == JoinPath(git->top, ".git");
   if (git->kind == GitLayout::Kind::kNone || !shares_repository) {
     return nlohmann::json::array({"path", project_real})

@@ -21,6 +21,15 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
+// The Lab's environment without the DOCKER_HOST it always sets, so that the
+// client's own choice (a context) decides.
+std::vector<std::string> WithoutDockerHost(std::vector<std::string> env) {
+  env.erase(std::remove_if(env.begin(), env.end(),
+                           [](const std::string& e) { return e.rfind("DOCKER_HOST=", 0) == 0; }),
+            env.end());
+  return env;
+}
+
 class NeverDowngradeTest : public ::testing::Test {
  protected:
   NeverDowngradeTest() { lab_.Config(R"({"isolation":{"tier":"container"}})"); }
@@ -187,10 +196,7 @@ TEST_F(NeverDowngradeTest, AnEngineOnAnotherHostIsRefused) {
   RunResult doctor = lab_.Run({"doctor", "--json"}, lab_.Env("ssh://builder@build-host"));
   EXPECT_NE(doctor.exit_code, 0);
   EXPECT_THAT(doctor.out, HasSubstr("which is not this host"));
-  std::vector<std::string> env = lab_.Env();
-  env.erase(std::remove_if(env.begin(), env.end(),
-                           [](const std::string& e) { return e.rfind("DOCKER_HOST=", 0) == 0; }),
-            env.end());
+  std::vector<std::string> env = WithoutDockerHost(lab_.Env());
   const std::string docker_dir = lab_.tmp().Path("scratch-home-docker");
   SetEnv(env, "DOCKER_CONFIG", docker_dir);
   lab_.tmp().Write("scratch-home-docker/config.json", R"({"currentContext":"build"})");
@@ -223,10 +229,7 @@ TEST(EngineLocationTest, ALocalContextIsTheEngineTheClientIsPinnedTo) {
   lab.Config(R"({"isolation":{"tier":"container"}})");
   lab.FakeDocker();
   FakeEngine engine(lab.tmp().Path("alt-engine.sock"));
-  std::vector<std::string> env = lab.Env();
-  env.erase(std::remove_if(env.begin(), env.end(),
-                           [](const std::string& e) { return e.rfind("DOCKER_HOST=", 0) == 0; }),
-            env.end());
+  std::vector<std::string> env = WithoutDockerHost(lab.Env());
   const std::string docker_dir = lab.tmp().Path("docker-config");
   SetEnv(env, "DOCKER_CONFIG", docker_dir);
   SetEnv(env, "DOCKER_CONTEXT", "alt");
