@@ -446,19 +446,12 @@ absl::Status PlanRuntimeExec(ContainerPlanning& p) {
   return absl::OkStatus();
 }
 
-// np-exec mounts this host's paths and pins them by device and inode: an
-// engine on another host would mount whatever sits at those paths over there
-// (another checkout, an empty folder it creates, one prepared by someone on
-// that host), and nothing here could check it. Refused before anything else.
-absl::Status RefuseRemoteEngine(ContainerPlanning& p) {
-  return CheckEngineOnThisHost(p.container.runtime, p.facts.engine_remote);
-}
-
 using PlanningStep = absl::Status (*)(ContainerPlanning&);
 constexpr PlanningStep kContainerPlanning[] = {
-    RefuseRemoteEngine, FindProjectMount,    ResolveProjectUser, CheckOwnFilesOutsideWritable,
-    DescribeSpawn,      PlanMounts,          PlanProtected,      LookUpProgram,
-    BuildArgv,          ReportProgramLookup, PlanRuntimeExec};
+    FindProjectMount, ResolveProjectUser,  CheckOwnFilesOutsideWritable,
+    DescribeSpawn,    PlanMounts,          PlanProtected,
+    LookUpProgram,    BuildArgv,           ReportProgramLookup,
+    PlanRuntimeExec};
 
 absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
                            const std::vector<std::string>& program, SpawnPlan& plan) {
@@ -564,6 +557,15 @@ absl::StatusOr<SpawnPlan> PlanSpawn(const Settings& settings, const ProbeResult*
   plan.resolved = settings.resolved;
   plan.runtime = container.runtime;
   plan.env_names = MergeEnvNames(container.env, env_names);
+  // np-exec mounts this host's paths and pins them by device and inode: an
+  // engine on another host would mount whatever sits at those paths over
+  // there (another checkout, an empty folder it creates, one prepared by
+  // someone on that host), and nothing here could check it. Refused before
+  // anything else, the probe's answer included (the driver does not ask it).
+  if (settings.resolved.tier == Tier::kContainer) {
+    absl::Status here = CheckEngineOnThisHost(container.runtime, facts.engine_remote);
+    if (!here.ok()) return here;
+  }
   absl::Status gate = AssertTierAvailable(settings.resolved, container.runtime, probe);
   if (!gate.ok()) return gate;
   absl::Status planned = settings.resolved.tier == Tier::kContainer

@@ -11,6 +11,7 @@
 #include "launcher/egress/refusal_notice.h"
 #include "launcher/environment.h"
 #include "launcher/output.h"
+#include "launcher/runtime/engine_locality.h"
 #include "launcher/runtime/podman_secrets.h"
 #include "launcher/watchdog.h"
 
@@ -51,7 +52,7 @@ absl::StatusOr<std::optional<Watchdog>> MaybeWatchdog(const WrappedSpawn& spawn,
   if (plan.container_name.empty() && !has_placeholders) return std::optional<Watchdog>();
   WatchdogSpec watch;
   watch.self_path = host.self_path;
-  watch.env = EditEnvironment(host.envp, {}, kInterposerVars);
+  watch.env = ClientEnvironment(host);
   watch.runtime_bin = plan.exec_path;
   watch.socket = spawn.endpoint.socket;
   watch.container_name = plan.container_name;

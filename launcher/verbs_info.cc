@@ -163,11 +163,13 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
   // The JSON is on stdout either way; the error line says why the tier
   // cannot be delivered (or a spawn here would be refused), and the exit
   // status is 1.
-  if (!gate.ok()) return gate;
+  // An engine on another host is not asked (the probe's unavailability is
+  // that): its refusal is the cause.
   if (settings->resolved.tier == Tier::kContainer) {
     absl::Status here = CheckEngineOnThisHost(container.runtime, endpoint.remote);
     if (!here.ok()) return here;
   }
+  if (!gate.ok()) return gate;
   if (!image.status.ok()) return image.status;
   if (!trust.ok()) return trust.status();
   if (!trust->decision.status.ok()) return trust->decision.status;

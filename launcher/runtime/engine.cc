@@ -97,7 +97,7 @@ bool HasSubordinateIds(const HostFacts& host) {
 // directories only (what the client execs in turn, conmon, runc, crun,
 // plugins, is looked up on it, as the client itself was); signals forwarded;
 // orphans reaped once it started; the container removed however it ends.
-SuperviseRequest ClientRequest(bool docker, const SpawnPlan& plan, const Endpoint& endpoint,
+SuperviseRequest ClientRequest(const SpawnPlan& plan, const Endpoint& endpoint,
                                const HostFacts& host, const std::vector<Companion>& companions) {
   SuperviseRequest request;
   request.companions = companions;
@@ -106,23 +106,14 @@ SuperviseRequest ClientRequest(bool docker, const SpawnPlan& plan, const Endpoin
   request.argv = plan.argv;
   request.env = BuildEnvironment(plan.env, host.envp);
   const std::string project = HostProjectRoot(host);
-  // The client reaches the engine np-exec checked, whatever a context or a
-  // connection set since would say: docker's DOCKER_HOST beats any context.
-  std::vector<std::string> pinned;
   for (std::string& entry : request.env) {
     if (absl::StartsWith(entry, "PATH=")) {
       entry = absl::StrCat("PATH=", TrustedPathList(entry.substr(5), project, LstatOwner));
     }
-    if (docker &&
-        (absl::StartsWith(entry, "DOCKER_HOST=") || absl::StartsWith(entry, "DOCKER_CONTEXT="))) {
-      continue;
-    }
-    pinned.push_back(std::move(entry));
   }
-  if (docker && endpoint.socket.has_value()) {
-    pinned.push_back(absl::StrCat("DOCKER_HOST=unix://", *endpoint.socket));
-  }
-  request.env = std::move(pinned);
+  // The client reaches the engine np-exec checked, whatever a context or a
+  // connection set since would say.
+  request.env = PinClientEnvironment(std::move(request.env), host);
   const bool tty = host.stdin_tty && host.stdout_tty;
   const std::optional<std::string> socket = endpoint.socket;
   const std::string name = plan.container_name;
@@ -176,6 +167,13 @@ class EngineDriver : public RuntimeDriver {
   ProbeResult Probe(const HostFacts& host, const Endpoint& endpoint,
                     ProbeDepth /*depth*/) const override {
     if (endpoint.bin.empty()) return ProbeMissingBinary(flavor_.runtime, endpoint);
+    // An engine on another host is never asked anything (not even its
+    // version): planning refuses it (isolation-engine-remote).
+    if (!endpoint.remote.empty()) {
+      return ProbeUnavailable(flavor_.runtime, kReasonUnreachable,
+                              absl::StrCat("not asked: ", endpoint.remote, " is not this host"),
+                              endpoint.bin);
+    }
     if (endpoint.socket.has_value()) return ProbeSocket(endpoint);
     // Podman without its API service answers for itself (the client is the
     // engine); a remote endpoint is asked through the client.
@@ -192,7 +190,9 @@ class EngineDriver : public RuntimeDriver {
   ProbeResult ProbeForSpawn(const HostFacts& host, const Endpoint& endpoint,
                             const std::string& image, std::string* image_id) const override {
     image_id->clear();
-    if (endpoint.bin.empty() || image.empty()) return Probe(host, endpoint, ProbeDepth::kForRun);
+    if (endpoint.bin.empty() || image.empty() || !endpoint.remote.empty()) {
+      return Probe(host, endpoint, ProbeDepth::kForRun);
+    }
     const Runtime runtime = flavor_.runtime;
     if (endpoint.socket.has_value()) {
       absl::StatusOr<HttpResponse> response =
@@ -221,9 +221,11 @@ class EngineDriver : public RuntimeDriver {
     }
     // The client answers for the engine; its version is not asked (the run's
     // own start is the proof, as on bubblewrap).
+    std::vector<std::string> env = ClientEnvironment(host);
+    std::vector<char*> envp = CStrings(env);
     absl::StatusOr<CaptureResult> inspect =
-        RunAndCapture({endpoint.bin, "image", "inspect", "--format", "{{.Id}}", image}, host.envp,
-                      kCommandTimeoutMs);
+        RunAndCapture({endpoint.bin, "image", "inspect", "--format", "{{.Id}}", image},
+                      envp.data(), kCommandTimeoutMs);
     if (inspect.ok() && !inspect->timed_out && inspect->exit_code == 0) {
       *image_id = std::string(absl::StripAsciiWhitespace(inspect->out));
       return ProbeAvailable(runtime, endpoint.bin, "unknown");
@@ -233,7 +235,7 @@ class EngineDriver : public RuntimeDriver {
 
   std::optional<ImageUserConfig> InspectImageUser(const HostFacts& host, const Endpoint& endpoint,
                                                   const std::string& image) const override {
-    if (endpoint.bin.empty() || image.empty()) return std::nullopt;
+    if (endpoint.bin.empty() || image.empty() || !endpoint.remote.empty()) return std::nullopt;
     nlohmann::json id;
     nlohmann::json user;
     if (endpoint.socket.has_value()) {
@@ -248,7 +250,7 @@ class EngineDriver : public RuntimeDriver {
       // An image without a config, or a config without User, runs as root.
       user = config.is_object() ? config.value("User", nlohmann::json("")) : nlohmann::json("");
     } else {
-      std::vector<std::string> env = EditEnvironment(host.envp, {}, kInterposerVars);
+      std::vector<std::string> env = ClientEnvironment(host);
       std::vector<char*> envp = CStrings(env);
       // The ID has no space; the user comes as JSON, so no byte of it can
       // shift the split (docker's template refuses `json` on the ID).
@@ -325,7 +327,9 @@ class EngineDriver : public RuntimeDriver {
   absl::StatusOr<RunOutcome> Run(const SpawnPlan& plan, const Endpoint& endpoint,
                                  const HostFacts& host,
                                  const std::vector<Companion>& companions) const override {
-    SuperviseRequest request = ClientRequest(!flavor_.podman, plan, endpoint, host, companions);
+    absl::Status here = CheckEngineOnThisHost(flavor_.runtime, endpoint.remote);
+    if (!here.ok()) return here;
+    SuperviseRequest request = ClientRequest(plan, endpoint, host, companions);
     const std::string& name = plan.container_name;
     const std::vector<std::string> client_env = request.env;
     // Forwarded values as secrets where the runtime would keep them in its
@@ -361,9 +365,9 @@ class EngineDriver : public RuntimeDriver {
 
   std::optional<bool> ImagePresent(const std::string& image, const Endpoint& endpoint,
                                    const HostFacts& host) const override {
-    if (endpoint.bin.empty()) return std::nullopt;
+    if (endpoint.bin.empty() || !endpoint.remote.empty()) return std::nullopt;
     if (endpoint.socket.has_value()) return ImageOnSocket(endpoint, image);
-    std::vector<std::string> env = EditEnvironment(host.envp, {}, kInterposerVars);
+    std::vector<std::string> env = ClientEnvironment(host);
     std::vector<char*> envp = CStrings(env);
     absl::StatusOr<CaptureResult> inspect =
         RunAndCapture({endpoint.bin, "image", "inspect", image}, envp.data(), kInspectTimeoutMs);
@@ -373,8 +377,8 @@ class EngineDriver : public RuntimeDriver {
 
   void Cleanup(const Endpoint& endpoint, const std::string& name,
                const HostFacts& host) const override {
-    ForceRemoveContainer(endpoint.bin, EditEnvironment(host.envp, {}, kInterposerVars),
-                         endpoint.socket, name);
+    if (!endpoint.remote.empty()) return;
+    ForceRemoveContainer(endpoint.bin, ClientEnvironment(host), endpoint.socket, name);
   }
 
  private:
@@ -427,8 +431,10 @@ class EngineDriver : public RuntimeDriver {
   ProbeResult ProbeCommand(const Endpoint& endpoint, const HostFacts& host,
                            const char* format) const {
     const Runtime runtime = flavor_.runtime;
+    std::vector<std::string> env = ClientEnvironment(host);
+    std::vector<char*> envp = CStrings(env);
     absl::StatusOr<CaptureResult> result =
-        RunAndCapture({endpoint.bin, "version", "--format", format}, host.envp, kCommandTimeoutMs);
+        RunAndCapture({endpoint.bin, "version", "--format", format}, envp.data(), kCommandTimeoutMs);
     if (!result.ok()) {
       return ProbeUnavailable(runtime, kReasonUnreachable, std::string(result.status().message()),
                               endpoint.bin);

@@ -1,5 +1,6 @@
 #include "launcher/runtime/engine_locality.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,87 +15,184 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/paths.h"
+#include "core/plan.h"
 #include "core/sha256.h"
+#include "launcher/environment.h"
 #include "nlohmann/json.hpp"
 
 namespace np {
 namespace {
 
 constexpr size_t kMaxConfigBytes = 1 << 20;
+constexpr char kDefaultDockerSocket[] = "/var/run/docker.sock";
 
-// A small JSON file of the client's, or null (missing, too big, not JSON).
-nlohmann::json ReadJsonFile(const std::string& path) {
+// A small JSON file of the client's: an empty object when there is none,
+// nullopt when there is one np-exec cannot read as the client would (not a
+// regular file, too big, unreadable, not JSON): then the endpoint is unknown.
+std::optional<nlohmann::json> ReadJsonFile(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return nullptr;
+  if (fd < 0) {
+    if (errno == ENOENT) return nlohmann::json::object();
+    return std::nullopt;
+  }
   struct stat st;
   std::string text;
+  bool whole = false;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
       static_cast<size_t>(st.st_size) <= kMaxConfigBytes) {
     text.resize(static_cast<size_t>(st.st_size));
     const ssize_t n = read(fd, text.data(), text.size());
-    text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    whole = n == static_cast<ssize_t>(text.size());
   }
   close(fd);
-  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!whole) return std::nullopt;
+  nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded() || !value.is_object()) return std::nullopt;
+  return value;
 }
 
-std::string StringAt(const nlohmann::json& value, const char* key) {
-  if (!value.is_object() || !value.contains(key) || !value[key].is_string()) return "";
-  return value[key].get<std::string>();
+// The string under `key` as the client's JSON decoder finds it (Go matches a
+// struct field's name without regard to case): "" when absent, nullopt when
+// it is not a string or more than one spelling is there.
+std::optional<std::string> FieldOf(const nlohmann::json& object, absl::string_view key) {
+  std::optional<std::string> found = std::string();
+  int matches = 0;
+  for (const auto& [name, value] : object.items()) {
+    if (!absl::EqualsIgnoreCase(name, key)) continue;
+    if (++matches > 1 || !value.is_string()) return std::nullopt;
+    found = value.get<std::string>();
+  }
+  return found;
 }
 
-// Whether a tcp:// endpoint's host is this host's loopback.
-bool LoopbackTcp(absl::string_view url) {
-  if (!absl::ConsumePrefix(&url, "tcp://")) return false;
-  const absl::string_view host =
-      absl::StartsWith(url, "[") ? url.substr(0, url.find(']') + 1) : url.substr(0, url.find(':'));
+// Whether `host` names this host's loopback: localhost, [::1], or
+// 127.0.0.0/8 as four decimal numbers (a name such as 127.0.0.1.example is
+// resolved by the client, to anywhere).
+bool LoopbackHost(absl::string_view host) {
   if (host == "localhost" || host == "[::1]") return true;
-  // 127.0.0.0/8 as four decimal numbers: a name such as 127.0.0.1.example
-  // is resolved by the client, to anywhere.
   const std::vector<absl::string_view> parts = absl::StrSplit(host, '.');
   int octet = 0;
   return parts.size() == 4 && parts[0] == "127" &&
          std::all_of(parts.begin(), parts.end(), [&octet](absl::string_view part) {
-           return !part.empty() && part.size() <= 3 && absl::SimpleAtoi(part, &octet) &&
-                  octet <= 255 && std::all_of(part.begin(), part.end(), absl::ascii_isdigit);
+           return !part.empty() && part.size() <= 3 &&
+                  std::all_of(part.begin(), part.end(), absl::ascii_isdigit) &&
+                  absl::SimpleAtoi(part, &octet) && octet <= 255;
          });
 }
 
-// An endpoint URL as np-exec reaches it: a unix:// socket, or a tcp:// port
-// on the loopback, is this host; any other scheme or host is another one.
-EngineLocation FromUrl(const std::string& url, const std::string& shown) {
-  if (absl::StartsWith(url, "unix://") && url.size() > 7) return {url.substr(7), ""};
-  if (LoopbackTcp(url)) return {std::nullopt, ""};
-  return {std::nullopt, absl::StrCat(shown, " (", url.empty() ? "unreadable" : url, ")")};
+// Whether a tcp:// endpoint is a port on the loopback. Its authority must be
+// plain: a host, an optional numeric port, nothing else (tcp://127.0.0.1:1@
+// evil:2375 is evil's port 2375 to the client's URL parser).
+bool LoopbackTcp(absl::string_view url) {
+  if (!absl::ConsumePrefix(&url, "tcp://")) return false;
+  const absl::string_view authority = url.substr(0, url.find_first_of("/?#"));
+  const bool plain = std::all_of(authority.begin(), authority.end(), [](char c) {
+    return absl::ascii_isalnum(c) || c == '.' || c == ':' || c == '[' || c == ']' || c == '-';
+  });
+  if (!plain || authority.empty()) return false;
+  const size_t host_end = absl::StartsWith(authority, "[") ? authority.find(']') + 1
+                                                           : authority.find(':');
+  if (host_end == 0) return false;  // An unclosed "[".
+  const absl::string_view host = authority.substr(0, host_end);
+  absl::string_view rest = host_end == absl::string_view::npos ? "" : authority.substr(host_end);
+  if (!rest.empty() && (!absl::ConsumePrefix(&rest, ":") || rest.empty() || rest.size() > 5 ||
+                        !std::all_of(rest.begin(), rest.end(), absl::ascii_isdigit))) {
+    return false;
+  }
+  return LoopbackHost(host);
 }
+
+// An endpoint URL as np-exec reaches it: a unix:// socket at an absolute
+// path, or a tcp:// port on the loopback, is this host; any other scheme,
+// host or spelling is another one.
+EngineLocation FromUrl(const std::string& url, const std::string& shown) {
+  if (absl::StartsWith(url, "unix:///")) return {url.substr(7), "", url};
+  if (LoopbackTcp(url)) return {std::nullopt, "", url};
+  return {std::nullopt, absl::StrCat(shown, " (", url.empty() ? "unreadable" : url, ")"), ""};
+}
+
+EngineLocation Unreadable(const std::string& shown) {
+  return {std::nullopt, absl::StrCat(shown, " (unreadable)"), ""};
+}
+
+// The name of docker's current context: DOCKER_CONTEXT, else config.json's
+// currentContext; nullopt when config.json cannot be read.
+std::optional<std::string> DockerContextName(const HostFacts& host, const std::string& config_dir) {
+  std::string name(GetEnv(host.envp, "DOCKER_CONTEXT"));
+  if (!name.empty() || config_dir.empty()) return name;
+  const std::optional<nlohmann::json> config = ReadJsonFile(JoinPath(config_dir, "config.json"));
+  if (!config.has_value()) return std::nullopt;
+  return FieldOf(*config, "currentContext");
+}
+
+bool IsSet(char** envp, absl::string_view name) { return GetEnv(envp, name).data() != nullptr; }
 
 }  // namespace
 
 EngineLocation DockerLocation(const HostFacts& host) {
   if (!host.docker_host.empty()) return FromUrl(host.docker_host, "DOCKER_HOST");
-  std::string name(GetEnv(host.envp, "DOCKER_CONTEXT"));
   std::string config_dir(GetEnv(host.envp, "DOCKER_CONFIG"));
   if (config_dir.empty() && !host.home.empty()) config_dir = JoinPath(host.home, ".docker");
-  if (name.empty() && !config_dir.empty()) {
-    name = StringAt(ReadJsonFile(JoinPath(config_dir, "config.json")), "currentContext");
+  const std::optional<std::string> name = DockerContextName(host, config_dir);
+  if (!name.has_value()) return Unreadable("docker's config.json");
+  if (name->empty() || *name == "default") {
+    return {std::string(kDefaultDockerSocket), "", absl::StrCat("unix://", kDefaultDockerSocket)};
   }
-  if (name.empty() || name == "default") return {std::string("/var/run/docker.sock"), ""};
-  const nlohmann::json meta = ReadJsonFile(
-      JoinPath(config_dir, absl::StrCat("contexts/meta/", Sha256Hex(name), "/meta.json")));
-  std::string url;
-  if (meta.is_object() && meta.contains("Endpoints") && meta["Endpoints"].is_object()) {
-    url = StringAt(meta["Endpoints"].value("docker", nlohmann::json()), "Host");
+  const std::string shown = absl::StrCat("docker context ", *name);
+  const std::optional<nlohmann::json> meta = ReadJsonFile(
+      JoinPath(config_dir, absl::StrCat("contexts/meta/", Sha256Hex(*name), "/meta.json")));
+  if (!meta.has_value()) return Unreadable(shown);
+  nlohmann::json endpoints;
+  for (const auto& [key, value] : meta->items()) {
+    if (!absl::EqualsIgnoreCase(key, "Endpoints")) continue;
+    if (!endpoints.is_null() || !value.is_object()) return Unreadable(shown);
+    endpoints = value;
   }
-  return FromUrl(url, absl::StrCat("docker context ", name));
+  if (!endpoints.is_object() || !endpoints.contains("docker") ||
+      !endpoints["docker"].is_object()) {
+    return Unreadable(shown);
+  }
+  const std::optional<std::string> url = FieldOf(endpoints["docker"], "Host");
+  if (!url.has_value()) return Unreadable(shown);
+  return FromUrl(*url, shown);
 }
 
 EngineLocation PodmanLocation(const HostFacts& host, const std::string& fallback) {
-  if (!host.container_host.empty()) return FromUrl(host.container_host, "CONTAINER_HOST");
-  const std::string connection(GetEnv(host.envp, "CONTAINER_CONNECTION"));
-  if (!connection.empty()) {
-    return {std::nullopt, absl::StrCat("podman connection ", connection)};
+  if (IsSet(host.envp, "CONTAINER_CONNECTION")) {
+    return {std::nullopt,
+            absl::StrCat("podman connection ", GetEnv(host.envp, "CONTAINER_CONNECTION")), ""};
   }
-  return {fallback, ""};
+  if (IsSet(host.envp, "CONTAINER_HOST")) {
+    return FromUrl(std::string(GetEnv(host.envp, "CONTAINER_HOST")), "CONTAINER_HOST");
+  }
+  return {fallback, "", ""};
+}
+
+std::vector<std::string> PinClientEnvironment(std::vector<std::string> env,
+                                              const HostFacts& host) {
+  const EngineLocation docker = DockerLocation(host);
+  const EngineLocation podman = PodmanLocation(host, "");
+  std::vector<std::string> pinned;
+  pinned.reserve(env.size() + 1);
+  for (std::string& entry : env) {
+    const absl::string_view name = absl::string_view(entry).substr(0, entry.find('='));
+    if (name == "DOCKER_HOST" || name == "DOCKER_CONTEXT" || name == "CONTAINER_CONNECTION" ||
+        name == "CONTAINER_HOST") {
+      continue;
+    }
+    pinned.push_back(std::move(entry));
+  }
+  pinned.push_back(absl::StrCat(
+      "DOCKER_HOST=", docker.remote.empty() ? docker.url
+                                            : absl::StrCat("unix://", kDefaultDockerSocket)));
+  if (podman.remote.empty() && !podman.url.empty()) {
+    pinned.push_back(absl::StrCat("CONTAINER_HOST=", podman.url));
+  }
+  return pinned;
+}
+
+std::vector<std::string> ClientEnvironment(const HostFacts& host) {
+  return PinClientEnvironment(EditEnvironment(host.envp, {}, kInterposerVars), host);
 }
 
 }  // namespace np

@@ -5,12 +5,16 @@
 // is not on this host would mount whatever sits at those paths over there:
 // such an endpoint is named here, and spawns on it are refused
 // (isolation-engine-remote). A tcp:// port on the loopback counts as this
-// host. Reads the client's own configuration files.
+// host. Reads the client's own configuration files. Every call of the client
+// (the run, image inspects, the account copy-out, cleanup, the watchdog's)
+// gets the endpoint checked here pinned in its environment
+// (ClientEnvironment), so a context switched since cannot move it.
 #ifndef NP_EXEC_LAUNCHER_RUNTIME_ENGINE_LOCALITY_H_
 #define NP_EXEC_LAUNCHER_RUNTIME_ENGINE_LOCALITY_H_
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "launcher/host.h"
 
@@ -23,15 +27,31 @@ struct EngineLocation {
   // ssh://build", "docker context remote (tcp://10.0.0.5:2376)"); "" when
   // the endpoint is this host's socket.
   std::string remote;
+  // The endpoint as the client is told it (DOCKER_HOST or CONTAINER_HOST's
+  // value); "" when the client's own default is this engine.
+  std::string url;
 };
 
 // Docker's endpoint: DOCKER_HOST, else the current context's, else the
 // default socket. A context np-exec cannot read counts as remote.
 EngineLocation DockerLocation(const HostFacts& host);
 
-// Podman's: CONTAINER_HOST, else CONTAINER_CONNECTION (a named connection
-// is remote), else `fallback` (the client is the engine).
+// Podman's: CONTAINER_HOST, else `fallback` (the client is the engine). Set
+// at all, CONTAINER_CONNECTION (a named connection) and an empty
+// CONTAINER_HOST make the client a remote one: remote.
 EngineLocation PodmanLocation(const HostFacts& host, const std::string& fallback);
+
+// `env` (a runtime client's environment) with the endpoints checked above
+// pinned: DOCKER_HOST set to docker's (a remote one's place taken by the
+// default socket, so no call reaches it), DOCKER_CONTEXT and
+// CONTAINER_CONNECTION removed, CONTAINER_HOST kept only when it is podman's
+// checked endpoint.
+std::vector<std::string> PinClientEnvironment(std::vector<std::string> env,
+                                              const HostFacts& host);
+
+// The environment of a client call made outside a spawn's run: the
+// caller's, without the interposer's variables, pinned as above.
+std::vector<std::string> ClientEnvironment(const HostFacts& host);
 
 }  // namespace np
 

@@ -11,6 +11,7 @@
 #include "core/tar_file.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
+#include "launcher/runtime/engine_locality.h"
 #include "launcher/runtime/reaper.h"
 #include "shim/find_real_program.h"
 
@@ -68,7 +69,7 @@ std::optional<std::vector<CaptureResult>> CopyOutOfImage(
     const std::string& bin, const std::string& image, const std::string& name,
     const std::vector<std::string>& paths, const HostFacts& host, size_t max_bytes,
     const std::function<bool(const CaptureResult&)>& enough) {
-  std::vector<std::string> env = EditEnvironment(host.envp, {}, kInterposerVars);
+  std::vector<std::string> env = ClientEnvironment(host);
   std::vector<char*> envp = CStrings(env);
   absl::StatusOr<CaptureResult> created = RunAndCapture(
       {bin, "create", "--pull=never", "--network", "none", "--label",
@@ -135,7 +136,7 @@ absl::Status ExplainExitNotFound(const SpawnPlan& plan, const HostFacts& host) {
   // On network "allowlist" np-exec's own entry point execs the program and
   // reports a failure itself.
   if (plan.image.empty() || !plan.egress_socket.empty()) return absl::OkStatus();
-  std::vector<std::string> env = EditEnvironment(host.envp, {}, kInterposerVars);
+  std::vector<std::string> env = ClientEnvironment(host);
   std::vector<char*> envp = CStrings(env);
   const std::string path_list = ImagePath(plan.exec_path, plan.image, envp.data());
   if (path_list.empty()) return absl::OkStatus();

@@ -21,13 +21,18 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
+// `env` without `name` (not even set empty).
+std::vector<std::string> Without(std::vector<std::string> env, const std::string& name) {
+  env.erase(std::remove_if(env.begin(), env.end(),
+                           [&name](const std::string& e) { return e.rfind(name + "=", 0) == 0; }),
+            env.end());
+  return env;
+}
+
 // The Lab's environment without the DOCKER_HOST it always sets, so that the
 // client's own choice (a context) decides.
 std::vector<std::string> WithoutDockerHost(std::vector<std::string> env) {
-  env.erase(std::remove_if(env.begin(), env.end(),
-                           [](const std::string& e) { return e.rfind("DOCKER_HOST=", 0) == 0; }),
-            env.end());
-  return env;
+  return Without(std::move(env), "DOCKER_HOST");
 }
 
 class NeverDowngradeTest : public ::testing::Test {
@@ -180,13 +185,20 @@ TEST_F(NeverDowngradeTest, RemoteDockerHostPointingNowhere) {
 // An engine on another host answers, but it would mount whatever sits at the
 // project's path over there: refused before anything runs, whether DOCKER_HOST
 // names it or docker's current context does. Before, each of these ran the
-// client's `run`. (A tcp:// port on the loopback is this host's.)
+// client's `run`. (A tcp:// port on the loopback is this host's.) The engine
+// is not asked anything first, not even its version: before, the client's
+// `version` and `image inspect` went there.
 TEST_F(NeverDowngradeTest, AnEngineOnAnotherHostIsRefused) {
   lab_.FakeDocker();
+  // The loopback's address as userinfo names evil's port 2375 to the
+  // client's URL parser; a relative socket path is wherever the client runs.
   for (const char* host :
-       {"tcp://10.0.0.5:2376", "ssh://builder@build-host", "tcp://127.0.0.1.nip.io:2375"}) {
+       {"tcp://10.0.0.5:2376", "ssh://builder@build-host", "tcp://127.0.0.1.nip.io:2375",
+        "tcp://127.0.0.1:1@evil:2375", "tcp://127.0.0.1%2eevil:2375", "unix://docker.sock",
+        "tcp://[::1", "fd://"}) {
     ExpectRefused(lab_.Env(host), 125, "isolation-engine-remote", host);
   }
+  EXPECT_FALSE(lab_.Invoked()) << ReadFile(lab_.fakes() + "/docker.calls");
   // status and doctor name where the client would go, and doctor says why it is refused.
   RunResult status = lab_.Run({"status", "--json"}, lab_.Env("ssh://builder@build-host"));
   EXPECT_EQ(status.exit_code, 1) << status.err;
@@ -203,10 +215,20 @@ TEST_F(NeverDowngradeTest, AnEngineOnAnotherHostIsRefused) {
   lab_.tmp().Write("scratch-home-docker/contexts/meta/" + Sha256Hex("build") + "/meta.json",
                    R"({"Name":"build","Endpoints":{"docker":{"Host":"ssh://ci@build"}}})");
   ExpectRefused(env, 125, "isolation-engine-remote", "docker context build (ssh://ci@build)");
+  // Go's decoder finds a field under any case: docker reads this one too.
+  lab_.tmp().Write("scratch-home-docker/config.json", R"({"CurrentContext":"build"})");
+  ExpectRefused(env, 125, "isolation-engine-remote", "docker context build (ssh://ci@build)");
+  // A config.json np-exec cannot read as the client would is not taken for
+  // the default context.
+  for (const char* config : {R"({"currentContext":"build")", R"(["build"])",
+                             R"({"currentContext":"default","currentcontext":"build"})"}) {
+    lab_.tmp().Write("scratch-home-docker/config.json", config);
+    ExpectRefused(env, 125, "isolation-engine-remote", "docker's config.json (unreadable)");
+  }
   // A context np-exec cannot read is not taken for this host.
   SetEnv(env, "DOCKER_CONTEXT", "missing");
   ExpectRefused(env, 125, "isolation-engine-remote", "docker context missing (unreadable)");
-  EXPECT_THAT(ReadFile(lab_.fakes() + "/docker.calls"), ::testing::Not(HasSubstr("run")));
+  EXPECT_FALSE(lab_.Invoked()) << ReadFile(lab_.fakes() + "/docker.calls");
 }
 
 TEST_F(NeverDowngradeTest, APodmanConnectionIsRefused) {
@@ -215,10 +237,38 @@ TEST_F(NeverDowngradeTest, APodmanConnectionIsRefused) {
   std::vector<std::string> env = lab_.Env();
   SetEnv(env, "CONTAINER_CONNECTION", "build-server");
   ExpectRefused(env, 125, "isolation-engine-remote", "podman connection build-server");
+  // Set at all, even empty, it makes podman a remote client, whatever
+  // CONTAINER_HOST says.
   SetEnv(env, "CONTAINER_CONNECTION", "");
+  SetEnv(env, "CONTAINER_HOST", "unix:///run/podman/podman.sock");
+  ExpectRefused(env, 125, "isolation-engine-remote", "podman connection");
+  env = Without(env, "CONTAINER_CONNECTION");
   SetEnv(env, "CONTAINER_HOST", "ssh://ci@build/run/podman/podman.sock");
   ExpectRefused(env, 125, "isolation-engine-remote", "CONTAINER_HOST (ssh://ci@build");
-  EXPECT_THAT(ReadFile(lab_.fakes() + "/podman.calls"), ::testing::Not(HasSubstr("run")));
+  // An empty CONTAINER_HOST makes it a remote client of its default connection.
+  SetEnv(env, "CONTAINER_HOST", "");
+  ExpectRefused(env, 125, "isolation-engine-remote", "CONTAINER_HOST (unreadable)");
+  EXPECT_FALSE(lab_.Invoked("podman")) << ReadFile(lab_.fakes() + "/podman.calls");
+}
+
+// A loopback port is this host's engine, and the client is told exactly it:
+// before, DOCKER_HOST was dropped from the client's run whenever it was not
+// a socket, and the current context (here another host) took the run there.
+TEST(EngineLocationTest, ALoopbackPortIsPinnedOverARemoteContext) {
+  Lab lab;
+  lab.Config(R"({"isolation":{"tier":"container"}})");
+  lab.FakeDocker();
+  std::vector<std::string> env = lab.Env("tcp://127.0.0.1:2375");
+  const std::string docker_dir = lab.tmp().Path("docker-config");
+  SetEnv(env, "DOCKER_CONFIG", docker_dir);
+  lab.tmp().Write("docker-config/config.json", R"({"currentContext":"build"})");
+  lab.tmp().Write("docker-config/contexts/meta/" + Sha256Hex("build") + "/meta.json",
+                  R"({"Name":"build","Endpoints":{"docker":{"Host":"ssh://ci@build"}}})");
+  RunResult r = lab.Run({"--", "true"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(ReadFile(lab.fakes() + "/docker.calls"), HasSubstr("run"));
+  const std::vector<std::string> client_env = ReadNulSeparated(lab.fakes() + "/docker.env");
+  EXPECT_THAT(client_env, ::testing::Contains("DOCKER_HOST=tcp://127.0.0.1:2375"));
 }
 
 // A context that names a socket on this host is that engine: np-exec asks
