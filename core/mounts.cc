@@ -63,8 +63,9 @@ std::string LinkTargetAsWritten(const std::string& path) {
 
 }  // namespace
 
-std::vector<std::string> LinksOnTheWay(absl::string_view path) {
+std::vector<std::string> LinksOnTheWay(absl::string_view path, std::string* reached) {
   std::vector<std::string> links;
+  if (reached != nullptr) reached->clear();
   if (path.empty() || path.front() != '/') return links;
   std::vector<std::string> rest = absl::StrSplit(path, '/', absl::SkipEmpty());
   std::reverse(rest.begin(), rest.end());  // the next component at the back
@@ -80,20 +81,21 @@ std::vector<std::string> LinksOnTheWay(absl::string_view path) {
     }
     const std::string next = JoinPath(current, part);
     struct stat st;
-    if (lstat(next.c_str(), &st) != 0) break;
+    if (lstat(next.c_str(), &st) != 0) return links;
     if (!S_ISLNK(st.st_mode)) {
       current = next;
       continue;
     }
     char buffer[PATH_MAX];
     const ssize_t n = readlink(next.c_str(), buffer, sizeof(buffer) - 1);
-    if (n <= 0 || ++followed > 40) break;
+    if (n <= 0 || ++followed > 40) return links;
     links.push_back(next);
     const absl::string_view target(buffer, static_cast<size_t>(n));
     if (target.front() == '/') current = "/";
     std::vector<std::string> parts = absl::StrSplit(target, '/', absl::SkipEmpty());
     rest.insert(rest.end(), parts.rbegin(), parts.rend());
   }
+  if (reached != nullptr) *reached = current;
   return links;
 }
 
@@ -194,6 +196,42 @@ bool TouchesForbidden(absl::string_view real_path, const MountPolicy& policy) {
   return false;
 }
 
+namespace {
+
+// `validated` with the links its configured source goes through, judged: a
+// second walk that does not reach the real path judged (a link swapped in
+// or out meanwhile) is unstable; a link lying in a forbidden place (a
+// persistent home of the state store, /run/user) is that place's to change.
+absl::StatusOr<ValidatedMount> WithLinksOnTheWay(const MountSpec& mount, const MountPolicy& policy,
+                                                 ValidatedMount validated) {
+  std::string reached;
+  validated.links = LinksOnTheWay(NormalizePath(mount.source), &reached);
+  if (reached != validated.source) {
+    return MakeError(absl::StatusCode::kPermissionDenied, "isolation-mount-source-unstable",
+                     absl::StrCat("mount source \"", mount.source, "\" resolved to ",
+                                  validated.source, ", and to ",
+                                  reached.empty() ? "nothing" : reached,
+                                  " a moment later: something is changing it. Nothing ran"),
+                     {{"source", mount.source}, {"real_source", validated.source}});
+  }
+  for (const std::string& link : validated.links) {
+    const std::string where = ParentPath(link);
+    for (const std::string& forbidden : policy.forbidden) {
+      if (!IsInside(where, forbidden)) continue;
+      return MakeError(
+          absl::StatusCode::kPermissionDenied, "isolation-mount-forbidden-source",
+          absl::StrCat("mount source \"", mount.source, "\" is reached through the link ", link,
+                       ", which lies in ", forbidden,
+                       ", a place np-exec never mounts (a sandbox may write there); it is "
+                       "refused even read-only"),
+          {{"source", mount.source}, {"link", link}});
+    }
+  }
+  return validated;
+}
+
+}  // namespace
+
 absl::StatusOr<ValidatedMount> ValidateMount(const MountSpec& mount, const MountPolicy& policy) {
   constexpr absl::string_view kBadSource = "isolation-mount-bad-source";
   auto forbidden = [&mount](absl::string_view real) {
@@ -249,8 +287,7 @@ absl::StatusOr<ValidatedMount> ValidateMount(const MountSpec& mount, const Mount
                                   "commas, colons, quotes or newlines"),
                      {{"target", mount.target}});
   }
-  return ValidatedMount{*std::move(source), target, mount.writable,
-                        LinksOnTheWay(NormalizePath(mount.source))};
+  return WithLinksOnTheWay(mount, policy, ValidatedMount{*std::move(source), target, mount.writable});
 }
 
 namespace {

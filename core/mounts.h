@@ -31,8 +31,11 @@ absl::StatusOr<std::string> ResolveRealPath(absl::string_view path, absl::string
 // Where each symbolic link lives that resolving the absolute `path` follows,
 // in the order they are met (a link's own path, not its target). Resolution
 // stops quietly where a component is missing or after 40 links: the real
-// path's own resolution reports those.
-std::vector<std::string> LinksOnTheWay(absl::string_view path);
+// path's own resolution reports those. `reached` (when given) is set to the
+// path this walk resolved to ("" when it stopped early): a caller compares
+// it with the real path it judged, since the two are separate looks and a
+// link can be swapped for a file (or back) in between.
+std::vector<std::string> LinksOnTheWay(absl::string_view path, std::string* reached = nullptr);
 
 struct MountPolicy {
   std::string project_real;            // Real path of the project root.
@@ -55,8 +58,12 @@ struct ValidatedMount {
 };
 
 // Validates one extra mount. Codes: `isolation-mount-bad-source`,
-// `isolation-mount-bad-target`, `isolation-mount-forbidden-source`,
-// `isolation-mount-writable-outside-project`, `isolation-mount-source-missing`.
+// `isolation-mount-bad-target`, `isolation-mount-forbidden-source` (also for a
+// source reached through a link that lies in a forbidden place, such as a
+// persistent home in np-exec's state store, where a sandbox can plant one),
+// `isolation-mount-writable-outside-project`, `isolation-mount-source-missing`,
+// `isolation-mount-source-unstable` (the path resolved differently on a
+// second look: something changed it while np-exec looked).
 absl::StatusOr<ValidatedMount> ValidateMount(const MountSpec& mount, const MountPolicy& policy);
 
 // True when `real_path` is, is under, or contains a forbidden source.

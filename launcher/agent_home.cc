@@ -270,20 +270,36 @@ int MakeParents(int dst, absl::string_view relative) {
 }
 
 // A seed named inside another project, or reached through a link that lies
-// in one, is that project's sandboxes' to change: a link planted there can
-// point a harmless-looking seed at ~/.ssh. A project that is or holds HOME
-// never runs contained (isolation-project-too-broad), so it does not count.
-absl::Status CheckSeedOutsideProjects(const std::string& home_real, const std::string& relative) {
+// in one or in np-exec's state store (a persistent home), is that project's
+// sandboxes' to change: a link planted there can point a harmless-looking
+// seed at ~/.ssh. A project that is or holds HOME never runs contained
+// (isolation-project-too-broad), so it does not count. The walk that finds
+// the links is a second look after the one that found `real`: where it ends
+// elsewhere, something swapped a link in or out meanwhile.
+absl::Status CheckSeedOutsideProjects(const std::string& home_real, const std::string& relative,
+                                      const std::string& real, const std::string& store_dir) {
   const std::string named = JoinPath(home_real, relative);
-  std::vector<std::string> places = {named};
-  for (std::string& link : LinksOnTheWay(named)) places.push_back(std::move(link));
+  std::vector<std::string> places = {named, real};
+  std::string reached;
+  for (std::string& link : LinksOnTheWay(named, &reached)) places.push_back(std::move(link));
+  if (reached != real) {
+    return SeedRefused(relative, absl::StrCat("led to ", real, " and a moment later to ",
+                                              reached.empty() ? "nothing" : reached,
+                                              ": something is changing it"));
+  }
   for (const std::string& place : places) {
     // A link is replaced where it lies: in the directory that holds it.
-    const std::string where = place == named ? place : ParentPath(place);
+    const bool link = place != named && place != real;
+    const std::string where = link ? ParentPath(place) : place;
+    if (link && !store_dir.empty() && IsInside(where, store_dir)) {
+      return SeedRefused(relative, absl::StrCat("goes through the link ", place,
+                                                " in np-exec's own state, where a sandbox "
+                                                "can plant one"));
+    }
     for (const std::string& project : ProjectsAtOrAbove(where)) {
       if (IsInside(home_real, project)) continue;
       return SeedRefused(
-          relative, place == named
+          relative, !link
                         ? absl::StrCat("lies in the project ", project,
                                        ", whose sandboxed programs can change it; seeds come "
                                        "from your own files")
@@ -315,7 +331,7 @@ absl::StatusOr<bool> CopySeed(const HomeSeed& seed, const std::string& home_real
   if (IsInside(store_dir, real) || IsInside(real, store_dir)) {
     return SeedRefused(relative, "is np-exec's own state");
   }
-  absl::Status in_project = CheckSeedOutsideProjects(home_real, relative);
+  absl::Status in_project = CheckSeedOutsideProjects(home_real, relative, real, store_dir);
   if (!in_project.ok()) return in_project;
   const int src = OpenBeneath(home_fd, absl::string_view(real).substr(home_real.size() + 1));
   if (src < 0) {

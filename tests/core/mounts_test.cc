@@ -3,16 +3,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <iostream>
 #include <string>
 #include <vector>
 
 #include "core/errors.h"
 #include "gtest/gtest.h"
+#include "tests/support/exchanger.h"
 #include "tests/support/temp_dir.h"
 
 namespace np {
 namespace {
 
+using ::np::testing::Exchanger;
 using ::np::testing::TempDir;
 
 // A project with a sibling directory outside it, and a policy for it.
@@ -439,6 +442,61 @@ TEST_F(MountsTest, ASourceReachedThroughALinkInAProjectIsUnstable) {
   EXPECT_TRUE(CheckMountSourceStable(*stowed, getuid(), getgid()).ok());
 }
 
+// The real path and the links on the way are two looks. A sandbox of the
+// project `other` swaps its `notes` between a link to a secret outside every
+// project and a plain folder, as fast as it can: before, a check that saw
+// the link on its first look (the real path: the secret) and the folder on
+// its second (no link on the way) passed, and the secret was mounted. Now
+// the second walk's end must be the real path judged.
+TEST_F(MountsTest, ALinkSwappedBetweenTheTwoLooksIsNeverMounted) {
+  const std::string other = tmp_.MakeDir("other");
+  tmp_.MakeDir("other/.nubos-pilot");
+  tmp_.MakeDir("other/plain");
+  tmp_.Write("outside/secrets/key", "PRIVATE\n");
+  Link(outside_ + "/secrets", "other/notes");
+  const std::string secrets = outside_ + "/secrets";
+  Exchanger exchanger(other, "notes", "plain", 0, 200);
+  exchanger.Start();
+  int mounted = 0;
+  int changed = 0;
+  for (int i = 0; i < 4000; ++i) {
+    absl::StatusOr<ValidatedMount> mount = Validate(other + "/notes", "/notes", false);
+    if (!mount.ok()) {
+      changed += ErrorCode(mount.status()) == "isolation-mount-source-unstable" ? 1 : 0;
+      continue;
+    }
+    if (CheckMountSourceStable(*mount, getuid(), getgid()).ok()) {
+      ++mounted;
+      EXPECT_NE(mount->source, secrets) << "the secret passed every check";
+    }
+  }
+  exchanger.Stop();
+  EXPECT_EQ(mounted, 0);
+  EXPECT_GT(exchanger.exchanges(), 0);
+  // Not asserted (a scheduler may never interleave them), only shown.
+  std::cout << "seen changing between the two looks: " << changed << " of 4000\n";
+}
+
+// np-exec's state store is never mounted, and neither is what a link in it
+// leads to: a sandbox writes into its persistent home there, so a link it
+// plants (`notes` -> the secret) is reached through a link of the
+// operator's that leads into the home. Before, only the real path (the
+// secret, outside the store) was judged, and it passed.
+TEST_F(MountsTest, ASourceReachedThroughALinkInAForbiddenPlaceIsRefused) {
+  const std::string store = tmp_.MakeDir("state/np-exec/homes/abc");
+  tmp_.Write("outside/secrets/key", "PRIVATE\n");
+  Link(outside_ + "/secrets", "state/np-exec/homes/abc/notes");
+  Link(store, "outside/agent-home");
+  absl::StatusOr<MountPolicy> policy = MakeMountPolicy(project_, {tmp_.Path("state/np-exec")});
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  absl::StatusOr<ValidatedMount> mount =
+      ValidateMount(MountSpec{outside_ + "/agent-home/notes", "/n", false}, *policy);
+  ASSERT_FALSE(mount.ok());
+  EXPECT_EQ(ErrorCode(mount.status()), "isolation-mount-forbidden-source");
+  EXPECT_NE(mount.status().message().find(store + "/notes"), std::string::npos)
+      << mount.status().message();
+}
+
 TEST(LinksOnTheWayTest, EachLinkFollowedInOrderRelativeAndAbsolute) {
   TempDir tmp;
   tmp.MakeDir("a/b");
@@ -450,6 +508,16 @@ TEST(LinksOnTheWayTest, EachLinkFollowedInOrderRelativeAndAbsolute) {
   EXPECT_TRUE(LinksOnTheWay(tmp.Path("a/b")).empty());
   ASSERT_EQ(symlink("loop", tmp.Path("loop").c_str()), 0);
   EXPECT_EQ(LinksOnTheWay(tmp.Path("loop")).size(), 40u);
+  // Where the walk ends: the real path, or "" where it stopped.
+  std::string reached = "x";
+  LinksOnTheWay(tmp.Path("abs/up"), &reached);
+  absl::StatusOr<std::string> real = ResolveRealPath(tmp.Path("a/b"), "invalid-path");
+  ASSERT_TRUE(real.ok());
+  EXPECT_EQ(reached, *real);
+  LinksOnTheWay(tmp.Path("abs/up/missing"), &reached);
+  EXPECT_EQ(reached, "");
+  LinksOnTheWay(tmp.Path("loop"), &reached);
+  EXPECT_EQ(reached, "");
 }
 
 }  // namespace

@@ -289,6 +289,44 @@ TEST_P(AgentHomeTest, ALinkPlantedInAnotherProjectNeverLeadsASeedOrAMountToAKey)
   EXPECT_EQ(ReadFile(home_ + "/.ssh/id_ed25519"), kKey);
 }
 
+// A persistent home is its sandbox's to write, like its project: the
+// planter's sandbox puts `notes -> ~/.ssh/id_ed25519` in its own HOME. The
+// operator keeps a link to that home (`~/planter-home`); a seed or a mount
+// named through it reaches the key although only the link in np-exec's
+// state store leads there. Before, the seed was copied and the mount made
+// (the key printed inside); now both are refused.
+TEST_P(AgentHomeTest, ALinkPlantedInAPersistentHomeNeverLeadsASeedOrAMountToAKey) {
+  constexpr char kKey[] = "-----BEGIN OPENSSH PRIVATE KEY----- operator\n";
+  dir_.Write("operator-home/.ssh/id_ed25519", kKey, 0600);
+  const std::string planter = dir_.MakeDir("planter");
+  Configure(planter);
+  RunResult planted =
+      Sh(planter, "ln -s '" + home_ + "/.ssh/id_ed25519' \"$HOME/notes\" && echo planted");
+  ASSERT_EQ(planted.exit_code, 0) << planted.err;
+  ASSERT_EQ(planted.out, "planted\n");
+  const std::string planter_home = HomeOf(planter);
+  ASSERT_FALSE(planter_home.empty());
+  ASSERT_EQ(symlink(planter_home.c_str(), (home_ + "/planter-home").c_str()), 0);
+
+  Configure(project_b_, "np-test:local", {{"home_seed", {".claude.json", "planter-home/notes"}}});
+  RunResult seeded = Sh(project_b_, "cat \"$HOME/planter-home/notes\"; echo ran");
+  EXPECT_EQ(seeded.exit_code, 125) << seeded.out << seeded.err;
+  EXPECT_THAT(seeded.err, HasSubstr("agent-home-seed-refused"));
+  EXPECT_THAT(seeded.err, HasSubstr(planter_home + "/notes"));
+  EXPECT_THAT(seeded.out, Not(HasSubstr("PRIVATE KEY")));
+  EXPECT_THAT(seeded.out, Not(HasSubstr("ran")));
+
+  const std::string project_c = dir_.MakeDir("c");
+  Configure(project_c, "np-test:local",
+            {{"mounts", {{{"source", home_ + "/planter-home/notes"}, {"target", "/notes"}}}}});
+  RunResult mounted = Sh(project_c, "cat /notes; echo ran");
+  EXPECT_EQ(mounted.exit_code, 125) << mounted.out << mounted.err;
+  EXPECT_THAT(mounted.err, HasSubstr("isolation-mount-forbidden-source"));
+  EXPECT_THAT(mounted.out, Not(HasSubstr("PRIVATE KEY")));
+  EXPECT_THAT(mounted.out, Not(HasSubstr("ran")));
+  EXPECT_EQ(ReadFile(home_ + "/.ssh/id_ed25519"), kKey);
+}
+
 INSTANTIATE_TEST_SUITE_P(Runtimes, AgentHomeTest, ::testing::Values("docker", "podman", "bwrap"),
                          RuntimeName);
 

@@ -10,11 +10,13 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <iostream>
 #include <string>
 
 #include "core/errors.h"
 #include "gtest/gtest.h"
 #include "tests/support/ci.h"
+#include "tests/support/exchanger.h"
 #include "tests/support/temp_dir.h"
 
 namespace np {
@@ -22,6 +24,7 @@ namespace {
 
 using ::np::testing::FileExists;
 using ::np::testing::ReadFile;
+using ::np::testing::Exchanger;
 using ::np::testing::TempDir;
 
 class AgentHomeTest : public ::testing::Test {
@@ -200,6 +203,56 @@ TEST_F(AgentHomeTest, SeedsInOrThroughAnotherProjectAreRefused) {
   ASSERT_TRUE(stowed.ok()) << stowed.status();
   EXPECT_EQ(ReadFile(stowed->path() + "/.stowed"), "{\"from\":\"dotfiles\"}\n");
   ExpectHostUntouched();
+}
+
+// A persistent home is its sandbox's to write: a link it plants there
+// (`notes` -> ~/.ssh/id_rsa), reached through a link of the operator's that
+// leads into the home, is refused like one in another project. Before, the
+// key was copied into the new home.
+TEST_F(AgentHomeTest, ASeedThroughALinkInTheStateStoreIsRefused) {
+  dir_.Write("operator-home/.ssh/id_rsa", "PRIVATE KEY\n", 0600);
+  absl::StatusOr<AgentHomeLease> planter = AgentHomeLease::Acquire(*store_, "planter", Seed({}));
+  ASSERT_TRUE(planter.ok()) << planter.status();
+  const std::string planted = planter->path() + "/notes";
+  ASSERT_EQ(symlink((home_ + "/.ssh/id_rsa").c_str(), planted.c_str()), 0);
+  ASSERT_EQ(symlink(planter->path().c_str(), (home_ + "/.agent-home").c_str()), 0);
+  absl::StatusOr<AgentHomeLease> lease =
+      AgentHomeLease::Acquire(*store_, "victim", Seed({".agent-home/notes"}));
+  ASSERT_FALSE(lease.ok());
+  EXPECT_EQ(ErrorCode(lease.status()), "agent-home-seed-refused");
+  EXPECT_NE(lease.status().message().find(planted), std::string::npos) << lease.status().message();
+  struct stat st;
+  EXPECT_NE(lstat(AgentHomePath(store_->dir(), "victim").c_str(), &st), 0);
+}
+
+// The seed's real path and the links on its way are two looks. A sandbox of
+// the project `other` swaps `keys` in its folder between a link to ~/.ssh and
+// a plain folder holding a harmless id_rsa: before, a seed that saw the link
+// on its first look (the key) and the folder on its second (no link in a
+// project on the way) copied the key. Now the two must agree.
+TEST_F(AgentHomeTest, ALinkSwappedBetweenTheTwoLooksNeverSeedsAKey) {
+  dir_.Write("operator-home/.ssh/id_rsa", "PRIVATE KEY\n", 0600);
+  dir_.Write("operator-home/work/other/.nubos-pilot/config.json", "{}\n");
+  dir_.Write("operator-home/work/other/dir/plain/id_rsa", "harmless\n");
+  ASSERT_EQ(symlink((home_ + "/.ssh").c_str(), (home_ + "/work/other/dir/keys").c_str()), 0);
+  ASSERT_EQ(symlink((home_ + "/work/other/dir").c_str(), (home_ + "/.via-other").c_str()), 0);
+  Exchanger exchanger(home_ + "/work/other/dir", "keys", "plain", 0, 200);
+  exchanger.Start();
+  int refused = 0;
+  for (int i = 0; i < 600; ++i) {
+    const std::string key = "race-" + std::to_string(i);
+    absl::StatusOr<AgentHomeLease> lease =
+        AgentHomeLease::Acquire(*store_, key, Seed({".via-other/keys/id_rsa"}));
+    if (!lease.ok()) {
+      ++refused;
+      continue;
+    }
+    const std::string copied = lease->path() + "/.via-other/keys/id_rsa";
+    EXPECT_NE(ReadFile(copied), "PRIVATE KEY\n") << "the key was seeded on round " << i;
+  }
+  exchanger.Stop();
+  EXPECT_GT(exchanger.exchanges(), 0);
+  std::cout << "refused " << refused << " of 600\n";
 }
 
 // Inside a seeded directory links are left out, so a link in the operator's
