@@ -207,12 +207,12 @@ absl::StatusOr<ValidatedMount> WithLinksOnTheWay(const MountSpec& mount, const M
   std::string reached;
   validated.links = LinksOnTheWay(NormalizePath(mount.source), &reached);
   if (reached != validated.source) {
-    return MakeError(absl::StatusCode::kPermissionDenied, "isolation-mount-source-unstable",
-                     absl::StrCat("mount source \"", mount.source, "\" resolved to ",
-                                  validated.source, ", and to ",
-                                  reached.empty() ? "nothing" : reached,
-                                  " a moment later: something is changing it. Nothing ran"),
-                     {{"source", mount.source}, {"real_source", validated.source}});
+    return MakeError(
+        absl::StatusCode::kPermissionDenied, "isolation-mount-source-unstable",
+        absl::StrCat("mount source \"", mount.source, "\" resolved to ", validated.source,
+                     ", and to ", reached.empty() ? "nothing" : reached,
+                     " a moment later: something is changing it. Nothing ran"),
+        {{"source", mount.source}, {"real_source", validated.source}});
   }
   for (const std::string& link : validated.links) {
     const std::string where = ParentPath(link);
@@ -287,7 +287,8 @@ absl::StatusOr<ValidatedMount> ValidateMount(const MountSpec& mount, const Mount
                                   "commas, colons, quotes or newlines"),
                      {{"target", mount.target}});
   }
-  return WithLinksOnTheWay(mount, policy, ValidatedMount{*std::move(source), target, mount.writable});
+  return WithLinksOnTheWay(mount, policy,
+                           ValidatedMount{*std::move(source), target, mount.writable});
 }
 
 namespace {

@@ -448,9 +448,9 @@ absl::Status PlanRuntimeExec(ContainerPlanning& p) {
 
 using PlanningStep = absl::Status (*)(ContainerPlanning&);
 constexpr PlanningStep kContainerPlanning[] = {
-    FindProjectMount, ResolveProjectUser,  CheckOwnFilesOutsideWritable,
-    DescribeSpawn,    PlanMounts,          PlanProtected,
-    LookUpProgram,    BuildArgv,           ReportProgramLookup,
+    FindProjectMount, ResolveProjectUser, CheckOwnFilesOutsideWritable,
+    DescribeSpawn,    PlanMounts,         PlanProtected,
+    LookUpProgram,    BuildArgv,          ReportProgramLookup,
     PlanRuntimeExec};
 
 absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,

@@ -299,12 +299,11 @@ absl::Status CheckSeedOutsideProjects(const std::string& home_real, const std::s
     for (const std::string& project : ProjectsAtOrAbove(where)) {
       if (IsInside(home_real, project)) continue;
       return SeedRefused(
-          relative, !link
-                        ? absl::StrCat("lies in the project ", project,
-                                       ", whose sandboxed programs can change it; seeds come "
-                                       "from your own files")
-                        : absl::StrCat("goes through the link ", place, " in the project ", project,
-                                       ", whose sandboxed programs can retarget it"));
+          relative, !link ? absl::StrCat("lies in the project ", project,
+                                         ", whose sandboxed programs can change it; seeds come "
+                                         "from your own files")
+                          : absl::StrCat("goes through the link ", place, " in the project ",
+                                         project, ", whose sandboxed programs can retarget it"));
     }
   }
   return absl::OkStatus();

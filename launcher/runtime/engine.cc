@@ -224,8 +224,8 @@ class EngineDriver : public RuntimeDriver {
     std::vector<std::string> env = ClientEnvironment(host);
     std::vector<char*> envp = CStrings(env);
     absl::StatusOr<CaptureResult> inspect =
-        RunAndCapture({endpoint.bin, "image", "inspect", "--format", "{{.Id}}", image},
-                      envp.data(), kCommandTimeoutMs);
+        RunAndCapture({endpoint.bin, "image", "inspect", "--format", "{{.Id}}", image}, envp.data(),
+                      kCommandTimeoutMs);
     if (inspect.ok() && !inspect->timed_out && inspect->exit_code == 0) {
       *image_id = std::string(absl::StripAsciiWhitespace(inspect->out));
       return ProbeAvailable(runtime, endpoint.bin, "unknown");
@@ -433,8 +433,8 @@ class EngineDriver : public RuntimeDriver {
     const Runtime runtime = flavor_.runtime;
     std::vector<std::string> env = ClientEnvironment(host);
     std::vector<char*> envp = CStrings(env);
-    absl::StatusOr<CaptureResult> result =
-        RunAndCapture({endpoint.bin, "version", "--format", format}, envp.data(), kCommandTimeoutMs);
+    absl::StatusOr<CaptureResult> result = RunAndCapture(
+        {endpoint.bin, "version", "--format", format}, envp.data(), kCommandTimeoutMs);
     if (!result.ok()) {
       return ProbeUnavailable(runtime, kReasonUnreachable, std::string(result.status().message()),
                               endpoint.bin);

@@ -90,8 +90,8 @@ bool LoopbackTcp(absl::string_view url) {
     return absl::ascii_isalnum(c) || c == '.' || c == ':' || c == '[' || c == ']' || c == '-';
   });
   if (!plain || authority.empty()) return false;
-  const size_t host_end = absl::StartsWith(authority, "[") ? authority.find(']') + 1
-                                                           : authority.find(':');
+  const size_t host_end =
+      absl::StartsWith(authority, "[") ? authority.find(']') + 1 : authority.find(':');
   if (host_end == 0) return false;  // An unclosed "[".
   const absl::string_view host = authority.substr(0, host_end);
   absl::string_view rest = host_end == absl::string_view::npos ? "" : authority.substr(host_end);
@@ -148,8 +148,7 @@ EngineLocation DockerLocation(const HostFacts& host) {
     if (!endpoints.is_null() || !value.is_object()) return Unreadable(shown);
     endpoints = value;
   }
-  if (!endpoints.is_object() || !endpoints.contains("docker") ||
-      !endpoints["docker"].is_object()) {
+  if (!endpoints.is_object() || !endpoints.contains("docker") || !endpoints["docker"].is_object()) {
     return Unreadable(shown);
   }
   const std::optional<std::string> url = FieldOf(endpoints["docker"], "Host");
@@ -168,8 +167,7 @@ EngineLocation PodmanLocation(const HostFacts& host, const std::string& fallback
   return {fallback, "", ""};
 }
 
-std::vector<std::string> PinClientEnvironment(std::vector<std::string> env,
-                                              const HostFacts& host) {
+std::vector<std::string> PinClientEnvironment(std::vector<std::string> env, const HostFacts& host) {
   const EngineLocation docker = DockerLocation(host);
   const EngineLocation podman = PodmanLocation(host, "");
   std::vector<std::string> pinned;
@@ -183,8 +181,8 @@ std::vector<std::string> PinClientEnvironment(std::vector<std::string> env,
     pinned.push_back(std::move(entry));
   }
   pinned.push_back(absl::StrCat(
-      "DOCKER_HOST=", docker.remote.empty() ? docker.url
-                                            : absl::StrCat("unix://", kDefaultDockerSocket)));
+      "DOCKER_HOST=",
+      docker.remote.empty() ? docker.url : absl::StrCat("unix://", kDefaultDockerSocket)));
   if (podman.remote.empty() && !podman.url.empty()) {
     pinned.push_back(absl::StrCat("CONTAINER_HOST=", podman.url));
   }

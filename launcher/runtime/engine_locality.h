@@ -46,8 +46,7 @@ EngineLocation PodmanLocation(const HostFacts& host, const std::string& fallback
 // default socket, so no call reaches it), DOCKER_CONTEXT and
 // CONTAINER_CONNECTION removed, CONTAINER_HOST kept only when it is podman's
 // checked endpoint.
-std::vector<std::string> PinClientEnvironment(std::vector<std::string> env,
-                                              const HostFacts& host);
+std::vector<std::string> PinClientEnvironment(std::vector<std::string> env, const HostFacts& host);
 
 // The environment of a client call made outside a spawn's run: the
 // caller's, without the interposer's variables, pinned as above.

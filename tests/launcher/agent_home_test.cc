@@ -22,9 +22,9 @@
 namespace np {
 namespace {
 
+using ::np::testing::Exchanger;
 using ::np::testing::FileExists;
 using ::np::testing::ReadFile;
-using ::np::testing::Exchanger;
 using ::np::testing::TempDir;
 
 class AgentHomeTest : public ::testing::Test {
