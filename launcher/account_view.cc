@@ -292,8 +292,9 @@ bool IsPrintedAccountViewDir(const Settings& settings, const HostFacts& host,
 }
 
 absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(
-    const Settings& settings, const SpawnPlan& plan, const HostFacts& host, const std::string& dir,
-    const std::string& image_id, const std::string& gitconfig) {
+    const Settings& settings, const SpawnPlan& plan, const HostFacts& host,
+    const Endpoint& endpoint, const std::string& dir, const std::string& image_id,
+    const std::string& gitconfig) {
   if (dir.empty()) return std::unique_ptr<AccountView>();
   // The store the planned directory is in: <store>/spawns/<name>.
   const std::string spawns_path = dir.substr(0, dir.rfind('/'));
@@ -303,8 +304,9 @@ absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(
   const RuntimeTraits& traits = TraitsOf(settings.config.container.runtime);
   ImageAccountBases image;
   if (!traits.program_from_host && traits.uses_image) {
-    image = CachedImageAccounts(*store, image_id,
-                                [&plan, &host] { return CopyImageAccounts(plan, host); });
+    image = CachedImageAccounts(*store, image_id, [&plan, &host, &endpoint] {
+      return CopyImageAccounts(plan, host, endpoint);
+    });
   }
   return AccountView::Create(host, *store, traits.program_from_host, image, dir, gitconfig);
 }

@@ -106,8 +106,9 @@ ImageAccountBases CachedImageAccounts(const StateStore& store, const std::string
 // (RuntimeDriver::ProbeForSpawn; "" when unknown: the minimal base); nullptr
 // when `dir` is empty.
 absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(
-    const Settings& settings, const SpawnPlan& plan, const HostFacts& host, const std::string& dir,
-    const std::string& image_id, const std::string& gitconfig = "");
+    const Settings& settings, const SpawnPlan& plan, const HostFacts& host,
+    const Endpoint& endpoint, const std::string& dir, const std::string& image_id,
+    const std::string& gitconfig = "");
 
 }  // namespace np
 

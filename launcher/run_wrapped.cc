@@ -52,7 +52,7 @@ absl::StatusOr<std::optional<Watchdog>> MaybeWatchdog(const WrappedSpawn& spawn,
   if (plan.container_name.empty() && !has_placeholders) return std::optional<Watchdog>();
   WatchdogSpec watch;
   watch.self_path = host.self_path;
-  watch.env = ClientEnvironment(host);
+  watch.env = ClientEnvironment(spawn.endpoint, host.envp);
   watch.runtime_bin = plan.exec_path;
   watch.socket = spawn.endpoint.socket;
   watch.container_name = plan.container_name;
@@ -97,8 +97,9 @@ absl::StatusOr<Outcome> RunWrapped(const WrappedSpawn& spawn,
       AcquireHomeForSpawn(spawn.settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid);
   if (!home.ok()) return log.Refuse(spawn.tier_record, home.status());
   // Removed with the view when the spawn ends.
-  absl::StatusOr<std::unique_ptr<AccountView>> account = MaybeAccountView(
-      spawn.settings, plan, host, spawn.account_dir, spawn.image_id, spawn.gitconfig);
+  absl::StatusOr<std::unique_ptr<AccountView>> account =
+      MaybeAccountView(spawn.settings, plan, host, spawn.endpoint, spawn.account_dir,
+                       spawn.image_id, spawn.gitconfig);
   if (!account.ok()) return log.Refuse(spawn.tier_record, account.status());
   // The ratchet remembers the tier before the program starts, so even a run
   // whose np-exec is killed counts.

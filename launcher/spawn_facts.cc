@@ -93,8 +93,8 @@ void AddImageUserFactsOf(const ContainerConfig& container, const HostFacts& host
     const std::string bin = facts.runtime_bin;
     const std::string name = facts.container_name;
     const ImageAccountBases bases =
-        CachedImageAccounts(*store, image->id, [&bin, &container, &name, &host] {
-          return CopyImageAccounts(bin, container.image, name, host);
+        CachedImageAccounts(*store, image->id, [&bin, &container, &name, &host, &endpoint] {
+          return CopyImageAccounts(bin, container.image, name, host, endpoint);
         });
     user.passwd = bases.passwd.value_or("");
     user.group = bases.group.value_or("");

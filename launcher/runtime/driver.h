@@ -33,6 +33,11 @@ struct Endpoint {
   // Matches of the binary on PATH skipped as untrusted, each "PATH: why".
   std::vector<std::string> untrusted;
   int timeout_ms = 2000;  // Per engine API request (HostFacts.engine_timeout_ms).
+  // Every call of the client runs with these set ("NAME=value") and removed,
+  // so it reaches exactly the endpoint resolved here, whatever its own
+  // configuration says by then (runtime/engine_locality.h).
+  std::vector<std::string> client_set = {};
+  std::vector<std::string> client_unset = {};
 };
 
 // How hard a probe looks. kFull proves the runtime works (bubblewrap builds

@@ -113,7 +113,7 @@ SuperviseRequest ClientRequest(const SpawnPlan& plan, const Endpoint& endpoint,
   }
   // The client reaches the engine np-exec checked, whatever a context or a
   // connection set since would say.
-  request.env = PinClientEnvironment(std::move(request.env), host);
+  request.env = PinClientEnvironment(std::move(request.env), endpoint);
   const bool tty = host.stdin_tty && host.stdout_tty;
   const std::optional<std::string> socket = endpoint.socket;
   const std::string name = plan.container_name;
@@ -146,6 +146,8 @@ class EngineDriver : public RuntimeDriver {
       EngineLocation location = DockerLocation(host);
       endpoint.socket = std::move(location.socket);
       endpoint.remote = std::move(location.remote);
+      endpoint.client_set = std::move(location.client_set);
+      endpoint.client_unset = std::move(location.client_unset);
       return endpoint;
     }
     const std::string fallback = host.uid == 0
@@ -154,6 +156,8 @@ class EngineDriver : public RuntimeDriver {
     EngineLocation location = PodmanLocation(host, fallback);
     endpoint.socket = std::move(location.socket);
     endpoint.remote = std::move(location.remote);
+    endpoint.client_set = std::move(location.client_set);
+    endpoint.client_unset = std::move(location.client_unset);
     struct stat st;
     // Podman needs no daemon: without its API service the socket simply is
     // not there, and the command answers instead.
@@ -221,7 +225,7 @@ class EngineDriver : public RuntimeDriver {
     }
     // The client answers for the engine; its version is not asked (the run's
     // own start is the proof, as on bubblewrap).
-    std::vector<std::string> env = ClientEnvironment(host);
+    std::vector<std::string> env = ClientEnvironment(endpoint, host.envp);
     std::vector<char*> envp = CStrings(env);
     absl::StatusOr<CaptureResult> inspect =
         RunAndCapture({endpoint.bin, "image", "inspect", "--format", "{{.Id}}", image}, envp.data(),
@@ -250,7 +254,7 @@ class EngineDriver : public RuntimeDriver {
       // An image without a config, or a config without User, runs as root.
       user = config.is_object() ? config.value("User", nlohmann::json("")) : nlohmann::json("");
     } else {
-      std::vector<std::string> env = ClientEnvironment(host);
+      std::vector<std::string> env = ClientEnvironment(endpoint, host.envp);
       std::vector<char*> envp = CStrings(env);
       // The ID has no space; the user comes as JSON, so no byte of it can
       // shift the split (docker's template refuses `json` on the ID).
@@ -350,7 +354,7 @@ class EngineDriver : public RuntimeDriver {
     }
     // tini's `exec ... failed` reads like the program's own 127: the image
     // says whether the program was there at all.
-    if (outcome.result.exit_code == 127) outcome.note = ExplainExitNotFound(plan, host);
+    if (outcome.result.exit_code == 127) outcome.note = ExplainExitNotFound(plan, host, endpoint);
     // The image is not asked for before the client starts: the client's own
     // create request finds out anyway (--pull=never fails it, and nothing
     // runs), so a check beforehand would be one more engine round trip on
@@ -367,7 +371,7 @@ class EngineDriver : public RuntimeDriver {
                                    const HostFacts& host) const override {
     if (endpoint.bin.empty() || !endpoint.remote.empty()) return std::nullopt;
     if (endpoint.socket.has_value()) return ImageOnSocket(endpoint, image);
-    std::vector<std::string> env = ClientEnvironment(host);
+    std::vector<std::string> env = ClientEnvironment(endpoint, host.envp);
     std::vector<char*> envp = CStrings(env);
     absl::StatusOr<CaptureResult> inspect =
         RunAndCapture({endpoint.bin, "image", "inspect", image}, envp.data(), kInspectTimeoutMs);
@@ -378,7 +382,8 @@ class EngineDriver : public RuntimeDriver {
   void Cleanup(const Endpoint& endpoint, const std::string& name,
                const HostFacts& host) const override {
     if (!endpoint.remote.empty()) return;
-    ForceRemoveContainer(endpoint.bin, ClientEnvironment(host), endpoint.socket, name);
+    ForceRemoveContainer(endpoint.bin, ClientEnvironment(endpoint, host.envp), endpoint.socket,
+                         name);
   }
 
  private:
@@ -431,7 +436,7 @@ class EngineDriver : public RuntimeDriver {
   ProbeResult ProbeCommand(const Endpoint& endpoint, const HostFacts& host,
                            const char* format) const {
     const Runtime runtime = flavor_.runtime;
-    std::vector<std::string> env = ClientEnvironment(host);
+    std::vector<std::string> env = ClientEnvironment(endpoint, host.envp);
     std::vector<char*> envp = CStrings(env);
     absl::StatusOr<CaptureResult> result = RunAndCapture(
         {endpoint.bin, "version", "--format", format}, envp.data(), kCommandTimeoutMs);

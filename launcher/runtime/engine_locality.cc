@@ -12,12 +12,16 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/config_file.h"
+#include "core/mounts.h"
 #include "core/paths.h"
 #include "core/plan.h"
 #include "core/sha256.h"
 #include "launcher/environment.h"
+#include "launcher/state_store.h"
 #include "nlohmann/json.hpp"
 
 namespace np {
@@ -51,14 +55,24 @@ std::optional<nlohmann::json> ReadJsonFile(const std::string& path) {
   return value;
 }
 
+// `name` as Go's case-insensitive match sees it: the two non-ASCII letters
+// that fold to ASCII ones (U+017F long s to s, U+212A Kelvin sign to k)
+// replaced, then ASCII lower case.
+std::string FoldedKey(absl::string_view name) {
+  std::string folded = absl::StrReplaceAll(name, {{"\xC5\xBF", "s"}, {"\xE2\x84\xAA", "k"}});
+  absl::AsciiStrToLower(&folded);
+  return folded;
+}
+
 // The string under `key` as the client's JSON decoder finds it (Go matches a
 // struct field's name without regard to case): "" when absent, nullopt when
 // it is not a string or more than one spelling is there.
 std::optional<std::string> FieldOf(const nlohmann::json& object, absl::string_view key) {
   std::optional<std::string> found = std::string();
   int matches = 0;
+  const std::string wanted = FoldedKey(key);
   for (const auto& [name, value] : object.items()) {
-    if (!absl::EqualsIgnoreCase(name, key)) continue;
+    if (FoldedKey(name) != wanted) continue;
     if (++matches > 1 || !value.is_string()) return std::nullopt;
     found = value.get<std::string>();
   }
@@ -74,7 +88,9 @@ bool LoopbackHost(absl::string_view host) {
   int octet = 0;
   return parts.size() == 4 && parts[0] == "127" &&
          std::all_of(parts.begin(), parts.end(), [&octet](absl::string_view part) {
-           return !part.empty() && part.size() <= 3 &&
+           // A leading zero (127.0.0.09) is no address to Go's parser: a
+           // name, resolved anywhere.
+           return !part.empty() && part.size() <= 3 && (part.size() == 1 || part[0] != '0') &&
                   std::all_of(part.begin(), part.end(), absl::ascii_isdigit) &&
                   absl::SimpleAtoi(part, &octet) && octet <= 255;
          });
@@ -102,11 +118,47 @@ bool LoopbackTcp(absl::string_view url) {
   return LoopbackHost(host);
 }
 
+// Whether the socket `path` lies where a sandbox can put its own (a fake
+// engine that would get the operator's terminal and registry credentials):
+// in a project, or in np-exec's state store (a persistent home), by the path
+// as written or by its directory's real path.
+bool SandboxesCanReplace(const HostFacts& host, const std::string& path) {
+  const std::string written = NormalizePath(ParentPath(path));
+  absl::StatusOr<std::string> real = ResolveRealPath(written, "invalid-path");
+  std::vector<std::string> dirs = {written};
+  if (real.ok()) dirs.push_back(*real);
+  // The store as written, and in its parent's real path (a store that is
+  // itself a link is refused on its own, state-store-invalid).
+  absl::StatusOr<std::string> store = HostStateStoreDir(host);
+  std::vector<std::string> stores;
+  if (store.ok()) {
+    stores.push_back(*store);
+    absl::StatusOr<std::string> parent = ResolveRealPath(ParentPath(*store), "invalid-path");
+    if (parent.ok()) stores.push_back(JoinPath(*parent, store->substr(store->rfind('/') + 1)));
+  }
+  for (const std::string& dir : dirs) {
+    if (!ProjectsAtOrAbove(dir).empty()) return true;
+    for (const std::string& store_dir : stores) {
+      if (IsInside(dir, store_dir)) return true;
+    }
+  }
+  return false;
+}
+
 // An endpoint URL as np-exec reaches it: a unix:// socket at an absolute
 // path, or a tcp:// port on the loopback, is this host; any other scheme,
 // host or spelling is another one.
-EngineLocation FromUrl(const std::string& url, const std::string& shown) {
-  if (absl::StartsWith(url, "unix:///")) return {url.substr(7), "", url};
+EngineLocation FromUrl(const std::string& url, const std::string& shown, const HostFacts& host) {
+  // A URL parser decodes %XX and ends the path at ? or #: refused, so the
+  // socket np-exec checks is the one the client dials.
+  if (absl::StartsWith(url, "unix:///") && url.find_first_of("%?#") == std::string::npos) {
+    if (SandboxesCanReplace(host, url.substr(7))) {
+      return {std::nullopt,
+              absl::StrCat(shown, " (", url, ", a socket in a project or np-exec's state store)"),
+              ""};
+    }
+    return {url.substr(7), "", url};
+  }
   if (LoopbackTcp(url)) return {std::nullopt, "", url};
   return {std::nullopt, absl::StrCat(shown, " (", url.empty() ? "unreadable" : url, ")"), ""};
 }
@@ -127,12 +179,17 @@ std::optional<std::string> DockerContextName(const HostFacts& host, const std::s
 
 bool IsSet(char** envp, absl::string_view name) { return GetEnv(envp, name).data() != nullptr; }
 
-}  // namespace
-
-EngineLocation DockerLocation(const HostFacts& host) {
-  if (!host.docker_host.empty()) return FromUrl(host.docker_host, "DOCKER_HOST");
+EngineLocation DockerLocationUnpinned(const HostFacts& host) {
+  if (!host.docker_host.empty()) return FromUrl(host.docker_host, "DOCKER_HOST", host);
   std::string config_dir(GetEnv(host.envp, "DOCKER_CONFIG"));
   if (config_dir.empty() && !host.home.empty()) config_dir = JoinPath(host.home, ".docker");
+  // Relative, it is wherever the client starts (often the project); in a
+  // project, its sandboxes could write a context.
+  if (!config_dir.empty() &&
+      (config_dir.front() != '/' || !ProjectsAtOrAbove(NormalizePath(config_dir)).empty())) {
+    return {std::nullopt,
+            absl::StrCat("DOCKER_CONFIG (", config_dir, ", relative or inside a project)"), ""};
+  }
   const std::optional<std::string> name = DockerContextName(host, config_dir);
   if (!name.has_value()) return Unreadable("docker's config.json");
   if (name->empty() || *name == "default") {
@@ -144,7 +201,7 @@ EngineLocation DockerLocation(const HostFacts& host) {
   if (!meta.has_value()) return Unreadable(shown);
   nlohmann::json endpoints;
   for (const auto& [key, value] : meta->items()) {
-    if (!absl::EqualsIgnoreCase(key, "Endpoints")) continue;
+    if (FoldedKey(key) != "endpoints") continue;
     if (!endpoints.is_null() || !value.is_object()) return Unreadable(shown);
     endpoints = value;
   }
@@ -153,44 +210,61 @@ EngineLocation DockerLocation(const HostFacts& host) {
   }
   const std::optional<std::string> url = FieldOf(endpoints["docker"], "Host");
   if (!url.has_value()) return Unreadable(shown);
-  return FromUrl(*url, shown);
+  return FromUrl(*url, shown, host);
 }
 
-EngineLocation PodmanLocation(const HostFacts& host, const std::string& fallback) {
+EngineLocation PodmanLocationUnpinned(const HostFacts& host, const std::string& fallback) {
   if (IsSet(host.envp, "CONTAINER_CONNECTION")) {
     return {std::nullopt,
             absl::StrCat("podman connection ", GetEnv(host.envp, "CONTAINER_CONNECTION")), ""};
   }
   if (IsSet(host.envp, "CONTAINER_HOST")) {
-    return FromUrl(std::string(GetEnv(host.envp, "CONTAINER_HOST")), "CONTAINER_HOST");
+    return FromUrl(std::string(GetEnv(host.envp, "CONTAINER_HOST")), "CONTAINER_HOST", host);
   }
   return {fallback, "", ""};
 }
 
-std::vector<std::string> PinClientEnvironment(std::vector<std::string> env, const HostFacts& host) {
-  const EngineLocation docker = DockerLocation(host);
-  const EngineLocation podman = PodmanLocation(host, "");
+}  // namespace
+
+EngineLocation DockerLocation(const HostFacts& host) {
+  EngineLocation location = DockerLocationUnpinned(host);
+  location.client_unset = {"DOCKER_HOST", "DOCKER_CONTEXT"};
+  location.client_set = {absl::StrCat(
+      "DOCKER_HOST=",
+      location.remote.empty() ? location.url : absl::StrCat("unix://", kDefaultDockerSocket))};
+  return location;
+}
+
+EngineLocation PodmanLocation(const HostFacts& host, const std::string& fallback) {
+  EngineLocation location = PodmanLocationUnpinned(host, fallback);
+  location.client_unset = {"CONTAINER_HOST", "CONTAINER_CONNECTION"};
+  if (location.remote.empty() && !location.url.empty()) {
+    location.client_set = {absl::StrCat("CONTAINER_HOST=", location.url)};
+  }
+  return location;
+}
+
+std::vector<std::string> PinClientEnvironment(std::vector<std::string> env,
+                                              const Endpoint& endpoint) {
   std::vector<std::string> pinned;
-  pinned.reserve(env.size() + 1);
+  pinned.reserve(env.size() + endpoint.client_set.size());
   for (std::string& entry : env) {
     const absl::string_view name = absl::string_view(entry).substr(0, entry.find('='));
-    if (name == "DOCKER_HOST" || name == "DOCKER_CONTEXT" || name == "CONTAINER_CONNECTION" ||
-        name == "CONTAINER_HOST") {
+    const auto named = [name](const std::string& other) {
+      return name == absl::string_view(other).substr(0, other.find('='));
+    };
+    if (std::any_of(endpoint.client_unset.begin(), endpoint.client_unset.end(), named) ||
+        std::any_of(endpoint.client_set.begin(), endpoint.client_set.end(), named)) {
       continue;
     }
     pinned.push_back(std::move(entry));
   }
-  pinned.push_back(absl::StrCat(
-      "DOCKER_HOST=",
-      docker.remote.empty() ? docker.url : absl::StrCat("unix://", kDefaultDockerSocket)));
-  if (podman.remote.empty() && !podman.url.empty()) {
-    pinned.push_back(absl::StrCat("CONTAINER_HOST=", podman.url));
-  }
+  pinned.insert(pinned.end(), endpoint.client_set.begin(), endpoint.client_set.end());
   return pinned;
 }
 
-std::vector<std::string> ClientEnvironment(const HostFacts& host) {
-  return PinClientEnvironment(EditEnvironment(host.envp, {}, kInterposerVars), host);
+std::vector<std::string> ClientEnvironment(const Endpoint& endpoint, char** envp) {
+  return PinClientEnvironment(EditEnvironment(envp, {}, kInterposerVars), endpoint);
 }
 
 }  // namespace np

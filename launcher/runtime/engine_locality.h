@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "launcher/host.h"
+#include "launcher/runtime/driver.h"
 
 namespace np {
 
@@ -25,15 +26,24 @@ struct EngineLocation {
   std::optional<std::string> socket;
   // What the client would reach instead, for a person ("DOCKER_HOST
   // ssh://build", "docker context remote (tcp://10.0.0.5:2376)"); "" when
-  // the endpoint is this host's socket.
+  // the endpoint is this host's.
   std::string remote;
   // The endpoint as the client is told it (DOCKER_HOST or CONTAINER_HOST's
   // value); "" when the client's own default is this engine.
   std::string url;
+  // The client's variables as np-exec pins them on every call (copied into
+  // Endpoint): docker's DOCKER_HOST set to `url` (a remote endpoint's place
+  // taken by the default socket, so no call can reach it) and DOCKER_CONTEXT
+  // removed; podman's CONTAINER_CONNECTION removed and CONTAINER_HOST kept
+  // only as the checked `url`.
+  std::vector<std::string> client_set = {};
+  std::vector<std::string> client_unset = {};
 };
 
 // Docker's endpoint: DOCKER_HOST, else the current context's, else the
-// default socket. A context np-exec cannot read counts as remote.
+// default socket. A context np-exec cannot read, a DOCKER_CONFIG that is
+// relative or lies in a project (whose sandboxes could write a context), and
+// a socket in a project count as remote.
 EngineLocation DockerLocation(const HostFacts& host);
 
 // Podman's: CONTAINER_HOST, else `fallback` (the client is the engine). Set
@@ -41,16 +51,13 @@ EngineLocation DockerLocation(const HostFacts& host);
 // CONTAINER_HOST make the client a remote one: remote.
 EngineLocation PodmanLocation(const HostFacts& host, const std::string& fallback);
 
-// `env` (a runtime client's environment) with the endpoints checked above
-// pinned: DOCKER_HOST set to docker's (a remote one's place taken by the
-// default socket, so no call reaches it), DOCKER_CONTEXT and
-// CONTAINER_CONNECTION removed, CONTAINER_HOST kept only when it is podman's
-// checked endpoint.
-std::vector<std::string> PinClientEnvironment(std::vector<std::string> env, const HostFacts& host);
+// `env` (a runtime client's environment) with `endpoint`'s pins applied.
+std::vector<std::string> PinClientEnvironment(std::vector<std::string> env,
+                                              const Endpoint& endpoint);
 
 // The environment of a client call made outside a spawn's run: the
-// caller's, without the interposer's variables, pinned as above.
-std::vector<std::string> ClientEnvironment(const HostFacts& host);
+// caller's `envp`, without the interposer's variables, pinned as above.
+std::vector<std::string> ClientEnvironment(const Endpoint& endpoint, char** envp);
 
 }  // namespace np
 

@@ -42,14 +42,14 @@ std::string ImagePath(const std::string& bin, const std::string& image, char** e
 // Whether any of `candidates` exists in the plan's image; nullopt when it
 // cannot be told.
 std::optional<bool> AnyInImage(const SpawnPlan& plan, const std::vector<std::string>& candidates,
-                               const HostFacts& host) {
+                               const HostFacts& host, const Endpoint& endpoint) {
   // A copy that went past the cap was there: only its archive is dropped.
   const auto copied = [](const CaptureResult& r) {
     return !r.timed_out && (r.exit_code == 0 || r.truncated);
   };
   std::optional<std::vector<CaptureResult>> results =
       CopyOutOfImage(plan.exec_path, plan.image, absl::StrCat(plan.container_name, "-probe"),
-                     candidates, host, kDefaultCaptureBytes, copied);
+                     candidates, host, endpoint, kDefaultCaptureBytes, copied);
   if (!results.has_value()) return std::nullopt;
   return !results->empty() && copied(results->back());
 }
@@ -67,9 +67,9 @@ std::optional<std::string> AccountBaseOf(const CaptureResult& etc, absl::string_
 
 std::optional<std::vector<CaptureResult>> CopyOutOfImage(
     const std::string& bin, const std::string& image, const std::string& name,
-    const std::vector<std::string>& paths, const HostFacts& host, size_t max_bytes,
-    const std::function<bool(const CaptureResult&)>& enough) {
-  std::vector<std::string> env = ClientEnvironment(host);
+    const std::vector<std::string>& paths, const HostFacts& host, const Endpoint& endpoint,
+    size_t max_bytes, const std::function<bool(const CaptureResult&)>& enough) {
+  std::vector<std::string> env = ClientEnvironment(endpoint, host.envp);
   std::vector<char*> envp = CStrings(env);
   absl::StatusOr<CaptureResult> created = RunAndCapture(
       {bin, "create", "--pull=never", "--network", "none", "--label",
@@ -89,19 +89,22 @@ std::optional<std::vector<CaptureResult>> CopyOutOfImage(
   return results;
 }
 
-std::optional<ImageAccountBases> CopyImageAccounts(const SpawnPlan& plan, const HostFacts& host) {
-  return CopyImageAccounts(plan.exec_path, plan.image, plan.container_name, host);
+std::optional<ImageAccountBases> CopyImageAccounts(const SpawnPlan& plan, const HostFacts& host,
+                                                   const Endpoint& endpoint) {
+  return CopyImageAccounts(plan.exec_path, plan.image, plan.container_name, host, endpoint);
 }
 
 std::optional<ImageAccountBases> CopyImageAccounts(const std::string& bin, const std::string& image,
                                                    const std::string& container_name,
-                                                   const HostFacts& host) {
+                                                   const HostFacts& host,
+                                                   const Endpoint& endpoint) {
   // The directory, not the two files: one copy, and its links stay links
   // (podman's copy of a single file is its link's target, named as that).
   // Members past the cap are not seen (the minimal base).
   constexpr size_t kMaxEtcArchiveBytes = 16 << 20;
-  std::optional<std::vector<CaptureResult>> copied = CopyOutOfImage(
-      bin, image, absl::StrCat(container_name, "-accounts"), {"/etc"}, host, kMaxEtcArchiveBytes);
+  std::optional<std::vector<CaptureResult>> copied =
+      CopyOutOfImage(bin, image, absl::StrCat(container_name, "-accounts"), {"/etc"}, host,
+                     endpoint, kMaxEtcArchiveBytes);
   if (!copied.has_value() || copied->size() != 1) return std::nullopt;
   ImageAccountBases bases;
   bases.passwd = AccountBaseOf(copied->front(), "etc/passwd", AccountFile::kPasswd);
@@ -132,17 +135,18 @@ std::vector<std::string> ImageCandidates(const SpawnPlan& plan, const std::strin
   return out;
 }
 
-absl::Status ExplainExitNotFound(const SpawnPlan& plan, const HostFacts& host) {
+absl::Status ExplainExitNotFound(const SpawnPlan& plan, const HostFacts& host,
+                                 const Endpoint& endpoint) {
   // On network "allowlist" np-exec's own entry point execs the program and
   // reports a failure itself.
   if (plan.image.empty() || !plan.egress_socket.empty()) return absl::OkStatus();
-  std::vector<std::string> env = ClientEnvironment(host);
+  std::vector<std::string> env = ClientEnvironment(endpoint, host.envp);
   std::vector<char*> envp = CStrings(env);
   const std::string path_list = ImagePath(plan.exec_path, plan.image, envp.data());
   if (path_list.empty()) return absl::OkStatus();
   const std::vector<std::string> candidates = ImageCandidates(plan, path_list);
   if (candidates.empty()) return absl::OkStatus();
-  if (AnyInImage(plan, candidates, host) != false) return absl::OkStatus();
+  if (AnyInImage(plan, candidates, host, endpoint) != false) return absl::OkStatus();
   absl::StatusOr<std::string> on_host =
       FindRealProgram(plan.program, host.path, host.cwd, host.self, StatFile);
   const std::string host_part =

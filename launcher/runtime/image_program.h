@@ -25,6 +25,7 @@
 #include "absl/status/status.h"
 #include "core/plan.h"
 #include "launcher/host.h"
+#include "launcher/runtime/driver.h"
 #include "launcher/subprocess.h"
 
 namespace np {
@@ -39,8 +40,8 @@ namespace np {
 // nullopt when no container could be created.
 std::optional<std::vector<CaptureResult>> CopyOutOfImage(
     const std::string& bin, const std::string& image, const std::string& name,
-    const std::vector<std::string>& paths, const HostFacts& host, size_t max_bytes,
-    const std::function<bool(const CaptureResult&)>& enough = nullptr);
+    const std::vector<std::string>& paths, const HostFacts& host, const Endpoint& endpoint,
+    size_t max_bytes, const std::function<bool(const CaptureResult&)>& enough = nullptr);
 
 // An image's passwd and group as account view bases (core/passwd_view.h's
 // ImageAccountBase): each nullopt when the image's file cannot serve (not
@@ -55,13 +56,14 @@ struct ImageAccountBases {
 // container name): CopyOutOfImage of /etc, whose archive keeps a link a link
 // (core/tar_file.h). nullopt when no container could be created (it cannot be
 // told: not worth remembering).
-std::optional<ImageAccountBases> CopyImageAccounts(const SpawnPlan& plan, const HostFacts& host);
+std::optional<ImageAccountBases> CopyImageAccounts(const SpawnPlan& plan, const HostFacts& host,
+                                                   const Endpoint& endpoint);
 
 // The same for `image` through the client `bin`, the created container named
 // after `container_name`, before any plan exists.
 std::optional<ImageAccountBases> CopyImageAccounts(const std::string& bin, const std::string& image,
                                                    const std::string& container_name,
-                                                   const HostFacts& host);
+                                                   const HostFacts& host, const Endpoint& endpoint);
 
 // The paths inside the image where `program` would be found: itself when
 // absolute, each directory of the image's `path_list` joined with it for a
@@ -73,7 +75,8 @@ std::vector<std::string> ImageCandidates(const SpawnPlan& plan, const std::strin
 // `program-not-in-image` (naming the image, where np-exec looked, where the
 // host has the program, and the fix) when none of the candidates exists in
 // the plan's image; OK when one does or it cannot be told.
-absl::Status ExplainExitNotFound(const SpawnPlan& plan, const HostFacts& host);
+absl::Status ExplainExitNotFound(const SpawnPlan& plan, const HostFacts& host,
+                                 const Endpoint& endpoint);
 
 }  // namespace np
 

@@ -195,7 +195,8 @@ TEST_F(NeverDowngradeTest, AnEngineOnAnotherHostIsRefused) {
   for (const char* host :
        {"tcp://10.0.0.5:2376", "ssh://builder@build-host", "tcp://127.0.0.1.nip.io:2375",
         "tcp://127.0.0.1:1@evil:2375", "tcp://127.0.0.1%2eevil:2375", "unix://docker.sock",
-        "tcp://[::1", "fd://"}) {
+        "tcp://[::1", "fd://", "tcp://127.0.0.09:2375", "unix:///run/docker%2esock",
+        "unix:///run/docker.sock?x"}) {
     ExpectRefused(lab_.Env(host), 125, "isolation-engine-remote", host);
   }
   EXPECT_FALSE(lab_.Invoked()) << ReadFile(lab_.fakes() + "/docker.calls");
@@ -225,6 +226,22 @@ TEST_F(NeverDowngradeTest, AnEngineOnAnotherHostIsRefused) {
     lab_.tmp().Write("scratch-home-docker/config.json", config);
     ExpectRefused(env, 125, "isolation-engine-remote", "docker's config.json (unreadable)");
   }
+  // Go's decoder folds U+017F to s: docker reads "Hoſt" as Host. Two
+  // spellings are not told apart.
+  lab_.tmp().Write("scratch-home-docker/config.json", R"({"currentContext":"build"})");
+  lab_.tmp().Write("scratch-home-docker/contexts/meta/" + Sha256Hex("build") + "/meta.json",
+                   "{\"Endpoints\":{\"docker\":{\"Host\":\"unix:///var/run/docker.sock\","
+                   "\"Ho\xC5\xBFt\":\"ssh://evil\"}}}");
+  ExpectRefused(env, 125, "isolation-engine-remote", "docker context build (unreadable)");
+  // A relative DOCKER_CONFIG is wherever the client starts; one in a project
+  // is its sandboxes' to write; a socket in a project, theirs to replace.
+  for (const std::string& config : {std::string("scratch-home-docker"), lab_.project() + "/.d"}) {
+    std::vector<std::string> relative = env;
+    SetEnv(relative, "DOCKER_CONFIG", config);
+    ExpectRefused(relative, 125, "isolation-engine-remote", "DOCKER_CONFIG (" + config);
+  }
+  ExpectRefused(lab_.Env("unix://" + lab_.project() + "/engine.sock"), 125,
+                "isolation-engine-remote", "a socket in a project");
   // A context np-exec cannot read is not taken for this host.
   SetEnv(env, "DOCKER_CONTEXT", "missing");
   ExpectRefused(env, 125, "isolation-engine-remote", "docker context missing (unreadable)");
