@@ -277,7 +277,8 @@ int MakeParents(int dst, absl::string_view relative) {
 // the links is a second look after the one that found `real`: where it ends
 // elsewhere, something swapped a link in or out meanwhile.
 absl::Status CheckSeedOutsideProjects(const std::string& home_real, const std::string& relative,
-                                      const std::string& real, const std::string& store_dir) {
+                                      const std::string& real,
+                                      const std::vector<std::string>& stores) {
   const std::string named = JoinPath(home_real, relative);
   std::vector<std::string> places = {named, real};
   std::string reached;
@@ -291,10 +292,13 @@ absl::Status CheckSeedOutsideProjects(const std::string& home_real, const std::s
     // A link is replaced where it lies: in the directory that holds it.
     const bool link = place != named && place != real;
     const std::string where = link ? ParentPath(place) : place;
-    if (link && !store_dir.empty() && IsInside(where, store_dir)) {
-      return SeedRefused(relative, absl::StrCat("goes through the link ", place,
-                                                " in np-exec's own state, where a sandbox "
-                                                "can plant one"));
+    for (const std::string& store : stores) {
+      if (store.empty() || !IsInside(where, store)) continue;
+      return SeedRefused(relative, link ? absl::StrCat("goes through the link ", place,
+                                                       " in np-exec's own state, where a sandbox "
+                                                       "can plant one")
+                                        : absl::StrCat("is in np-exec's own state (", place,
+                                                       "), where a sandbox can plant a link"));
     }
     for (const std::string& project : ProjectsAtOrAbove(where)) {
       if (IsInside(home_real, project)) continue;
@@ -312,8 +316,8 @@ absl::Status CheckSeedOutsideProjects(const std::string& home_real, const std::s
 // Copies one seed of the operator's HOME into the new home `dst`. A seed
 // that is not there is skipped (false).
 absl::StatusOr<bool> CopySeed(const HomeSeed& seed, const std::string& home_real, int home_fd,
-                              const std::string& store_dir, const std::string& relative, int dst,
-                              uint64_t* budget) {
+                              const std::vector<std::string>& stores, const std::string& relative,
+                              int dst, uint64_t* budget) {
   int err = 0;
   const std::string real = RealPath(JoinPath(home_real, relative), &err);
   if (real.empty()) {
@@ -327,10 +331,12 @@ absl::StatusOr<bool> CopySeed(const HomeSeed& seed, const std::string& home_real
   if (IsInside(real, seed.project_real) || IsInside(seed.project_real, real)) {
     return SeedRefused(relative, "is in the project or holds it; seeds come from your HOME only");
   }
-  if (IsInside(store_dir, real) || IsInside(real, store_dir)) {
-    return SeedRefused(relative, "is np-exec's own state");
+  for (const std::string& store : stores) {
+    if (!store.empty() && (IsInside(store, real) || IsInside(real, store))) {
+      return SeedRefused(relative, "is np-exec's own state");
+    }
   }
-  absl::Status in_project = CheckSeedOutsideProjects(home_real, relative, real, store_dir);
+  absl::Status in_project = CheckSeedOutsideProjects(home_real, relative, real, stores);
   if (!in_project.ok()) return in_project;
   const int src = OpenBeneath(home_fd, absl::string_view(real).substr(home_real.size() + 1));
   if (src < 0) {
@@ -388,9 +394,12 @@ absl::StatusOr<std::vector<std::string>> CreateHome(const StateStore& store, int
       status = SeedRefused(seed.paths.front(), "has no HOME to be copied from");
     }
     uint64_t budget = kMaxSeedBytes;
+    // The store by its path as written and by its real path: the walks
+    // compare resolved paths.
+    const std::vector<std::string> stores = {store.dir(), RealPath(store.dir(), &err)};
     for (size_t i = 0; status.ok() && i < seed.paths.size(); ++i) {
       absl::StatusOr<bool> copied =
-          CopySeed(seed, home_real, home_fd, store.dir(), seed.paths[i], dst, &budget);
+          CopySeed(seed, home_real, home_fd, stores, seed.paths[i], dst, &budget);
       if (!copied.ok()) status = copied.status();
       if (copied.ok() && *copied) seeded.push_back(seed.paths[i]);
     }

@@ -225,6 +225,41 @@ TEST_F(AgentHomeTest, ASeedThroughALinkInTheStateStoreIsRefused) {
   EXPECT_NE(lstat(AgentHomePath(store_->dir(), "victim").c_str(), &st), 0);
 }
 
+// The same, with the state store named through a link (a HOME or
+// XDG_STATE_HOME behind a symbolic link), and with the store in HOME and the
+// seed naming the planted link itself: the store is judged by its real path
+// too, and a seed that lies in it is refused like one through it.
+TEST_F(AgentHomeTest, ASeedInTheStateStoreIsRefusedHoweverTheStoreIsNamed) {
+  dir_.Write("operator-home/.ssh/id_rsa", "PRIVATE KEY\n", 0600);
+  ASSERT_EQ(symlink(dir_.Path("state").c_str(), dir_.Path("state-link").c_str()), 0);
+  absl::StatusOr<StateStore> linked = StateStore::Open(dir_.Path("state-link/np-exec"), getuid());
+  ASSERT_TRUE(linked.ok()) << linked.status();
+  absl::StatusOr<AgentHomeLease> planter = AgentHomeLease::Acquire(*linked, "planter", Seed({}));
+  ASSERT_TRUE(planter.ok()) << planter.status();
+  ASSERT_EQ(symlink((home_ + "/.ssh/id_rsa").c_str(), (planter->path() + "/notes").c_str()), 0);
+  ASSERT_EQ(symlink(dir_.Path("state/np-exec/homes").c_str(), (home_ + "/.homes").c_str()), 0);
+  const std::string through = ".homes/" + StateStore::FileStem("planter") + "/notes";
+  absl::StatusOr<AgentHomeLease> lease =
+      AgentHomeLease::Acquire(*linked, "victim", Seed({through}));
+  ASSERT_FALSE(lease.ok());
+  EXPECT_EQ(ErrorCode(lease.status()), "agent-home-seed-refused");
+
+  absl::StatusOr<StateStore> in_home = StateStore::Open(home_ + "/.local/state/np-exec", getuid());
+  ASSERT_TRUE(in_home.ok()) << in_home.status();
+  absl::StatusOr<AgentHomeLease> other = AgentHomeLease::Acquire(*in_home, "other", Seed({}));
+  ASSERT_TRUE(other.ok()) << other.status();
+  ASSERT_EQ(symlink((home_ + "/.ssh/id_rsa").c_str(), (other->path() + "/.claude.json").c_str()),
+            0);
+  const std::string named =
+      ".local/state/np-exec/homes/" + StateStore::FileStem("other") + "/.claude.json";
+  absl::StatusOr<AgentHomeLease> shared =
+      AgentHomeLease::Acquire(*in_home, "sharing", Seed({named}));
+  ASSERT_FALSE(shared.ok());
+  EXPECT_EQ(ErrorCode(shared.status()), "agent-home-seed-refused");
+  EXPECT_NE(shared.status().message().find("np-exec's own state"), std::string::npos)
+      << shared.status().message();
+}
+
 // The seed's real path and the links on its way are two looks. A sandbox of
 // the project `other` swaps `keys` in its folder between a link to ~/.ssh and
 // a plain folder holding a harmless id_rsa: before, a seed that saw the link
