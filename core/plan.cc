@@ -466,7 +466,7 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
 }  // namespace
 
 absl::Status CheckEngineOnThisHost(Runtime runtime, absl::string_view engine) {
-  if (engine.empty()) return absl::OkStatus();
+  if (engine.empty() || !TraitsOf(runtime).shares_host_filesystem) return absl::OkStatus();
   return MakeError(
       absl::StatusCode::kFailedPrecondition, "isolation-engine-remote",
       absl::StrCat("the ", TraitsOf(runtime).name, " client would run this spawn on ", engine,

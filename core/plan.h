@@ -187,9 +187,12 @@ absl::StatusOr<SpawnPlan> PlanSpawn(const Settings& settings, const ProbeResult*
                                     const std::vector<std::string>& program,
                                     const std::vector<std::string>& env_names);
 
-// OK when the runtime's client reaches an engine on this host; else
-// `isolation-engine-remote`, naming `engine` (SpawnFacts::engine_remote):
-// np-exec mounts this host's paths, which an engine elsewhere does not see.
+// OK when the runtime's client reaches an engine on this host, or when the
+// runtime does not mount this host's paths (its shares_host_filesystem
+// trait: it carries the project itself, so where its engine runs does not
+// change what it mounts); else `isolation-engine-remote`, naming `engine`
+// (SpawnFacts::engine_remote): np-exec mounts this host's paths, which an
+// engine elsewhere does not see.
 absl::Status CheckEngineOnThisHost(Runtime runtime, absl::string_view engine);
 
 // The internal verb a printed bubblewrap plan runs: np-exec builds the

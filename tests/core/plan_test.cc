@@ -100,6 +100,30 @@ TEST_F(PlanTest, ContainerUnavailableIsRefused) {
   EXPECT_EQ(ErrorCode(plan.status()), "isolation-container-unavailable");
 }
 
+// An engine on another host is refused before the probe's answer counts
+// (the driver asks it nothing, so its probe says unreachable): the cause
+// named is the engine, for every runtime that mounts this host's paths.
+TEST_F(PlanTest, AnEngineOnAnotherHostIsRefusedBeforeTheProbe) {
+  facts_.engine_remote = "DOCKER_HOST (ssh://ci@build)";
+  for (const RuntimeTraits& row : AllRuntimes()) {
+    ProbeResult down;
+    down.runtime = row.runtime;
+    down.reason = std::string(kReasonUnreachable);
+    absl::StatusOr<SpawnPlan> plan = PlanSpawn(Container(row.runtime), &down, facts_, program_, {});
+    ASSERT_FALSE(plan.ok()) << row.name;
+    EXPECT_EQ(ErrorCode(plan.status()), row.shares_host_filesystem
+                                            ? "isolation-engine-remote"
+                                            : "isolation-container-unavailable")
+        << row.name;
+  }
+  facts_.engine_remote.clear();
+  ProbeResult down;
+  down.runtime = Runtime::kDocker;
+  down.reason = std::string(kReasonUnreachable);
+  EXPECT_EQ(ErrorCode(PlanSpawn(Container(), &down, facts_, program_, {}).status()),
+            "isolation-container-unavailable");
+}
+
 TEST_F(PlanTest, ContainerPlanWrapsTheProgram) {
   Settings settings = Container();
   settings.config.container.env = {"API_KEY", "SHARED"};
