@@ -26,6 +26,7 @@
 #include "core/passwd_view.h"
 #include "core/paths.h"
 #include "core/runtime.h"
+#include "launcher/nofollow_path.h"
 
 namespace np {
 namespace {
@@ -42,19 +43,11 @@ absl::Status Failed(absl::string_view path, int err) {
 // The host's account file, without following a link in its place; "" when
 // it cannot be read.
 std::string ReadAccountFile(const char* path) {
-  const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return "";
-  std::string text;
-  struct stat st;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    char buffer[8192];
-    ssize_t n;
-    while ((n = read(fd, buffer, sizeof(buffer))) > 0 && text.size() < kMaxAccountFileBytes) {
-      text.append(buffer, static_cast<size_t>(n));
-    }
+  SmallFile file = ReadSmallFileAt(AT_FDCWD, path, kMaxAccountFileBytes - 1);
+  if (file.error != 0 || !S_ISREG(file.st.st_mode) || file.text.size() >= kMaxAccountFileBytes) {
+    return "";
   }
-  close(fd);
-  return text.size() < kMaxAccountFileBytes ? text : "";
+  return std::move(file.text);
 }
 
 int WriteNew(const std::string& path, const std::string& text) {

@@ -48,4 +48,30 @@ int OpenDirNoFollowAt(int start, absl::string_view relative) {
   return dir;
 }
 
+SmallFile ReadSmallFileAt(int dir, const char* name, size_t max_bytes) {
+  SmallFile file;
+  const int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    file.error = errno;
+    return file;
+  }
+  if (fstat(fd, &file.st) != 0) {
+    file.error = errno;
+  } else if (S_ISREG(file.st.st_mode)) {
+    char buffer[8192];
+    ssize_t n = 0;
+    while (file.text.size() <= max_bytes && (n = read(fd, buffer, sizeof(buffer))) != 0) {
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        file.error = errno;
+        break;
+      }
+      file.text.append(buffer, static_cast<size_t>(n));
+    }
+  }
+  close(fd);
+  if (file.text.size() > max_bytes + 1) file.text.resize(max_bytes + 1);
+  return file;
+}
+
 }  // namespace np

@@ -2,9 +2,13 @@
 // for np-exec's own writes below a project (the placeholders of protected
 // paths), where a sandboxed program of an enclosing project can rename a
 // folder and put a link in its place between np-exec's check and its write.
-// Touches the filesystem.
+// And np-exec's small files (state records, caches, the host's account
+// files) read without following a link in their place. Touches the
+// filesystem.
 #ifndef NP_EXEC_LAUNCHER_NOFOLLOW_PATH_H_
 #define NP_EXEC_LAUNCHER_NOFOLLOW_PATH_H_
+
+#include <sys/stat.h>
 
 #include <string>
 
@@ -20,6 +24,23 @@ int OpenDirNoFollow(absl::string_view absolute);
 // The same below the directory `dir` (not consumed): `relative` ("" is `dir`
 // itself) opened one component at a time with O_NOFOLLOW.
 int OpenDirNoFollowAt(int dir, absl::string_view relative);
+
+// A small file as ReadSmallFileAt found it.
+struct SmallFile {
+  // 0 when the file was opened and examined; else the errno of the open (ENOENT:
+  // no file there; ELOOP: a symbolic link in its place), the fstat or the read.
+  int error = 0;
+  struct stat st = {};  // What fstat said of the opened file (error 0).
+  // Its bytes, read only from a regular file, and at most `max_bytes` + 1 of
+  // them: more than `max_bytes` means the file is too large.
+  std::string text = {};
+};
+
+// Opens `name` below `dir` (AT_FDCWD: `name` is a path) without following a
+// link in its place, without blocking on a FIFO there and without taking a
+// terminal, and reads it when it is a regular file. The caller judges `st`
+// (owner, mode, links) before trusting `text`.
+SmallFile ReadSmallFileAt(int dir, const char* name, size_t max_bytes);
 
 }  // namespace np
 

@@ -15,6 +15,7 @@
 #include "core/paths.h"
 #include "core/sha256.h"
 #include "launcher/environment.h"
+#include "launcher/nofollow_path.h"
 
 namespace np {
 namespace {
@@ -49,15 +50,19 @@ absl::Status MakeDirs(const std::string& dir) {
 // A file of the store the caller may trust: regular, its own, at most one
 // link. No link at all is a record an updater renamed the next one over after
 // this reader opened it: the previous complete record, not a damaged one.
-absl::Status CheckOwnFile(int fd, uid_t uid, const std::string& path) {
-  struct stat st;
-  if (fstat(fd, &st) != 0)
-    return Invalid(path, absl::StrCat("cannot be examined: ", strerror(errno)));
+absl::Status CheckOwnStat(const struct stat& st, uid_t uid, const std::string& path) {
   if (!S_ISREG(st.st_mode)) return Invalid(path, "is not a regular file");
   if (st.st_uid != uid) return Invalid(path, absl::StrCat("belongs to uid ", st.st_uid));
   if (st.st_nlink > 1) return Invalid(path, "has more than one link");
   if ((st.st_mode & 022) != 0) return Invalid(path, "is writable by others");
   return absl::OkStatus();
+}
+
+absl::Status CheckOwnFile(int fd, uid_t uid, const std::string& path) {
+  struct stat st;
+  if (fstat(fd, &st) != 0)
+    return Invalid(path, absl::StrCat("cannot be examined: ", strerror(errno)));
+  return CheckOwnStat(st, uid, path);
 }
 
 }  // namespace
@@ -173,24 +178,13 @@ absl::StatusOr<std::optional<std::string>> StateStore::ReadFileAt(int dir,
                                                                   size_t max_bytes) const {
   const std::string file(name);
   const std::string path = JoinPath(dir_path, file);
-  const int fd = openat(dir, file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::optional<std::string>();
-    if (errno == ELOOP) return Invalid(path, "is a symbolic link");
-    return Invalid(path, absl::StrCat("cannot be read: ", strerror(errno)));
-  }
-  absl::Status own = CheckOwnFile(fd, uid_, path);
-  std::string text;
-  if (own.ok()) {
-    char buffer[8192];
-    ssize_t n;
-    while ((n = read(fd, buffer, sizeof(buffer))) > 0 && text.size() <= max_bytes) {
-      text.append(buffer, static_cast<size_t>(n));
-    }
-    if (n < 0) own = Invalid(path, absl::StrCat("cannot be read: ", strerror(errno)));
-  }
-  close(fd);
+  SmallFile read = ReadSmallFileAt(dir, file.c_str(), max_bytes);
+  if (read.error == ENOENT) return std::optional<std::string>();
+  if (read.error == ELOOP) return Invalid(path, "is a symbolic link");
+  if (read.error != 0) return Invalid(path, absl::StrCat("cannot be read: ", strerror(read.error)));
+  absl::Status own = CheckOwnStat(read.st, uid_, path);
   if (!own.ok()) return own;
+  std::string text = std::move(read.text);
   if (text.size() > max_bytes) return Invalid(path, "is too large");
   return std::optional<std::string>(std::move(text));
 }

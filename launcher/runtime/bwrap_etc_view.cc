@@ -19,6 +19,7 @@
 #include "core/bwrap_argv.h"
 #include "core/errors.h"
 #include "core/sha256.h"
+#include "launcher/nofollow_path.h"
 
 namespace np {
 namespace {
@@ -214,18 +215,13 @@ bool ManifestHolds(const std::vector<absl::string_view>& lines) {
 
 // Reads `current` in the view directory: the caller's own regular file.
 std::string ReadCurrent(int dir_fd, uid_t uid) {
-  int fd = openat(dir_fd, kCurrent, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return "";
-  struct stat st;
-  std::string text;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid && (st.st_mode & 022) == 0 &&
-      static_cast<size_t>(st.st_size) <= kMaxManifestBytes) {
-    text.resize(static_cast<size_t>(st.st_size));
-    ssize_t n = read(fd, text.data(), text.size());
-    text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  SmallFile file = ReadSmallFileAt(dir_fd, kCurrent, kMaxManifestBytes);
+  const struct stat& st = file.st;
+  if (file.error != 0 || !S_ISREG(st.st_mode) || st.st_uid != uid || (st.st_mode & 022) != 0 ||
+      file.text.size() > kMaxManifestBytes) {
+    return "";
   }
-  close(fd);
-  return text;
+  return std::move(file.text);
 }
 
 // The name of the view `current` describes when it still holds and the view

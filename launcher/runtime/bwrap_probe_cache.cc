@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
+#include "launcher/nofollow_path.h"
 #include "launcher/state_store.h"
 #include "nlohmann/json.hpp"
 
@@ -52,18 +53,14 @@ std::optional<std::string> CachedBwrapProbe(const HostFacts& host, const std::st
   const std::string dir = StoreDir(host);
   if (dir.empty()) return std::nullopt;
   const std::string path = absl::StrCat(dir, "/", kRecord);
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return std::nullopt;
-  struct stat st;
-  std::string text;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == host.uid && st.st_nlink == 1 &&
-      (st.st_mode & 077) == 0 && static_cast<size_t>(st.st_size) <= kMaxRecordSize) {
-    text.resize(static_cast<size_t>(st.st_size));
-    ssize_t n = read(fd, text.data(), text.size());
-    text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  const SmallFile file = ReadSmallFileAt(AT_FDCWD, path.c_str(), kMaxRecordSize);
+  const struct stat& st = file.st;
+  if (file.error != 0 || !S_ISREG(st.st_mode) || st.st_uid != host.uid || st.st_nlink != 1 ||
+      (st.st_mode & 077) != 0 || file.text.size() > kMaxRecordSize) {
+    return std::nullopt;
   }
-  close(fd);
-  const nlohmann::json record = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json record =
+      nlohmann::json::parse(file.text, nullptr, /*allow_exceptions=*/false);
   if (!record.is_object() || !record.contains("key") || !record["key"].is_string() ||
       record["key"].get<std::string>() != key || !record.contains("checked_at") ||
       !record["checked_at"].is_number_integer() || !record.contains("version") ||
