@@ -25,6 +25,7 @@ using ::testing::Not;
 
 constexpr char kSeed[] = "{\"operator\":\"seed\"}\n";
 constexpr char kVictim[] = "HOST FILE: NEVER WRITTEN BY NP-EXEC\n";
+constexpr char kKey[] = "-----BEGIN OPENSSH PRIVATE KEY----- operator\n";
 
 class AgentHomeTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -62,6 +63,27 @@ class AgentHomeTest : public ::testing::TestWithParam<std::string> {
 
   RunResult Sh(const std::string& project, const std::string& script) {
     return Np(project, {"--", "sh", "-c", script});
+  }
+
+  // The operator's key, and a sandbox of `planter` (configured here) that
+  // links `link` (its own file) to it.
+  void PlantKeyLink(const std::string& planter, const std::string& link) {
+    dir_.Write("operator-home/.ssh/id_ed25519", kKey, 0600);
+    Configure(planter);
+    RunResult planted =
+        Sh(planter, "ln -s '" + home_ + "/.ssh/id_ed25519' " + link + " && echo planted");
+    ASSERT_EQ(planted.exit_code, 0) << planted.err;
+    ASSERT_EQ(planted.out, "planted\n");
+  }
+
+  // A spawn refused with `code` before its program ran: neither the key nor
+  // the program's "ran" printed, and the key where it was.
+  void ExpectRefusedWithoutKey(const RunResult& r, const std::string& code) const {
+    EXPECT_EQ(r.exit_code, 125) << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr(code));
+    EXPECT_THAT(r.out, Not(HasSubstr("PRIVATE KEY")));
+    EXPECT_THAT(r.out, Not(HasSubstr("ran")));
+    EXPECT_EQ(ReadFile(home_ + "/.ssh/id_ed25519"), kKey);
   }
 
   // The home's host path, as `np-exec home --json` reports it.
@@ -256,23 +278,14 @@ TEST_P(AgentHomeTest, PlantedLinksInTheHomeNeverTouchTheHost) {
 // (both were let through: realpath followed the link into HOME). Refused now:
 // nothing ran, no home was made, and the key stayed where it was.
 TEST_P(AgentHomeTest, ALinkPlantedInAnotherProjectNeverLeadsASeedOrAMountToAKey) {
-  constexpr char kKey[] = "-----BEGIN OPENSSH PRIVATE KEY----- operator\n";
-  dir_.Write("operator-home/.ssh/id_ed25519", kKey, 0600);
   const std::string planter = dir_.MakeDir("operator-home/work/planter");
-  Configure(planter);
-  RunResult planted =
-      Sh(planter, "ln -s '" + home_ + "/.ssh/id_ed25519' notes.txt && echo planted");
-  ASSERT_EQ(planted.exit_code, 0) << planted.err;
-  ASSERT_EQ(planted.out, "planted\n");
+  PlantKeyLink(planter, "notes.txt");
 
   Configure(project_b_, "np-test:local",
             {{"home_seed", {".claude.json", "work/planter/notes.txt"}}});
   RunResult seeded = Sh(project_b_, "cat \"$HOME/work/planter/notes.txt\"; echo ran");
-  EXPECT_EQ(seeded.exit_code, 125) << seeded.out << seeded.err;
-  EXPECT_THAT(seeded.err, HasSubstr("agent-home-seed-refused"));
+  ExpectRefusedWithoutKey(seeded, "agent-home-seed-refused");
   EXPECT_THAT(seeded.err, HasSubstr(planter));
-  EXPECT_THAT(seeded.out, Not(HasSubstr("ran")));
-  EXPECT_THAT(seeded.out, Not(HasSubstr("PRIVATE KEY")));
   const std::string home_b = HomeOf(project_b_);
   ASSERT_FALSE(home_b.empty());
   struct stat st;
@@ -281,12 +294,7 @@ TEST_P(AgentHomeTest, ALinkPlantedInAnotherProjectNeverLeadsASeedOrAMountToAKey)
   const std::string project_c = dir_.MakeDir("c");
   Configure(project_c, "np-test:local",
             {{"mounts", {{{"source", planter + "/notes.txt"}, {"target", "/notes"}}}}});
-  RunResult mounted = Sh(project_c, "cat /notes; echo ran");
-  EXPECT_EQ(mounted.exit_code, 125) << mounted.out << mounted.err;
-  EXPECT_THAT(mounted.err, HasSubstr("isolation-mount-source-unstable"));
-  EXPECT_THAT(mounted.out, Not(HasSubstr("PRIVATE KEY")));
-  EXPECT_THAT(mounted.out, Not(HasSubstr("ran")));
-  EXPECT_EQ(ReadFile(home_ + "/.ssh/id_ed25519"), kKey);
+  ExpectRefusedWithoutKey(Sh(project_c, "cat /notes; echo ran"), "isolation-mount-source-unstable");
 }
 
 // A persistent home is its sandbox's to write, like its project: the
@@ -296,35 +304,22 @@ TEST_P(AgentHomeTest, ALinkPlantedInAnotherProjectNeverLeadsASeedOrAMountToAKey)
 // state store leads there. Before, the seed was copied and the mount made
 // (the key printed inside); now both are refused.
 TEST_P(AgentHomeTest, ALinkPlantedInAPersistentHomeNeverLeadsASeedOrAMountToAKey) {
-  constexpr char kKey[] = "-----BEGIN OPENSSH PRIVATE KEY----- operator\n";
-  dir_.Write("operator-home/.ssh/id_ed25519", kKey, 0600);
   const std::string planter = dir_.MakeDir("planter");
-  Configure(planter);
-  RunResult planted =
-      Sh(planter, "ln -s '" + home_ + "/.ssh/id_ed25519' \"$HOME/notes\" && echo planted");
-  ASSERT_EQ(planted.exit_code, 0) << planted.err;
-  ASSERT_EQ(planted.out, "planted\n");
+  PlantKeyLink(planter, "\"$HOME/notes\"");
   const std::string planter_home = HomeOf(planter);
   ASSERT_FALSE(planter_home.empty());
   ASSERT_EQ(symlink(planter_home.c_str(), (home_ + "/planter-home").c_str()), 0);
 
   Configure(project_b_, "np-test:local", {{"home_seed", {".claude.json", "planter-home/notes"}}});
   RunResult seeded = Sh(project_b_, "cat \"$HOME/planter-home/notes\"; echo ran");
-  EXPECT_EQ(seeded.exit_code, 125) << seeded.out << seeded.err;
-  EXPECT_THAT(seeded.err, HasSubstr("agent-home-seed-refused"));
+  ExpectRefusedWithoutKey(seeded, "agent-home-seed-refused");
   EXPECT_THAT(seeded.err, HasSubstr(planter_home + "/notes"));
-  EXPECT_THAT(seeded.out, Not(HasSubstr("PRIVATE KEY")));
-  EXPECT_THAT(seeded.out, Not(HasSubstr("ran")));
 
   const std::string project_c = dir_.MakeDir("c");
   Configure(project_c, "np-test:local",
             {{"mounts", {{{"source", home_ + "/planter-home/notes"}, {"target", "/notes"}}}}});
-  RunResult mounted = Sh(project_c, "cat /notes; echo ran");
-  EXPECT_EQ(mounted.exit_code, 125) << mounted.out << mounted.err;
-  EXPECT_THAT(mounted.err, HasSubstr("isolation-mount-forbidden-source"));
-  EXPECT_THAT(mounted.out, Not(HasSubstr("PRIVATE KEY")));
-  EXPECT_THAT(mounted.out, Not(HasSubstr("ran")));
-  EXPECT_EQ(ReadFile(home_ + "/.ssh/id_ed25519"), kKey);
+  ExpectRefusedWithoutKey(Sh(project_c, "cat /notes; echo ran"),
+                          "isolation-mount-forbidden-source");
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, AgentHomeTest, ::testing::Values("docker", "podman", "bwrap"),
