@@ -123,10 +123,16 @@ bool LoopbackTcp(absl::string_view url) {
 // in a project, or in np-exec's state store (a persistent home), by the path
 // as written or by its directory's real path.
 bool SandboxesCanReplace(const HostFacts& host, const std::string& path) {
+  if (HasDotDot(path)) return true;  // Compared as text below: not judged.
   const std::string written = NormalizePath(ParentPath(path));
-  absl::StatusOr<std::string> real = ResolveRealPath(written, "invalid-path");
   std::vector<std::string> dirs = {written};
-  if (real.ok()) dirs.push_back(*real);
+  // The directory's real path, and the socket's own (a link to one elsewhere).
+  // A dangling link or a loop cannot be judged.
+  for (const std::string& place : {written, NormalizePath(path)}) {
+    absl::StatusOr<std::string> real = ResolveRealPath(place, "invalid-path");
+    if (!real.ok()) return true;
+    dirs.push_back(place == written ? *real : ParentPath(*real));
+  }
   // The store as written, and in its parent's real path (a store that is
   // itself a link is refused on its own, state-store-invalid).
   absl::StatusOr<std::string> store = HostStateStoreDir(host);
@@ -179,17 +185,34 @@ std::optional<std::string> DockerContextName(const HostFacts& host, const std::s
 
 bool IsSet(char** envp, absl::string_view name) { return GetEnv(envp, name).data() != nullptr; }
 
+// Every variable that names an endpoint to either client: each runtime's
+// calls lose all of them (a `docker` that is podman's wrapper reads
+// CONTAINER_HOST), then get their own checked one back.
+std::vector<std::string> ClientVariables() {
+  return {"DOCKER_HOST", "DOCKER_CONTEXT", "CONTAINER_HOST", "CONTAINER_CONNECTION"};
+}
+
+// Whether docker's configuration directory lies where a sandbox can write
+// (relative: wherever the client starts, often the project; in a project,
+// by its path as written or its real path): a context, a credential helper
+// or a plugin there is the sandbox's choice.
+bool SandboxesCanWriteConfig(const std::string& config_dir) {
+  if (config_dir.empty()) return false;
+  if (config_dir.front() != '/' || HasDotDot(config_dir)) return true;
+  if (!ProjectsAtOrAbove(NormalizePath(config_dir)).empty()) return true;
+  // A dangling link, a loop: where it leads cannot be judged.
+  absl::StatusOr<std::string> real = ResolveRealPath(config_dir, "invalid-path");
+  return !real.ok() || !ProjectsAtOrAbove(*real).empty();
+}
+
 EngineLocation DockerLocationUnpinned(const HostFacts& host) {
-  if (!host.docker_host.empty()) return FromUrl(host.docker_host, "DOCKER_HOST", host);
   std::string config_dir(GetEnv(host.envp, "DOCKER_CONFIG"));
   if (config_dir.empty() && !host.home.empty()) config_dir = JoinPath(host.home, ".docker");
-  // Relative, it is wherever the client starts (often the project); in a
-  // project, its sandboxes could write a context.
-  if (!config_dir.empty() &&
-      (config_dir.front() != '/' || !ProjectsAtOrAbove(NormalizePath(config_dir)).empty())) {
+  if (SandboxesCanWriteConfig(config_dir)) {
     return {std::nullopt,
             absl::StrCat("DOCKER_CONFIG (", config_dir, ", relative or inside a project)"), ""};
   }
+  if (!host.docker_host.empty()) return FromUrl(host.docker_host, "DOCKER_HOST", host);
   const std::optional<std::string> name = DockerContextName(host, config_dir);
   if (!name.has_value()) return Unreadable("docker's config.json");
   if (name->empty() || *name == "default") {
@@ -228,7 +251,7 @@ EngineLocation PodmanLocationUnpinned(const HostFacts& host, const std::string& 
 
 EngineLocation DockerLocation(const HostFacts& host) {
   EngineLocation location = DockerLocationUnpinned(host);
-  location.client_unset = {"DOCKER_HOST", "DOCKER_CONTEXT"};
+  location.client_unset = ClientVariables();
   location.client_set = {absl::StrCat(
       "DOCKER_HOST=",
       location.remote.empty() ? location.url : absl::StrCat("unix://", kDefaultDockerSocket))};
@@ -237,7 +260,7 @@ EngineLocation DockerLocation(const HostFacts& host) {
 
 EngineLocation PodmanLocation(const HostFacts& host, const std::string& fallback) {
   EngineLocation location = PodmanLocationUnpinned(host, fallback);
-  location.client_unset = {"CONTAINER_HOST", "CONTAINER_CONNECTION"};
+  location.client_unset = ClientVariables();
   if (location.remote.empty() && !location.url.empty()) {
     location.client_set = {absl::StrCat("CONTAINER_HOST=", location.url)};
   }

@@ -242,6 +242,22 @@ TEST_F(NeverDowngradeTest, AnEngineOnAnotherHostIsRefused) {
   }
   ExpectRefused(lab_.Env("unix://" + lab_.project() + "/engine.sock"), 125,
                 "isolation-engine-remote", "a socket in a project");
+  // Nor by "..", nor through a link to one there; and a DOCKER_CONFIG that
+  // leads into a project counts even beside DOCKER_HOST (its credential
+  // helpers and plugins are read anyway).
+  ExpectRefused(lab_.Env("unix:///tmp/.." + lab_.project() + "/engine.sock"), 125,
+                "isolation-engine-remote", "a socket in a project");
+  lab_.tmp().Write("proj/engine.sock", "");
+  lab_.tmp().MakeDir("proj/.d");
+  const std::string socket_link = lab_.tmp().Path("engine-link.sock");
+  ASSERT_EQ(symlink((lab_.project() + "/engine.sock").c_str(), socket_link.c_str()), 0);
+  ExpectRefused(lab_.Env("unix://" + socket_link), 125, "isolation-engine-remote",
+                "a socket in a project");
+  const std::string config_link = lab_.tmp().Path("docker-config-link");
+  ASSERT_EQ(symlink((lab_.project() + "/.d").c_str(), config_link.c_str()), 0);
+  std::vector<std::string> linked = lab_.Env("unix:///var/run/docker.sock");
+  SetEnv(linked, "DOCKER_CONFIG", config_link);
+  ExpectRefused(linked, 125, "isolation-engine-remote", "DOCKER_CONFIG (" + config_link);
   // A context np-exec cannot read is not taken for this host.
   SetEnv(env, "DOCKER_CONTEXT", "missing");
   ExpectRefused(env, 125, "isolation-engine-remote", "docker context missing (unreadable)");
@@ -300,6 +316,9 @@ TEST(EngineLocationTest, ALocalContextIsTheEngineTheClientIsPinnedTo) {
   const std::string docker_dir = lab.tmp().Path("docker-config");
   SetEnv(env, "DOCKER_CONFIG", docker_dir);
   SetEnv(env, "DOCKER_CONTEXT", "alt");
+  // A `docker` that is podman's wrapper would follow these instead.
+  SetEnv(env, "CONTAINER_HOST", "ssh://ci@build/run/podman/podman.sock");
+  SetEnv(env, "CONTAINER_CONNECTION", "build");
   lab.tmp().Write(
       "docker-config/contexts/meta/" + Sha256Hex("alt") + "/meta.json",
       R"({"Name":"alt","Endpoints":{"docker":{"Host":")" + engine.docker_host() + R"("}}})");
@@ -308,7 +327,9 @@ TEST(EngineLocationTest, ALocalContextIsTheEngineTheClientIsPinnedTo) {
   EXPECT_THAT(ReadFile(lab.fakes() + "/docker.calls"), HasSubstr("run"));
   const std::vector<std::string> client_env = ReadNulSeparated(lab.fakes() + "/docker.env");
   EXPECT_THAT(client_env, ::testing::Contains(engine.docker_host().insert(0, "DOCKER_HOST=")));
-  EXPECT_THAT(client_env, ::testing::Not(::testing::Contains(HasSubstr("DOCKER_CONTEXT="))));
+  for (const char* name : {"DOCKER_CONTEXT=", "CONTAINER_HOST=", "CONTAINER_CONNECTION="}) {
+    EXPECT_THAT(client_env, ::testing::Not(::testing::Contains(HasSubstr(name)))) << name;
+  }
   EXPECT_FALSE(engine.requests().empty()) << "np-exec asked the context's engine";
 }
 
