@@ -134,6 +134,14 @@ SuperviseRequest ClientRequest(const SpawnPlan& plan, const Endpoint& endpoint,
   return request;
 }
 
+// Where the client goes, and the pins that keep it there, as the endpoint.
+void TakeLocation(EngineLocation location, Endpoint& endpoint) {
+  endpoint.socket = std::move(location.socket);
+  endpoint.remote = std::move(location.remote);
+  endpoint.client_set = std::move(location.client_set);
+  endpoint.client_unset = std::move(location.client_unset);
+}
+
 class EngineDriver : public RuntimeDriver {
  public:
   explicit EngineDriver(Flavor flavor) : flavor_(flavor) {}
@@ -143,21 +151,13 @@ class EngineDriver : public RuntimeDriver {
     endpoint.timeout_ms = host.engine_timeout_ms;
     ResolveTrustedBinary(RuntimeName(flavor_.runtime), host, endpoint);
     if (!flavor_.podman) {
-      EngineLocation location = DockerLocation(host);
-      endpoint.socket = std::move(location.socket);
-      endpoint.remote = std::move(location.remote);
-      endpoint.client_set = std::move(location.client_set);
-      endpoint.client_unset = std::move(location.client_unset);
+      TakeLocation(DockerLocation(host), endpoint);
       return endpoint;
     }
     const std::string fallback = host.uid == 0
                                      ? std::string("/run/podman/podman.sock")
                                      : absl::StrCat("/run/user/", host.uid, "/podman/podman.sock");
-    EngineLocation location = PodmanLocation(host, fallback);
-    endpoint.socket = std::move(location.socket);
-    endpoint.remote = std::move(location.remote);
-    endpoint.client_set = std::move(location.client_set);
-    endpoint.client_unset = std::move(location.client_unset);
+    TakeLocation(PodmanLocation(host, fallback), endpoint);
     struct stat st;
     // Podman needs no daemon: without its API service the socket simply is
     // not there, and the command answers instead.
