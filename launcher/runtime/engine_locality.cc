@@ -118,23 +118,11 @@ bool LoopbackTcp(absl::string_view url) {
   return LoopbackHost(host);
 }
 
-// Whether the socket `path` lies where a sandbox can put its own (a fake
-// engine that would get the operator's terminal and registry credentials):
-// in a project, or in np-exec's state store (a persistent home), by the path
-// as written or by its directory's real path.
-bool SandboxesCanReplace(const HostFacts& host, const std::string& path) {
-  if (HasDotDot(path)) return true;  // Compared as text below: not judged.
-  const std::string written = NormalizePath(ParentPath(path));
-  std::vector<std::string> dirs = {written};
-  // The directory's real path, and the socket's own (a link to one elsewhere).
-  // A dangling link or a loop cannot be judged.
-  for (const std::string& place : {written, NormalizePath(path)}) {
-    absl::StatusOr<std::string> real = ResolveRealPath(place, "invalid-path");
-    if (!real.ok()) return true;
-    dirs.push_back(place == written ? *real : ParentPath(*real));
-  }
-  // The store as written, and in its parent's real path (a store that is
-  // itself a link is refused on its own, state-store-invalid).
+// Whether any of `dirs` lies where a sandbox can write: in a project, or in
+// np-exec's state store (a persistent home is its sandbox's to write), the
+// store taken as written and in its parent's real path (a store that is
+// itself a link is refused on its own, state-store-invalid).
+bool InSandboxWritablePlace(const HostFacts& host, const std::vector<std::string>& dirs) {
   absl::StatusOr<std::string> store = HostStateStoreDir(host);
   std::vector<std::string> stores;
   if (store.ok()) {
@@ -149,6 +137,23 @@ bool SandboxesCanReplace(const HostFacts& host, const std::string& path) {
     }
   }
   return false;
+}
+
+// Whether the socket `path` lies where a sandbox can put its own (a fake
+// engine that would get the operator's terminal and registry credentials),
+// by the path as written or by its directory's real path.
+bool SandboxesCanReplace(const HostFacts& host, const std::string& path) {
+  if (HasDotDot(path)) return true;  // Compared as text below: not judged.
+  const std::string written = NormalizePath(ParentPath(path));
+  std::vector<std::string> dirs = {written};
+  // The directory's real path, and the socket's own (a link to one elsewhere).
+  // A dangling link or a loop cannot be judged.
+  for (const std::string& place : {written, NormalizePath(path)}) {
+    absl::StatusOr<std::string> real = ResolveRealPath(place, "invalid-path");
+    if (!real.ok()) return true;
+    dirs.push_back(place == written ? *real : ParentPath(*real));
+  }
+  return InSandboxWritablePlace(host, dirs);
 }
 
 // An endpoint URL as np-exec reaches it: a unix:// socket at an absolute
@@ -193,24 +198,27 @@ std::vector<std::string> ClientVariables() {
 }
 
 // Whether docker's configuration directory lies where a sandbox can write
-// (relative: wherever the client starts, often the project; in a project,
-// by its path as written or its real path): a context, a credential helper
-// or a plugin there is the sandbox's choice.
-bool SandboxesCanWriteConfig(const std::string& config_dir) {
+// (relative: wherever the client starts, often the project; in a project or
+// np-exec's state store, by its path as written or its real path): a
+// context, a credential helper, a plugin or a plugin hook there (docker 26
+// and later run a hook's plugin on the host after `docker run`) is the
+// sandbox's choice.
+bool SandboxesCanWriteConfig(const HostFacts& host, const std::string& config_dir) {
   if (config_dir.empty()) return false;
   if (config_dir.front() != '/' || HasDotDot(config_dir)) return true;
-  if (!ProjectsAtOrAbove(NormalizePath(config_dir)).empty()) return true;
   // A dangling link, a loop: where it leads cannot be judged.
   absl::StatusOr<std::string> real = ResolveRealPath(config_dir, "invalid-path");
-  return !real.ok() || !ProjectsAtOrAbove(*real).empty();
+  return !real.ok() || InSandboxWritablePlace(host, {NormalizePath(config_dir), *real});
 }
 
 EngineLocation DockerLocationUnpinned(const HostFacts& host) {
   std::string config_dir(GetEnv(host.envp, "DOCKER_CONFIG"));
   if (config_dir.empty() && !host.home.empty()) config_dir = JoinPath(host.home, ".docker");
-  if (SandboxesCanWriteConfig(config_dir)) {
+  if (SandboxesCanWriteConfig(host, config_dir)) {
     return {std::nullopt,
-            absl::StrCat("DOCKER_CONFIG (", config_dir, ", relative or inside a project)"), ""};
+            absl::StrCat("DOCKER_CONFIG (", config_dir,
+                         ", relative or inside a project or np-exec's state store)"),
+            ""};
   }
   if (!host.docker_host.empty()) return FromUrl(host.docker_host, "DOCKER_HOST", host);
   const std::optional<std::string> name = DockerContextName(host, config_dir);
@@ -249,9 +257,22 @@ EngineLocation PodmanLocationUnpinned(const HostFacts& host, const std::string& 
 
 }  // namespace
 
+// The variables docker's client obeys when it dials the engine: the
+// endpoint's, and for a tcp:// one ALL_PROXY (clients built with
+// go-connections 0.4, docker 20.10 to 24 and Debian's docker.io, send even a
+// loopback port through its SOCKS server, which then reaches the engine on
+// *its* loopback with the run, the forwarded values and the terminal; the
+// HTTP proxy variables never apply to a loopback address, and nothing is
+// proxied on a unix socket, so only then is a forwarded ALL_PROXY lost).
+std::vector<std::string> DockerClientVariables(const std::string& url) {
+  std::vector<std::string> names = ClientVariables();
+  if (absl::StartsWith(url, "tcp://")) names.insert(names.end(), {"ALL_PROXY", "all_proxy"});
+  return names;
+}
+
 EngineLocation DockerLocation(const HostFacts& host) {
   EngineLocation location = DockerLocationUnpinned(host);
-  location.client_unset = ClientVariables();
+  location.client_unset = DockerClientVariables(location.url);
   location.client_set = {absl::StrCat(
       "DOCKER_HOST=",
       location.remote.empty() ? location.url : absl::StrCat("unix://", kDefaultDockerSocket))};

@@ -258,6 +258,18 @@ TEST_F(NeverDowngradeTest, AnEngineOnAnotherHostIsRefused) {
   std::vector<std::string> linked = lab_.Env("unix:///var/run/docker.sock");
   SetEnv(linked, "DOCKER_CONFIG", config_link);
   ExpectRefused(linked, 125, "isolation-engine-remote", "DOCKER_CONFIG (" + config_link);
+  // Nor one in np-exec's state store, where a persistent home is its
+  // sandbox's to write (a plugin hook there would run on the host after
+  // `docker run`), by its path as written or through a link to it.
+  const std::string store_config = lab_.tmp().Path("scratch/home/.local/state/np-exec/homes/h/.d");
+  lab_.tmp().MakeDir("scratch/home/.local/state/np-exec/homes/h/.d");
+  const std::string store_link = lab_.tmp().Path("store-config-link");
+  ASSERT_EQ(symlink(store_config.c_str(), store_link.c_str()), 0);
+  for (const std::string& config : {store_config, store_link}) {
+    std::vector<std::string> in_store = lab_.Env("unix:///var/run/docker.sock");
+    SetEnv(in_store, "DOCKER_CONFIG", config);
+    ExpectRefused(in_store, 125, "isolation-engine-remote", "DOCKER_CONFIG (" + config);
+  }
   // A context np-exec cannot read is not taken for this host.
   SetEnv(env, "DOCKER_CONTEXT", "missing");
   ExpectRefused(env, 125, "isolation-engine-remote", "docker context missing (unreadable)");
@@ -292,6 +304,10 @@ TEST(EngineLocationTest, ALoopbackPortIsPinnedOverARemoteContext) {
   lab.Config(R"({"isolation":{"tier":"container"}})");
   lab.FakeDocker();
   std::vector<std::string> env = lab.Env("tcp://127.0.0.1:2375");
+  // docker 20.10 to 24 dial a tcp:// engine through ALL_PROXY's SOCKS server,
+  // loopback included: it would reach the engine on the proxy's host.
+  SetEnv(env, "ALL_PROXY", "socks5://proxy.example:1080");
+  SetEnv(env, "all_proxy", "socks5://proxy.example:1080");
   const std::string docker_dir = lab.tmp().Path("docker-config");
   SetEnv(env, "DOCKER_CONFIG", docker_dir);
   lab.tmp().Write("docker-config/config.json", R"({"currentContext":"build"})");
@@ -302,6 +318,9 @@ TEST(EngineLocationTest, ALoopbackPortIsPinnedOverARemoteContext) {
   EXPECT_THAT(ReadFile(lab.fakes() + "/docker.calls"), HasSubstr("run"));
   const std::vector<std::string> client_env = ReadNulSeparated(lab.fakes() + "/docker.env");
   EXPECT_THAT(client_env, ::testing::Contains("DOCKER_HOST=tcp://127.0.0.1:2375"));
+  for (const char* name : {"ALL_PROXY=", "all_proxy="}) {
+    EXPECT_THAT(client_env, ::testing::Not(::testing::Contains(HasSubstr(name)))) << name;
+  }
 }
 
 // A context that names a socket on this host is that engine: np-exec asks
