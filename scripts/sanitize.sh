@@ -12,7 +12,16 @@ src="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$src/build-asan}"
 jobs="${NP_JOBS:-2}"
 
-cmake -S "$src" -B "$build" -DNP_SANITIZE=ON -DNP_BUILD_TESTS=ON -DNP_BUILD_BENCH=OFF -DNP_BUILD_E2E=OFF \
+# clang, when installed (scripts/test.sh installs it for the fuzzers): with
+# the sanitizers on it compiles a test file about four times faster than gcc
+# at the same -O2 -g (18 s against 76 s for tests/launcher/run_test.cc here),
+# which is most of this step's time. gcc's ASan and UBSan otherwise.
+compilers=()
+if command -v clang >/dev/null && command -v clang++ >/dev/null; then
+  compilers=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
+fi
+
+cmake -S "$src" -B "$build" "${compilers[@]}" -DNP_SANITIZE=ON -DNP_BUILD_TESTS=ON -DNP_BUILD_BENCH=OFF -DNP_BUILD_E2E=OFF \
   -DNP_FUZZ=OFF >/dev/null
 cmake --build "$build" -j "$jobs"
 

@@ -2,17 +2,23 @@
 # The test command (README; .ci/run execs it). On a fresh Debian 12 machine, as
 # root, it:
 #   1. installs what is missing with apt (only then, after apt-get update);
-#   2. configures and builds with -DNP_WERROR=ON in $BUILD_DIR (default build/);
-#   3. brings up docker, podman and bubblewrap and builds the test images and
-#      the agent images (scripts/setup-runtimes.sh: starts dockerd by hand when
-#      none answers; the agent images need the npm registry on a first run);
+#   2. configures and builds with -DNP_WERROR=ON in $BUILD_DIR (default build/),
+#      every compile through ccache (its cache outlives the checkout, so a
+#      second run on the same machine, or CI after a session, recompiles only
+#      what changed);
+#   3. meanwhile brings up docker, podman and bubblewrap and builds the test
+#      images and the agent images (scripts/setup-runtimes.sh, in the
+#      background: it needs no build, and the agent images spend their minutes
+#      waiting on the npm registry; starts dockerd by hand when none answers);
 #   4. runs ctest, every label (unit tests in parallel, the e2e and load labels
 #      one at a time, since they share the engines and scan the process table);
 #   5. checks the .deb with lintian and its copyright file as DEP-5
 #      (scripts/check-package.sh), when lintian and python3-debian could be
 #      installed;
 #   6. runs scripts/sanitize.sh, scripts/fuzz.sh and scripts/bench.sh --short
-#      when those exist;
+#      when those exist (the short benchmarks on the build of step 2: a third
+#      full build would only measure the same code at -O3; BENCHMARKS.md's
+#      numbers come from bench.sh's own Release build);
 #   7. stops the daemon it started (trap on EXIT) and prints a summary whose
 #      last line is "N passed, M failed".
 # With CI=true a runtime that cannot be brought up fails the run (and the e2e
@@ -79,8 +85,9 @@ install_packages() {
   # and placeholder tests; ca-certificates for npm and git over https;
   # lintian and python3-debian for the package step (scripts/check-package.sh);
   # strace for the interposer's no-system-call test; hyperfine, socat and
-  # ripgrep for scripts/bench.sh (srt, the peer it measures, needs the last two).
-  local required=(build-essential cmake clang-format libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev
+  # ripgrep for scripts/bench.sh (srt, the peer it measures, needs the last two);
+  # ccache for every build below.
+  local required=(build-essential ccache cmake clang-format libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev
     googletest libbenchmark-dev libseccomp-dev clang libclang-rt-14-dev docker.io podman catatonit
     busybox-static bubblewrap tini jq groff-base util-linux iproute2 git ca-certificates
     lintian python3-debian strace hyperfine socat ripgrep)
@@ -120,6 +127,18 @@ format_check() {
     return 1
   fi
   echo "$(wc -w <<<"$files") files in clang-format style"
+}
+
+# Every build of this run (the -Werror build, the package's, the sanitizer's,
+# the fuzzers') compiles through ccache, which CMake takes from these variables
+# on a first configure. The base directory makes the checkout's path drop out
+# of what is hashed, so a clone elsewhere hits the same cache; without the
+# working directory in the hash, the debug info's paths are relative.
+use_ccache() {
+  command -v ccache >/dev/null 2>&1 || return 0
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  export CCACHE_BASEDIR=$repo CCACHE_NOHASHDIR=true
+  export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 }
 
 build_project() {
@@ -195,11 +214,24 @@ optional_script() {
   fi
 }
 
+# bring_up_runtimes PID LOG: waits for the background setup-runtimes.sh and
+# shows what it printed.
+bring_up_runtimes() {
+  local rc=0
+  wait "$1" || rc=$?
+  cat "$2"
+  return $rc
+}
+
 started=$(date +%s)
 step "install packages" install_packages
 step "clang-format check" format_check
+use_ccache
+bash "$repo/scripts/setup-runtimes.sh" >"$logdir/setup-runtimes.log" 2>&1 &
+runtimes_pid=$!
 if step "configure and build (-DNP_WERROR=ON) in $build" build_project; then
-  step "bring up runtimes and images" bash "$repo/scripts/setup-runtimes.sh"
+  step "bring up runtimes and images (beside the build)" \
+    bring_up_runtimes "$runtimes_pid" "$logdir/setup-runtimes.log"
   # CONTAINERS_CONF: podman's default_ulimits for these machines, for our runs only.
   if [ -f "$NP_RUNTIME_DIR/env" ]; then
     set -a
@@ -213,8 +245,9 @@ if step "configure and build (-DNP_WERROR=ON) in $build" build_project; then
     env NP_JOBS="$jobs" bash "$repo/scripts/check-package.sh" "$build"
   optional_script sanitize.sh
   optional_script fuzz.sh
-  optional_script bench.sh --short
+  optional_script bench.sh --short --build-dir "$build" --no-build
 else
+  wait "$runtimes_pid"
   summary+=("SKIP  tests (the build failed)")
 fi
 
