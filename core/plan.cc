@@ -349,8 +349,9 @@ absl::Status PlanMounts(ContainerPlanning& p) {
 // placeholders made before the argv binds them, and the working directory.
 absl::Status PlanProtected(ContainerPlanning& p) {
   SpawnPlan& plan = p.plan;
-  absl::StatusOr<std::vector<ProtectedBind>> protected_binds = ProtectedBindsForSpawn(
-      p.policy.project_real, p.container.protect, plan.mounts, p.settings.git.get());
+  absl::StatusOr<std::vector<ProtectedBind>> protected_binds =
+      ProtectedBindsForSpawn(p.policy.project_real, p.container.protect, plan.mounts,
+                             p.settings.git.get(), p.settings.project.FdFor(p.policy.project_real));
   if (!protected_binds.ok()) return protected_binds.status();
   for (const ValidatedMount& mount : plan.mounts) {
     absl::Status stable = CheckMountSourceStable(mount, p.facts.uid, p.facts.gid);

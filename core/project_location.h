@@ -53,6 +53,10 @@ struct ProjectLocation {
   std::vector<std::string> enclosing;
   bool found() const { return dir != nullptr; }
   int fd() const { return dir == nullptr ? -1 : dir->fd(); }
+  // fd() when `path` is the opened folder's path (`root`), else -1: what
+  // is judged below `path` is read through the descriptor only when the two
+  // name the same folder (otherwise the spawn is refused, project-moved).
+  int FdFor(absl::string_view path) const { return found() && path == root ? fd() : -1; }
 };
 
 // Walks up from the directory `start_fd` (not consumed) to the first folder

@@ -1,6 +1,7 @@
 #include "core/protected_paths.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -37,6 +38,14 @@ absl::Status BadProtect(const nlohmann::json& value, absl::string_view why) {
                    "; give a path relative to the project, such as "
                    "\"scripts/deploy.sh\" or \".husky/\""),
       {{"key", "isolation.container.protect[]"}, {"value", value}});
+}
+
+// The lstat of `relative` below the project: relative to the opened folder
+// `project_fd` when there is one, else by its path below `project_real`.
+int LstatBelow(int project_fd, absl::string_view project_real, const std::string& relative,
+               struct stat* st) {
+  if (project_fd >= 0) return fstatat(project_fd, relative.c_str(), st, AT_SYMLINK_NOFOLLOW);
+  return lstat(JoinPath(project_real, relative).c_str(), st);
 }
 
 absl::Status Unsafe(const std::string& path, absl::string_view what) {
@@ -181,7 +190,7 @@ absl::StatusOr<std::vector<std::string>> ParseProtect(const nlohmann::json& valu
 
 absl::StatusOr<std::vector<std::string>> ProtectedList(absl::string_view project_real,
                                                        const std::vector<std::string>& extra,
-                                                       const ProjectGit* git_read) {
+                                                       const ProjectGit* git_read, int project_fd) {
   absl::Status valid = CheckAbsolutePath(project_real, "invalid-path");
   if (!valid.ok()) return valid;
   std::vector<std::string> list = DefaultProtectedPaths();
@@ -189,7 +198,7 @@ absl::StatusOr<std::vector<std::string>> ProtectedList(absl::string_view project
   // since the program could retarget it (PlanProtectedBinds says the same).
   const std::string dot_git = JoinPath(project_real, ".git");
   struct stat st;
-  if (lstat(dot_git.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+  if (LstatBelow(project_fd, project_real, ".git", &st) == 0 && S_ISLNK(st.st_mode)) {
     return Unsafe(dot_git, "a symbolic link");
   }
   absl::StatusOr<GitLayout> git = OwnGitLayout(project_real, git_read);
@@ -219,8 +228,8 @@ namespace {
 // One listed path walked from the project down, component by component:
 // where it stops (missing, a placeholder, a file, its end) is a read-only
 // node; each existing directory above it is a writable parent to pin.
-absl::Status WalkProtectedEntry(absl::string_view project_real, const std::string& listed,
-                                std::vector<ProtectedBind>& nodes,
+absl::Status WalkProtectedEntry(absl::string_view project_real, int project_fd,
+                                const std::string& listed, std::vector<ProtectedBind>& nodes,
                                 std::vector<std::string>& parents) {
   const Entry entry = ToEntry(listed);
   if (entry.path.empty() || entry.path == "." || entry.path.front() == '/' ||
@@ -234,7 +243,7 @@ absl::Status WalkProtectedEntry(absl::string_view project_real, const std::strin
     const bool last = i + 1 == parts.size();
     const std::string host_path = JoinPath(project_real, prefix);
     struct stat st;
-    if (lstat(host_path.c_str(), &st) != 0) {
+    if (LstatBelow(project_fd, project_real, prefix, &st) != 0) {
       if (errno != ENOENT) return Unsafe(host_path, absl::StrCat("unreadable: ", strerror(errno)));
       nodes.push_back({prefix, false, true, !last || entry.directory, ""});
       return absl::OkStatus();
@@ -309,13 +318,14 @@ std::vector<ProtectedBind> OrderProtectedBinds(const std::vector<ProtectedBind>&
 }  // namespace
 
 absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
-    absl::string_view project_real, const std::vector<std::string>& protected_list) {
+    absl::string_view project_real, const std::vector<std::string>& protected_list,
+    int project_fd) {
   absl::Status valid = CheckAbsolutePath(project_real, "invalid-path");
   if (!valid.ok()) return valid;
   std::vector<ProtectedBind> nodes;  // Read-only.
   std::vector<std::string> parents;  // Existing directories to pin.
   for (const std::string& listed : protected_list) {
-    absl::Status walked = WalkProtectedEntry(project_real, listed, nodes, parents);
+    absl::Status walked = WalkProtectedEntry(project_real, project_fd, listed, nodes, parents);
     if (!walked.ok()) return walked;
   }
   return OrderProtectedBinds(nodes, std::move(parents));
@@ -323,10 +333,12 @@ absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
 
 absl::StatusOr<std::vector<ProtectedBind>> ProtectedBindsForSpawn(
     absl::string_view project_real, const std::vector<std::string>& extra,
-    const std::vector<ValidatedMount>& mounts, const ProjectGit* git) {
-  absl::StatusOr<std::vector<std::string>> list = ProtectedList(project_real, extra, git);
+    const std::vector<ValidatedMount>& mounts, const ProjectGit* git, int project_fd) {
+  absl::StatusOr<std::vector<std::string>> list =
+      ProtectedList(project_real, extra, git, project_fd);
   if (!list.ok()) return list.status();
-  absl::StatusOr<std::vector<ProtectedBind>> binds = PlanProtectedBinds(project_real, *list);
+  absl::StatusOr<std::vector<ProtectedBind>> binds =
+      PlanProtectedBinds(project_real, *list, project_fd);
   if (!binds.ok()) return binds.status();
   absl::Status clear = CheckMountsAvoidProtected(mounts, project_real, *binds);
   if (!clear.ok()) return clear;

@@ -96,10 +96,12 @@ absl::StatusOr<std::vector<std::string>> ParseProtect(const nlohmann::json& valu
 // the git entries of a worktree's git and common directories when they lie
 // inside the project, and `extra`. Relative, normalised, each once. Code:
 // `project-git-invalid` (see git_layout.h).
-// `git`: the project's git as the spawn read it once (null: read here).
+// `git`: the project's git as the spawn read it once (null: read here);
+// `project_fd` as for PlanProtectedBinds (below).
 absl::StatusOr<std::vector<std::string>> ProtectedList(absl::string_view project_real,
                                                        const std::vector<std::string>& extra,
-                                                       const ProjectGit* git = nullptr);
+                                                       const ProjectGit* git = nullptr,
+                                                       int project_fd = -1);
 
 // One bind the sandbox gets on top of the project mount. Source and target
 // are the same node: `relative` below the project's host path and below its
@@ -133,14 +135,22 @@ std::string BindHostPath(absl::string_view project_real, const ProtectedBind& bi
 // the project), a node that is neither a file nor a directory, or a file with
 // more than one hard link (a bind keeps the name read-only, not the inode);
 // the message says to replace it.
+//
+// `project_fd`: the project folder the spawn opened (ProjectLocation::fd()),
+// whose path is `project_real`; every node is then looked at relative to it
+// (fstatat), so a folder swapped in at the path meanwhile is never what is
+// judged. -1: by path (a git root outside the project, the tests).
 absl::StatusOr<std::vector<ProtectedBind>> PlanProtectedBinds(
-    absl::string_view project_real, const std::vector<std::string>& protected_list);
+    absl::string_view project_real, const std::vector<std::string>& protected_list,
+    int project_fd = -1);
 
 // Everything PlanSpawn needs in one call: ProtectedList(project_real, extra),
 // PlanProtectedBinds over it and CheckMountsAvoidProtected for `mounts`.
+// `project_fd` as for PlanProtectedBinds.
 absl::StatusOr<std::vector<ProtectedBind>> ProtectedBindsForSpawn(
     absl::string_view project_real, const std::vector<std::string>& extra,
-    const std::vector<ValidatedMount>& mounts, const ProjectGit* git = nullptr);
+    const std::vector<ValidatedMount>& mounts, const ProjectGit* git = nullptr,
+    int project_fd = -1);
 
 // What a placeholder file at `relative` holds: ".\n" for a `commondir`,
 // else nothing.

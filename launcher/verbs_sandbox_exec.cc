@@ -55,10 +55,12 @@ absl::StatusOr<std::vector<ProtectedBind>> PrintedProtectedBinds(const Settings&
                                                                  const HostFacts& host,
                                                                  const MountPolicy& policy,
                                                                  const std::string& mount_point) {
-  absl::StatusOr<std::vector<std::string>> list =
-      ProtectedList(policy.project_real, settings.config.container.protect);
+  const int project_fd = settings.project.FdFor(policy.project_real);
+  absl::StatusOr<std::vector<std::string>> list = ProtectedList(
+      policy.project_real, settings.config.container.protect, settings.git.get(), project_fd);
   if (!list.ok()) return list.status();
-  absl::StatusOr<std::vector<ProtectedBind>> binds = PlanProtectedBinds(policy.project_real, *list);
+  absl::StatusOr<std::vector<ProtectedBind>> binds =
+      PlanProtectedBinds(policy.project_real, *list, project_fd);
   if (!binds.ok()) return binds.status();
   absl::StatusOr<GitMounts> git = PlanGitMounts(policy.project_real, mount_point, policy,
                                                 BaseFacts(host, policy.project_real).home,

@@ -1,5 +1,7 @@
 #include "core/protected_paths.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -327,6 +329,34 @@ TEST(ProtectedPathsTest, PlaceholderKindsAndSocketPlaceholders) {
       PlanProtectedBinds(dir.path(), {"listening"});
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(ErrorCode(refused.status()), "isolation-protected-path-unsafe");
+}
+
+// The walk judges the folder the spawn opened, not whatever its path names
+// by then: another project's sandbox renames the project away and puts a
+// folder of its own at the path (here with `.mcp.json` a link to a host
+// file). Read by path, the swapped-in folder is what is judged; through the
+// descriptor, the opened one is, and its missing `.mcp.json` gets a
+// placeholder of its own.
+TEST(ProtectedPathsTest, AFolderSwappedInAtThePathIsNeverWhatIsJudged) {
+  TempDir dir;
+  const std::string project = dir.MakeDir("p");
+  dir.Write("p/.nubos-pilot/config.json", "{}");
+  const int opened = open(project.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(opened, 0);
+  ASSERT_EQ(rename(project.c_str(), dir.Path("p-away").c_str()), 0);
+  dir.MakeDir("p");
+  dir.Write("p/.nubos-pilot/config.json", "{}");
+  ASSERT_EQ(symlink("/etc/passwd", dir.Path("p/.mcp.json").c_str()), 0);
+
+  EXPECT_EQ(PlanError(project), "isolation-protected-path-unsafe");
+  absl::StatusOr<std::vector<ProtectedBind>> binds =
+      ProtectedBindsForSpawn(project, {}, {}, nullptr, opened);
+  ASSERT_TRUE(binds.ok()) << binds.status();
+  std::vector<std::string> plan;
+  for (const ProtectedBind& bind : *binds) plan.push_back(Describe(bind));
+  EXPECT_NE(std::find(plan.begin(), plan.end(), "new-file:.mcp.json"), plan.end());
+  EXPECT_NE(std::find(plan.begin(), plan.end(), "ro:.nubos-pilot/config.json"), plan.end());
+  close(opened);
 }
 
 TEST(ProtectedPathsTest, ParseProtectNormalisesAndRefusesHostileEntries) {
