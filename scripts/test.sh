@@ -72,7 +72,15 @@ step() {
   return $rc
 }
 
+runtimes_pid=""
 cleanup() {
+  # A run ended early (a signal, a failed build) must not leave the
+  # background bring-up going: end it first, so that what it started is
+  # recorded before stop-runtimes.sh reads the records.
+  if [ -n "$runtimes_pid" ] && kill -0 "$runtimes_pid" 2>/dev/null; then
+    kill -TERM -- "-$runtimes_pid" 2>/dev/null  # its whole process group
+    wait "$runtimes_pid" 2>/dev/null
+  fi
   bash "$repo/scripts/stop-runtimes.sh"
 }
 trap cleanup EXIT
@@ -227,7 +235,8 @@ started=$(date +%s)
 step "install packages" install_packages
 step "clang-format check" format_check
 use_ccache
-bash "$repo/scripts/setup-runtimes.sh" >"$logdir/setup-runtimes.log" 2>&1 &
+# In a process group of its own (setsid), so cleanup can end all of it.
+setsid --wait bash "$repo/scripts/setup-runtimes.sh" >"$logdir/setup-runtimes.log" 2>&1 </dev/null &
 runtimes_pid=$!
 if step "configure and build (-DNP_WERROR=ON) in $build" build_project; then
   step "bring up runtimes and images (beside the build)" \
@@ -247,7 +256,8 @@ if step "configure and build (-DNP_WERROR=ON) in $build" build_project; then
   optional_script fuzz.sh
   optional_script bench.sh --short --build-dir "$build" --no-build
 else
-  wait "$runtimes_pid"
+  step "bring up runtimes and images (beside the build)" \
+    bring_up_runtimes "$runtimes_pid" "$logdir/setup-runtimes.log"
   summary+=("SKIP  tests (the build failed)")
 fi
 
