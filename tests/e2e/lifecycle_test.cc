@@ -10,20 +10,15 @@
 //     without a group; bubblewrap: directly, it needs no daemon. Rootless podman
 //     needs subuid/subgid maps and newuidmap, which these machines lack, so it
 //     is not part of the non-root test.
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <filesystem>
 #include <random>
-#include <thread>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -31,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "launcher/host.h"
 #include "tests/e2e/e2e_support.h"
+#include "tests/egress/loopback.h"
 
 namespace np::testing {
 namespace {
@@ -345,63 +341,14 @@ TEST(DockerFaultTest, DaemonStoppedRefuses69AndNothingRuns) {
   EXPECT_FALSE(FileExists(sentinel)) << "the program ran although the daemon was down";
 }
 
-// A listening loopback socket that takes every connection and closes it at
-// once, counting them: a SOCKS proxy that answers nothing.
-class CountingListener {
- public:
-  CountingListener() {
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (fd_ < 0 || bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
-        listen(fd_, 64) != 0 || getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      return;
-    }
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] {
-      while (!stop_) {
-        pollfd p{fd_, POLLIN, 0};
-        if (poll(&p, 1, 50) <= 0) continue;
-        const int conn = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-        if (conn >= 0) {
-          ++accepted_;
-          close(conn);
-        }
-      }
-    });
-  }
-  ~CountingListener() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-    if (fd_ >= 0) close(fd_);
-  }
-  int port() const { return port_; }
-  int accepted() const { return accepted_; }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::atomic<int> accepted_{0};
-  std::thread thread_;
-};
-
-// A free loopback port at the time of asking.
-int FreeLoopbackPort() {
-  CountingListener probe;
-  return probe.port();
-}
-
 // docker's client (20.10 to 24, Debian's docker.io) dials a tcp:// engine
 // through ALL_PROXY's SOCKS server, loopback included, so the engine np-exec
 // took for this host's would be the one on the proxy's host, with the run,
 // the forwarded values and the terminal. Here the engine's socket is served
-// on a loopback port (socat) and ALL_PROXY names a listener that answers
-// nothing: the spawn must run on the engine np-exec checked, the listener
-// must see no connection. Before, the client went to the listener (the
-// spawn then failed, 69).
+// on a loopback port (socat) and ALL_PROXY names a loopback server that
+// counts its connections and speaks no SOCKS: the spawn must run on the
+// engine np-exec checked, the server must see no connection. Before, the client went to the
+// listener (the spawn then failed, 69).
 TEST(DockerEndpointTest, ALoopbackPortIsNeverDialedThroughAProxy) {
   NP_REQUIRE_RUNTIME("docker");
   NP_REQUIRE_ROOT();
@@ -412,7 +359,7 @@ TEST(DockerEndpointTest, ALoopbackPortIsNeverDialedThroughAProxy) {
   TempDir dir;
   const std::string project = dir.MakeDir("project");
   MakeProject(project, ContainerConfig("docker", "np-test:local"));
-  const int engine_port = FreeLoopbackPort();
+  const uint16_t engine_port = UnusedPort();
   ASSERT_GT(engine_port, 0);
   const pid_t forward = StartProcess(
       {"/usr/bin/socat", absl::StrCat("TCP-LISTEN:", engine_port, ",bind=127.0.0.1,reuseaddr,fork"),
@@ -427,7 +374,7 @@ TEST(DockerEndpointTest, ALoopbackPortIsNeverDialedThroughAProxy) {
              .exit_code == 0;
     if (!up) usleep(50 * 1000);
   }
-  CountingListener proxy;
+  LoopbackHttpServer proxy;
   ASSERT_GT(proxy.port(), 0);
   const std::string socks = absl::StrCat("socks5://127.0.0.1:", proxy.port());
   std::vector<std::string> env =
@@ -440,7 +387,7 @@ TEST(DockerEndpointTest, ALoopbackPortIsNeverDialedThroughAProxy) {
   kill(forward, SIGTERM);
   WaitProcess(forward, 10000);
   ASSERT_TRUE(up) << ReadFile(dir.Path("socat.err"));
-  EXPECT_EQ(proxy.accepted(), 0) << "docker's client dialed the engine through ALL_PROXY";
+  EXPECT_EQ(proxy.connections(), 0) << "docker's client dialed the engine through ALL_PROXY";
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("ran-on-the-checked-engine"));
 }
