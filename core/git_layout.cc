@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -25,10 +26,11 @@ absl::Status Invalid(absl::string_view path, absl::string_view why) {
                    {{"path", path}});
 }
 
-// The first line of a small file (git writes `.git` and `commondir` as one
-// line); nullopt-like empty status NotFound when the file is absent.
-absl::StatusOr<std::string> ReadFirstLine(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+// The first line of a small file below `dir_fd` (git writes `.git` and
+// `commondir` as one line), never through a link; NotFound when absent.
+// `path` names it in messages.
+absl::StatusOr<std::string> ReadFirstLineAt(int dir_fd, const char* name, const std::string& path) {
+  int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT) return absl::NotFoundError(path);
     return Invalid(path, absl::StrCat("cannot be read: ", strerror(errno)));
@@ -45,6 +47,10 @@ absl::StatusOr<std::string> ReadFirstLine(const std::string& path) {
   return text;
 }
 
+absl::StatusOr<std::string> ReadFirstLine(const std::string& path) {
+  return ReadFirstLineAt(AT_FDCWD, path.c_str(), path);
+}
+
 absl::StatusOr<std::string> RealDirectory(const std::string& base, const std::string& named,
                                           const std::string& from) {
   if (named.empty() || named.find('\0') != std::string::npos) return Invalid(from, "is empty");
@@ -57,12 +63,27 @@ absl::StatusOr<std::string> RealDirectory(const std::string& base, const std::st
   return std::string(real);
 }
 
-// Fills git_dir and common_dir from `top`/.git, which is a directory or file.
-absl::Status ReadRepository(GitLayout& layout) {
+// The git directory `<top>/.git` is, read through `dir_fd` (the folder `top`
+// names): the folder itself when it is one, else where its link points.
+absl::StatusOr<std::string> GitDirectoryAt(const GitLayout& layout, int dir_fd) {
   const std::string dot_git = JoinPath(layout.top, ".git");
-  std::string git_dir = dot_git;
+  struct stat st;
+  if (fstatat(dir_fd, ".git", &st, AT_SYMLINK_NOFOLLOW) != 0) return Invalid(dot_git, "vanished");
+  if (S_ISDIR(st.st_mode)) return dot_git;
+  char target[PATH_MAX];
+  const ssize_t n = readlinkat(dir_fd, ".git", target, sizeof(target) - 1);
+  if (n <= 0) return Invalid(dot_git, "does not resolve");
+  return RealDirectory(layout.top, std::string(target, static_cast<size_t>(n)), dot_git);
+}
+
+// Fills git_dir and common_dir from `<top>/.git`, a directory or a file, read
+// through `dir_fd`; what `.git` names lies outside the folder and is read by
+// its path.
+absl::Status ReadRepository(GitLayout& layout, int dir_fd) {
+  const std::string dot_git = JoinPath(layout.top, ".git");
+  std::string git_dir;
   if (layout.kind == GitLayout::Kind::kFile) {
-    absl::StatusOr<std::string> line = ReadFirstLine(dot_git);
+    absl::StatusOr<std::string> line = ReadFirstLineAt(dir_fd, ".git", dot_git);
     if (!line.ok())
       return absl::IsNotFound(line.status()) ? Invalid(dot_git, "vanished") : line.status();
     if (!absl::StartsWith(*line, "gitdir:")) return Invalid(dot_git, "does not say gitdir: PATH");
@@ -71,26 +92,102 @@ absl::Status ReadRepository(GitLayout& layout) {
     if (!real.ok()) return real.status();
     git_dir = *real;
   } else {
-    char real[PATH_MAX];
-    if (realpath(dot_git.c_str(), real) == nullptr) return Invalid(dot_git, "does not resolve");
-    git_dir = real;
+    absl::StatusOr<std::string> real = GitDirectoryAt(layout, dir_fd);
+    if (!real.ok()) return real.status();
+    git_dir = *real;
   }
   layout.git_dir = git_dir;
   layout.common_dir = git_dir;
+  // A git directory inside the folder is read through it, too.
+  const bool inside = git_dir == dot_git;
   const std::string commondir_file = JoinPath(git_dir, "commondir");
-  absl::StatusOr<std::string> common = ReadFirstLine(commondir_file);
+  absl::StatusOr<std::string> common =
+      inside ? ReadFirstLineAt(dir_fd, ".git/commondir", commondir_file)
+             : ReadFirstLine(commondir_file);
   if (absl::IsNotFound(common.status())) return absl::OkStatus();
   if (!common.ok()) return common.status();
   absl::StatusOr<std::string> real = RealDirectory(git_dir, *common, commondir_file);
   if (!real.ok()) return real.status();
   layout.common_dir = *real;
-  absl::StatusOr<std::string> backlink = ReadFirstLine(JoinPath(git_dir, "gitdir"));
+  const std::string backlink_file = JoinPath(git_dir, "gitdir");
+  absl::StatusOr<std::string> backlink =
+      inside ? ReadFirstLineAt(dir_fd, ".git/gitdir", backlink_file) : ReadFirstLine(backlink_file);
   if (backlink.ok() && !backlink->empty() && backlink->find('\0') == std::string::npos) {
     const std::string named = backlink->front() == '/' ? *backlink : JoinPath(git_dir, *backlink);
     char resolved[PATH_MAX];
     if (realpath(named.c_str(), resolved) != nullptr) layout.backlink = resolved;
   }
   return absl::OkStatus();
+}
+
+// The repository `<top>/.git` holds, read through `dir_fd` (the folder `top`
+// names); nullopt when there is none at this level.
+absl::StatusOr<std::optional<GitLayout>> LayoutAt(const std::string& top, int dir_fd) {
+  const std::string dot_git = JoinPath(top, ".git");
+  struct stat st;
+  // Followed, not lstat: git itself follows a `.git` link. The protected
+  // paths refuse such a link separately (it could be retargeted from inside).
+  if (fstatat(dir_fd, ".git", &st, 0) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::optional<GitLayout>();
+    return Invalid(dot_git, absl::StrCat("cannot be examined: ", strerror(errno)));
+  }
+  // A `.git` directory is a repository only when it holds HEAD, as git's own
+  // discovery requires: an empty one (np-exec's placeholder for a missing
+  // `.git`, or anything the sandboxed program left) is not, and the search
+  // goes on upwards as git's does, so it never changes which repository, and
+  // so which trust record, a project belongs to.
+  struct stat head;
+  if (S_ISDIR(st.st_mode) && fstatat(dir_fd, ".git/HEAD", &head, 0) != 0) {
+    return std::optional<GitLayout>();
+  }
+  GitLayout layout;
+  layout.top = top;
+  if (S_ISDIR(st.st_mode)) {
+    layout.kind = GitLayout::Kind::kDirectory;
+  } else if (S_ISREG(st.st_mode)) {
+    layout.kind = GitLayout::Kind::kFile;
+  } else {
+    return Invalid(dot_git, "is neither a directory nor a file");
+  }
+  absl::Status read = ReadRepository(layout, dir_fd);
+  if (!read.ok()) return read;
+  return std::optional<GitLayout>(std::move(layout));
+}
+
+// One level up from `fd` (consumed: replaced by the parent's descriptor)
+// and `dir`, its path: through "..", and the parent's path must still name
+// that folder (same device and inode), so a walk from a descriptor reads the
+// folders really above the one that was opened, under the names it reports.
+absl::Status StepUp(std::string& dir, int& fd) {
+  const int parent = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  close(fd);
+  fd = parent;
+  const size_t slash = dir.rfind('/');
+  dir.resize(slash == 0 ? 1 : slash);
+  struct stat by_fd;
+  struct stat by_path;
+  if (fd >= 0 && fstat(fd, &by_fd) == 0 && lstat(dir.c_str(), &by_path) == 0 &&
+      by_fd.st_dev == by_path.st_dev && by_fd.st_ino == by_path.st_ino) {
+    return absl::OkStatus();
+  }
+  if (fd >= 0) close(fd);
+  fd = -1;
+  return Invalid(dir, "was moved while np-exec read it");
+}
+
+// The layout from the folder `dir` names, read through `fd` (consumed),
+// walking up through "..": the descriptor walk of ReadProjectGit.
+absl::StatusOr<GitLayout> WalkUpFrom(std::string dir, int fd, bool walk_up) {
+  for (;;) {
+    absl::StatusOr<std::optional<GitLayout>> here = LayoutAt(dir, fd);
+    if (!here.ok() || here->has_value() || !walk_up || dir == "/") {
+      close(fd);
+      if (!here.ok()) return here.status();
+      return here->has_value() ? **here : GitLayout{};
+    }
+    absl::Status up = StepUp(dir, fd);
+    if (!up.ok()) return up;
+  }
 }
 
 }  // namespace
@@ -100,54 +197,46 @@ absl::StatusOr<GitLayout> ReadGitLayout(absl::string_view dir, bool walk_up) {
   if (!valid.ok()) return valid;
   std::string current = NormalizePath(dir);
   for (;;) {
-    const std::string dot_git = JoinPath(current, ".git");
-    struct stat st;
-    // stat, not lstat: git itself follows a `.git` link. The protected paths
-    // refuse such a link separately (it could be retargeted from inside).
-    // A `.git` directory is a repository only when it holds HEAD, as git's
-    // own discovery requires: an empty one (np-exec's placeholder for a
-    // missing `.git`, or anything the sandboxed program left) is not, and
-    // the search goes on upwards as git's does, so it never changes which
-    // repository, and so which trust record, a project belongs to.
-    struct stat head;
-    const bool not_a_repository = stat(dot_git.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
-                                  stat(JoinPath(dot_git, "HEAD").c_str(), &head) != 0;
-    if (!not_a_repository && stat(dot_git.c_str(), &st) == 0) {
-      GitLayout layout;
-      layout.top = current;
-      if (S_ISDIR(st.st_mode)) {
-        layout.kind = GitLayout::Kind::kDirectory;
-      } else if (S_ISREG(st.st_mode)) {
-        layout.kind = GitLayout::Kind::kFile;
-      } else {
-        return Invalid(dot_git, "is neither a directory nor a file");
-      }
-      absl::Status read = ReadRepository(layout);
-      if (!read.ok()) return read;
-      return layout;
+    const int fd = open(current.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 && errno != ENOENT && errno != ENOTDIR) {
+      return Invalid(current, absl::StrCat("cannot be opened: ", strerror(errno)));
     }
-    if (!not_a_repository && errno != ENOENT && errno != ENOTDIR) {
-      return Invalid(dot_git, absl::StrCat("cannot be examined: ", strerror(errno)));
-    }
+    absl::StatusOr<std::optional<GitLayout>> here =
+        fd < 0 ? std::optional<GitLayout>() : LayoutAt(current, fd);
+    if (fd >= 0) close(fd);
+    if (!here.ok()) return here.status();
+    if (here->has_value()) return **here;
     if (!walk_up || current == "/") return GitLayout{};
     const size_t slash = current.rfind('/');
     current.resize(slash == 0 ? 1 : slash);
   }
 }
 
-ProjectGit ReadProjectGit(absl::string_view project_real) {
+ProjectGit ReadProjectGit(absl::string_view project_real, int project_fd) {
   ProjectGit git;
   git.project_real = std::string(project_real);
-  git.own = ReadGitLayout(project_real, /*walk_up=*/false);
+  std::string dir = NormalizePath(project_real);
+  const int own_fd = project_fd < 0 ? -1 : fcntl(project_fd, F_DUPFD_CLOEXEC, 0);
+  if (project_fd >= 0 && own_fd < 0) {
+    git.own = Invalid(dir, absl::StrCat("cannot be read: ", strerror(errno)));
+  } else {
+    git.own = own_fd < 0 ? ReadGitLayout(dir, /*walk_up=*/false)
+                         : WalkUpFrom(dir, own_fd, /*walk_up=*/false);
+  }
   // Walking up from the project looks at the project's own `.git` first,
   // with the answer just read: only a project without one goes on upwards.
-  const std::string normal = NormalizePath(project_real);
-  if (!git.own.ok() || git.own->kind != GitLayout::Kind::kNone || normal == "/") {
+  if (!git.own.ok() || git.own->kind != GitLayout::Kind::kNone || dir == "/") {
     git.repository = git.own;
-  } else {
-    const size_t slash = normal.rfind('/');
-    git.repository = ReadGitLayout(slash == 0 ? "/" : normal.substr(0, slash), /*walk_up=*/true);
+    return git;
   }
+  if (project_fd < 0) {
+    const size_t slash = dir.rfind('/');
+    git.repository = ReadGitLayout(slash == 0 ? "/" : dir.substr(0, slash), /*walk_up=*/true);
+    return git;
+  }
+  int fd = fcntl(project_fd, F_DUPFD_CLOEXEC, 0);
+  absl::Status up = fd < 0 ? Invalid(dir, strerror(errno)) : StepUp(dir, fd);
+  git.repository = up.ok() ? WalkUpFrom(dir, fd, /*walk_up=*/true) : up;
   return git;
 }
 

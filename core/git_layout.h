@@ -40,12 +40,18 @@ absl::StatusOr<GitLayout> ReadGitLayout(absl::string_view dir, bool walk_up);
 // the project alone (walk_up false: what the protected paths, the git mounts
 // and the spawn lock judge), `repository` the same walking up (the state
 // store's key: trust, the ratchet, the persistent home). One walk gives both.
+// With `project_fd` (the opened project folder, project_location.h) every
+// level is read through a descriptor: the project's own `.git` below the
+// folder that was opened, whatever its path names meanwhile, and the folders
+// above it through "..", each still named by its path (else
+// `project-git-invalid`). What a `.git` file or link names outside the
+// project is read by that name.
 struct ProjectGit {
   std::string project_real;  // Whose layout this is.
   absl::StatusOr<GitLayout> own = GitLayout{};
   absl::StatusOr<GitLayout> repository = GitLayout{};
 };
-ProjectGit ReadProjectGit(absl::string_view project_real);
+ProjectGit ReadProjectGit(absl::string_view project_real, int project_fd = -1);
 
 // `git`'s layout when it is `project_real`'s, else a fresh read of it.
 absl::StatusOr<GitLayout> OwnGitLayout(absl::string_view project_real, const ProjectGit* git);

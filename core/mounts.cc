@@ -342,6 +342,17 @@ absl::Status CheckMountSourceStable(const ValidatedMount& mount, uint32_t uid, u
                      {{"source", mount.source}});
   };
   const std::string why = ReplaceableBy(mount.source, /*is_link=*/false, uid, gid);
+  // A writable source must lie inside the project (ValidateMount), where it
+  // is always replaceable: say where the folder already is, writable.
+  if (!why.empty() && mount.writable) {
+    return MakeError(absl::StatusCode::kPermissionDenied, "isolation-mount-source-unstable",
+                     absl::StrCat("mount source ", mount.source, " ", why,
+                                  ", so a second mount of it could be swapped for a link before "
+                                  "the runtime mounts it. It is writable inside the sandbox "
+                                  "already, at its own path below the project: use that path "
+                                  "(or `workdir`) instead of a \"rw\" mount"),
+                     {{"source", mount.source}});
+  }
   if (!why.empty()) return unstable(why);
   // A link on the way is as much a part of the source as its directories: one
   // in another project (planted there by that project's sandbox) or where

@@ -43,7 +43,8 @@ absl::StatusOr<Settings> LoadSettings(const SettingsInputs& inputs) {
         ParseProjectConfig(settings.raw_config, operator_container);
     if (!config.ok()) return config.status();
     settings.config = *std::move(config);
-    settings.git = std::make_shared<const ProjectGit>(ReadProjectGit(settings.project_root));
+    settings.git =
+        std::make_shared<const ProjectGit>(ReadProjectGit(settings.project_root, project.fd()));
   } else if (!inputs.allow_outside_project) {
     return NotInProject(inputs.cwd);
   } else {

@@ -453,14 +453,16 @@ absl::Status RemoveLeftovers(const StateStore& store, int homes, const std::stri
   return absl::OkStatus();
 }
 
+// The project's key in the store, from the settings' one look: the opened
+// folder's path and its git as read then (the trust record's key), never a
+// second resolution of the path, which a link swapped in meanwhile would send
+// to another project's home.
 absl::StatusOr<std::string> ProjectKey(const Settings& settings) {
-  int err = 0;
-  const std::string real = RealPath(settings.project_root, &err);
-  if (real.empty()) {
+  if (!settings.project.found()) {
     return MakeError(absl::StatusCode::kFailedPrecondition, "not-in-project",
-                     absl::StrCat("the project ", settings.project_root, " does not resolve"));
+                     "a persistent home belongs to a project; the spawn is in none");
   }
-  return ProjectStoreKey(real, settings.git.get());
+  return ProjectStoreKey(settings.project_root, settings.git.get());
 }
 
 }  // namespace
@@ -591,8 +593,7 @@ absl::StatusOr<std::optional<AgentHomeLease>> AcquireHomeForSpawn(const Settings
   if (!dir.ok()) return dir.status();
   absl::StatusOr<StateStore> store = StateStore::Open(*dir, uid);
   if (!store.ok()) return store.status();
-  int err = 0;
-  HomeSeed seed{std::string(home), RealPath(settings.project_root, &err), container.home_seed};
+  HomeSeed seed{std::string(home), settings.project_root, container.home_seed};
   absl::StatusOr<AgentHomeLease> lease = AgentHomeLease::Acquire(*store, *key, seed);
   if (!lease.ok()) return lease.status();
   return std::optional<AgentHomeLease>(*std::move(lease));

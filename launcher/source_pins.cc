@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "core/config_file.h"
 #include "core/egress_entry.h"
 #include "core/errors.h"
@@ -38,6 +40,7 @@ std::string OpenedPath(int fd) {
 }  // namespace
 
 SourcePins::~SourcePins() {
+  if (root_fd_ >= 0) close(root_fd_);
   for (const auto& [source, pin] : pinned_) {
     if (pin.fd >= 0) close(pin.fd);
   }
@@ -47,7 +50,7 @@ SourcePins::~SourcePins() {
 absl::StatusOr<SourcePin> SourcePins::Pin(const std::string& source) {
   auto known = pinned_.find(source);
   if (known != pinned_.end()) return Handed(known->second);
-  const int fd = open(source.c_str(), O_PATH | O_CLOEXEC);
+  const int fd = OpenSource(source);
   if (fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR) {
       return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-mount-source-missing",
@@ -85,6 +88,40 @@ absl::StatusOr<SourcePin> SourcePins::Pin(const std::string& source) {
   return Handed(pin);
 }
 
+absl::Status SourcePins::ReadBelow(const std::string& root, int fd) {
+  if (fd < 0 || root_fd_ >= 0) return absl::OkStatus();
+  root_fd_ = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  if (root_fd_ < 0)
+    return Unstable(root, absl::StrCat("could not be kept (", strerror(errno), ")"));
+  root_ = root;
+  return absl::OkStatus();
+}
+
+int SourcePins::OpenSource(const std::string& source) const {
+  if (root_fd_ < 0 || !absl::StartsWith(source, absl::StrCat(root_, "/"))) {
+    return open(source.c_str(), O_PATH | O_CLOEXEC);
+  }
+  // A real path below the project has no link on the way: each component is
+  // opened without following one, so a link swapped in fails (ELOOP or
+  // ENOTDIR) instead of leading elsewhere; a final link is refused by its type.
+  int at = fcntl(root_fd_, F_DUPFD_CLOEXEC, 3);
+  for (absl::string_view part : absl::StrSplit(source.substr(root_.size() + 1), '/')) {
+    if (at < 0) return -1;
+    const int next = openat(at, std::string(part).c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    const int error = errno;
+    close(at);
+    errno = error;
+    at = next;
+  }
+  struct stat st;
+  if (at >= 0 && fstat(at, &st) == 0 && S_ISLNK(st.st_mode)) {
+    close(at);
+    errno = ELOOP;
+    return -1;
+  }
+  return at;
+}
+
 absl::Status SourcePins::Adopt(const std::string& source, int fd) {
   if (fd < 0 || pinned_.count(source) != 0) return absl::OkStatus();
   const std::string opened = OpenedPath(fd);
@@ -110,7 +147,8 @@ absl::Status SourcePins::Adopt(const std::string& source, int fd) {
 absl::Status AdoptProjectSnapshot(const Settings& settings, SourcePins& pins) {
   if (!settings.project.found()) return absl::OkStatus();
   const std::string& root = settings.project_root;
-  absl::Status adopted = pins.Adopt(root, settings.project.fd());
+  absl::Status adopted = pins.ReadBelow(root, settings.project.fd());
+  if (adopted.ok()) adopted = pins.Adopt(root, settings.project.fd());
   if (adopted.ok() && settings.state_dir_fd != nullptr) {
     adopted = pins.Adopt(JoinPath(root, ".nubos-pilot"), settings.state_dir_fd->fd());
   }

@@ -44,20 +44,34 @@ class SourcePins {
   // `fd` must be `source`. `fd` is duplicated, not taken.
   absl::Status Adopt(const std::string& source, int fd);
 
+  // Sources below `root` are opened from then on through `fd` (the opened
+  // project folder, duplicated), one component at a time and never through a
+  // link, so a folder swapped in at `root` and back while np-exec pins is
+  // never what is pinned; what the kernel names the result must still be the
+  // source. Codes: Pin's.
+  absl::Status ReadBelow(const std::string& root, int fd);
+
   // Pin, for SpawnFacts::pin; valid while this object lives.
   PinSourceFn AsFunction();
 
  private:
   SourcePin Handed(const SourcePin& pin);
 
+  // The descriptor of a source: below `root_` through `root_fd_`, else by
+  // its path. -1 with errno set when it cannot be opened.
+  int OpenSource(const std::string& source) const;
+
   bool keep_;
+  std::string root_;
+  int root_fd_ = -1;
   std::map<std::string, SourcePin> pinned_;
   std::vector<int> handed_;
 };
 
 // Adopts the spawn's one look at the project (settings.h): its folder, its
 // `.nubos-pilot/` and the config file that was read, each as the source of
-// its bind. Nothing outside a project. Codes: Adopt's.
+// its bind; every other source below the project is read through its folder
+// (ReadBelow). Nothing outside a project. Codes: Adopt's.
 absl::Status AdoptProjectSnapshot(const Settings& settings, SourcePins& pins);
 
 // Pins the placeholder binds of the runtime argv `argv` once the

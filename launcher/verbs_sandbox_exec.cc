@@ -219,8 +219,10 @@ absl::Status MakePrintedPlaceholders(PrintedSpawn& s) {
   if (!made.ok()) return s.Refuse(made.status());
   s.placeholders.emplace(*std::move(made));
   s.pins.emplace(/*keep_descriptors=*/s.traits->binds_by_descriptor);
-  absl::Status pinned = PinPlaceholderBinds(s.runtime, *binds, project_real, s.mount_point, *s.pins,
-                                            s.plan.argv, s.plan.bind_fds);
+  absl::Status pinned = s.pins->ReadBelow(project_real, project.fd());
+  if (!pinned.ok()) return s.Refuse(pinned);
+  pinned = PinPlaceholderBinds(s.runtime, *binds, project_real, s.mount_point, *s.pins, s.plan.argv,
+                               s.plan.bind_fds);
   if (!pinned.ok()) return s.Refuse(pinned);
   return absl::OkStatus();
 }

@@ -394,6 +394,12 @@ TEST_F(MountsTest, ASourceSomeoneCouldSwapIsUnstable) {
   tmp_.MakeDir("project/.nubos-pilot");
   EXPECT_EQ(ErrorCode(stable(project_ + "/data")), "isolation-mount-source-unstable");
   EXPECT_EQ(ErrorCode(stable(project_)), "isolation-mount-source-unstable");
+  // A writable mount (whose source must be in the project) is told where the
+  // folder is writable already.
+  const absl::Status rw =
+      CheckMountSourceStable(ValidatedMount{project_ + "/data", "/x", true}, uid, gid);
+  EXPECT_EQ(ErrorCode(rw), "isolation-mount-source-unstable");
+  EXPECT_NE(rw.message().find("at its own path below the project"), absl::string_view::npos) << rw;
   tmp_.MakeDir("outside/.nubos-pilot");
   EXPECT_EQ(ErrorCode(stable(outside_)), "isolation-mount-source-unstable");
   // Below a directory others may write in, not sticky.

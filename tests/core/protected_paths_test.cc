@@ -187,6 +187,51 @@ TEST(GitLayoutTest, ProjectGitAnswersAsBothReads) {
   EXPECT_EQ(OwnGitLayout(dir.Path("alone"), &main)->kind, GitLayout::Kind::kNone);
 }
 
+// The project's git is read through the opened project folder: a folder
+// swapped in at its path afterwards (with another `.git`, or none) is never
+// what decides the protected git folders, the git mounts or the store's key;
+// the folders above are reached through "..", and one whose path no longer
+// names it is a coded error, not another repository.
+TEST(GitLayoutTest, AFolderSwappedInAtThePathIsNeverWhatIsRead) {
+  TempDir dir;
+  const std::string project = dir.MakeDir("p");
+  dir.Write("p/.git/HEAD", "ref: refs/heads/main\n");
+  const int opened = open(project.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(opened, 0);
+  ASSERT_EQ(rename(project.c_str(), dir.Path("p-away").c_str()), 0);
+  dir.MakeDir("elsewhere/.git");
+  dir.Write("elsewhere/.git/HEAD", "ref: refs/heads/main\n");
+  dir.Write("p/.git", "gitdir: " + dir.Path("elsewhere/.git") + "\n");
+
+  EXPECT_EQ(ReadProjectGit(project).own->kind, GitLayout::Kind::kFile);
+  const ProjectGit git = ReadProjectGit(project, opened);
+  ASSERT_TRUE(git.own.ok()) << git.own.status();
+  EXPECT_EQ(git.own->kind, GitLayout::Kind::kDirectory);
+  EXPECT_EQ(git.own->git_dir, project + "/.git");
+  EXPECT_EQ(git.own->common_dir, project + "/.git");
+  ASSERT_TRUE(git.repository.ok());
+  EXPECT_EQ(git.repository->git_dir, project + "/.git");
+  close(opened);
+
+  // A project without a `.git`, in a repository: the walk up goes through
+  // the opened folder's parent, which must still be at its path.
+  dir.Write("main/.git/HEAD", "ref: refs/heads/main\n");
+  const std::string sub = dir.MakeDir("main/sub");
+  const int sub_fd = open(sub.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(sub_fd, 0);
+  const ProjectGit in_main = ReadProjectGit(sub, sub_fd);
+  ASSERT_TRUE(in_main.repository.ok()) << in_main.repository.status();
+  EXPECT_EQ(in_main.own->kind, GitLayout::Kind::kNone);
+  EXPECT_EQ(in_main.repository->git_dir, dir.Path("main/.git"));
+  ASSERT_EQ(rename(dir.Path("main").c_str(), dir.Path("main-away").c_str()), 0);
+  dir.MakeDir("main/sub");
+  dir.Write("main/.git", "gitdir: " + dir.Path("elsewhere/.git") + "\n");
+  const ProjectGit moved = ReadProjectGit(sub, sub_fd);
+  ASSERT_FALSE(moved.repository.ok());
+  EXPECT_EQ(ErrorCode(moved.repository.status()), "project-git-invalid");
+  close(sub_fd);
+}
+
 TEST(GitLayoutTest, BrokenPointersAreCodedErrors) {
   for (const char* content : {"nonsense\n", "gitdir: /nonexistent/np-exec\n", "gitdir:\n", ""}) {
     TempDir dir;

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/settings.h"
 #include "gtest/gtest.h"
 #include "tests/support/ci.h"
 #include "tests/support/exchanger.h"
@@ -288,6 +289,30 @@ TEST_F(AgentHomeTest, ALinkSwappedBetweenTheTwoLooksNeverSeedsAKey) {
   exchanger.Stop();
   EXPECT_GT(exchanger.exchanges(), 0);
   std::cout << "refused " << refused << " of 600\n";
+}
+
+// The home a spawn gets is keyed by the settings' one look at the project
+// (the opened folder's path and its git as read then), never by resolving
+// the project's path again: a link swapped in for the folder afterwards (by
+// a program in an enclosing project's sandbox) would name another project's
+// home, with its logins, for this spawn.
+TEST_F(AgentHomeTest, TheHomesKeyIsTheOpenedProjectsNeverWhereALinkPointsLater) {
+  dir_.Write("operator-home/work/project/.nubos-pilot/config.json",
+             "{\"isolation\":{\"tier\":\"container\",\"container\":{\"home\":\"persistent\"}}}");
+  dir_.Write("operator-home/work/other/.nubos-pilot/config.json", "{}");
+  absl::StatusOr<Settings> settings = LoadSettings({project_, "", "", false});
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  const std::string state = dir_.Path("state");
+  const std::string planned = PlannedAgentHome(*settings, state, home_);
+  ASSERT_FALSE(planned.empty());
+  ASSERT_EQ(rename(project_.c_str(), (project_ + "-away").c_str()), 0);
+  ASSERT_EQ(symlink((home_ + "/work/other").c_str(), project_.c_str()), 0);
+  EXPECT_EQ(PlannedAgentHome(*settings, state, home_), planned);
+  absl::StatusOr<std::optional<AgentHomeLease>> lease =
+      AcquireHomeForSpawn(*settings, state, home_, getuid());
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  ASSERT_TRUE(lease->has_value());
+  EXPECT_EQ((*lease)->path(), planned);
 }
 
 // Inside a seeded directory links are left out, so a link in the operator's

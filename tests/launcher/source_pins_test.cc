@@ -55,6 +55,39 @@ TEST(SourcePinsTest, ASourceIsOpenedOnceAndHeldWithItsIdentity) {
   EXPECT_EQ(again->ino, pin->ino);
 }
 
+// Below the opened project folder a source is reached through that folder:
+// a folder swapped in at the project's path (by a program in an enclosing
+// project's sandbox) is never what is pinned and bound. While the swap lasts
+// the opened folder's node has another name, which is refused; once the
+// folder is back, its own node is pinned.
+TEST(SourcePinsTest, AFolderSwappedInAtTheProjectsPathIsNeverPinned) {
+  TempDir dir;
+  const std::string project = dir.MakeDir("p");
+  dir.Write("p/.envrc", "own\n");
+  const std::string own = Identity(project + "/.envrc");
+  const int opened = open(project.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(opened, 0);
+  SourcePins pins(/*keep_descriptors=*/true);
+  ASSERT_TRUE(pins.ReadBelow(project, opened).ok());
+  close(opened);
+  ASSERT_EQ(rename(project.c_str(), dir.Path("p-away").c_str()), 0);
+  dir.Write("p/.envrc", "swapped in\n");
+  absl::StatusOr<SourcePin> during = pins.Pin(project + "/.envrc");
+  ASSERT_FALSE(during.ok()) << "pinned " << during->dev << ":" << during->ino
+                            << ", the swapped-in file";
+  EXPECT_EQ(ErrorCode(during.status()), "isolation-mount-source-unstable");
+  ASSERT_EQ(rename(project.c_str(), dir.Path("p-swapped").c_str()), 0);
+  ASSERT_EQ(rename(dir.Path("p-away").c_str(), project.c_str()), 0);
+  absl::StatusOr<SourcePin> after = pins.Pin(project + "/.envrc");
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(absl::StrCat(after->dev, ":", after->ino), own);
+  // A link planted on the way below the project is never followed.
+  dir.MakeDir("elsewhere/deep");
+  dir.Write("elsewhere/deep/file", "x\n");
+  ASSERT_EQ(symlink(dir.Path("elsewhere").c_str(), (project + "/sub").c_str()), 0);
+  EXPECT_FALSE(pins.Pin(project + "/sub/deep/file").ok());
+}
+
 TEST(SourcePinsTest, WithoutDescriptorsOnlyTheIdentityIsKept) {
   TempDir dir;
   const std::string data = dir.MakeDir("data");
