@@ -1,5 +1,7 @@
 #include "core/container_argv.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "core/egress_entry.h"
@@ -191,7 +193,16 @@ absl::Status AddEgressAndSelf(ContainerBuild& b) {
 // The forwarded names, the working directory, the image and what runs in it.
 absl::Status AddCommand(ContainerBuild& b) {
   std::vector<std::string>& argv = b.argv;
-  for (const std::string& name : b.spawn.env_names) argv.insert(argv.end(), {"-e", name});
+  for (const std::string& name : b.spawn.env_names) {
+    const auto secret = std::find_if(b.spawn.env_secrets.begin(), b.spawn.env_secrets.end(),
+                                     [&name](const EnvSecret& s) { return s.name == name; });
+    if (secret == b.spawn.env_secrets.end()) {
+      argv.insert(argv.end(), {"-e", name});
+    } else {
+      argv.insert(argv.end(),
+                  {"--secret", absl::StrCat(secret->secret, ",type=env,target=", name)});
+    }
+  }
   argv.insert(argv.end(), {"-w", b.inputs.workdir, b.config.image});
   if (!b.expected.empty()) {
     const std::vector<std::string> check = MountCheckPrefix(b.expected);
@@ -211,6 +222,10 @@ constexpr ContainerStep kContainerSteps[] = {CheckContainerInputs, AddRunOptions
                                              AddEgressAndSelf,     AddCommand};
 
 }  // namespace
+
+std::string EnvSecretName(absl::string_view container, size_t i) {
+  return absl::StrCat(container, "-env-", i);
+}
 
 absl::Status SelfBinaryMissing() {
   return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-mount-bad-source",

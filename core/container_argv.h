@@ -37,6 +37,20 @@ struct RootEntry {
 };
 
 // Per-spawn facts, read by the launcher and handed in.
+// A forwarded variable whose value goes in as the runtime's secret of type
+// env (RuntimeTraits::forwards_as_secrets: podman keeps `-e` values in its
+// state database): `--secret SECRET,type=env,target=NAME` in the argv in place
+// of `-e NAME`; the launcher's driver creates SECRET from NAME's value just
+// before the run and removes it after (launcher/runtime/podman_secrets.h).
+struct EnvSecret {
+  std::string secret;
+  std::string name;
+};
+
+// The secret that carries the i-th forwarded variable that is set, for the
+// container `container`.
+std::string EnvSecretName(absl::string_view container, size_t i);
+
 struct ContainerSpawn {
   std::string project_root;  // Real path on the host.
   std::string cwd;           // Real path on the host, inside the project.
@@ -51,6 +65,8 @@ struct ContainerSpawn {
   // as the run path promises. Empty: the runtime's default.
   std::string init_path;
   std::vector<std::string> env_names;  // Validated; config's and --env's.
+  // Those of env_names forwarded as the runtime's secrets (EnvSecret).
+  std::vector<EnvSecret> env_secrets;
   std::vector<std::string> program;    // The program and its arguments.
   std::vector<RootEntry> root_layout;  // bubblewrap: the host's /bin, /lib*, /sbin.
   // bubblewrap: the host path of a prepared copy of SandboxEtcFiles bound

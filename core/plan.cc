@@ -286,6 +286,22 @@ absl::Status CheckOwnFilesOutsideWritable(ContainerPlanning& p) {
   return absl::OkStatus();
 }
 
+// The forwarded names that are set, as secrets of the named container, where
+// the runtime keeps `-e` values (its forwards_as_secrets trait).
+std::vector<EnvSecret> PlanEnvSecrets(Runtime runtime, const SpawnFacts& facts,
+                                      const std::vector<std::string>& names) {
+  std::vector<EnvSecret> secrets;
+  if (!TraitsOf(runtime).forwards_as_secrets || facts.container_name.empty() || !facts.env_is_set) {
+    return secrets;
+  }
+  for (const std::string& name : names) {
+    if (facts.env_is_set(name)) {
+      secrets.push_back({EnvSecretName(facts.container_name, secrets.size()), name});
+    }
+  }
+  return secrets;
+}
+
 absl::Status DescribeSpawn(ContainerPlanning& p) {
   const SpawnFacts& facts = p.facts;
   ContainerSpawn& spawn = p.spawn;
@@ -303,6 +319,8 @@ absl::Status DescribeSpawn(ContainerPlanning& p) {
   spawn.owner = facts.owner;
   spawn.init_path = facts.init_path;
   spawn.env_names = p.plan.env_names;
+  spawn.env_secrets = p.plan.env_secrets =
+      PlanEnvSecrets(p.container.runtime, facts, p.plan.env_names);
   spawn.program = p.program;
   spawn.root_layout = facts.root_layout;
   spawn.etc_view = facts.etc_view;

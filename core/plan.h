@@ -96,6 +96,9 @@ struct SpawnFacts {
   std::string container_name;
   std::string owner;
   std::string init_path;  // Podman's --init binary when not its default (see ContainerSpawn).
+  // Whether a forwarded name is set in the caller's environment (even to
+  // ""), for a runtime that takes values as secrets; empty: none is.
+  std::function<bool(const std::string&)> env_is_set;
   std::vector<std::string> extra_forbidden;  // E.g. the engine endpoint of DOCKER_HOST.
   // The engine the runtime's client would reach when it is not on this host
   // (DOCKER_HOST ssh://..., a remote docker context); "" for a local one.
@@ -142,6 +145,9 @@ struct SpawnPlan {
   std::vector<std::string> argv;  // argv[0]: the program as named, or the runtime's name.
   EnvPlan env;
   std::vector<std::string> env_names;  // The forwarded names (same as env.forward).
+  // Of those, the ones the runtime takes as secrets (EnvSecret): the driver
+  // creates them before the run and removes them after.
+  std::vector<EnvSecret> env_secrets;
   std::vector<ValidatedMount> mounts;  // The extra mounts.
   std::string workdir;                 // Container only: the working directory inside.
   std::string project_mount;           // Container only: where the project is mounted.

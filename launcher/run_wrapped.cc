@@ -12,7 +12,6 @@
 #include "launcher/environment.h"
 #include "launcher/output.h"
 #include "launcher/runtime/engine_locality.h"
-#include "launcher/runtime/podman_secrets.h"
 #include "launcher/watchdog.h"
 
 namespace np {
@@ -56,12 +55,7 @@ absl::StatusOr<std::optional<Watchdog>> MaybeWatchdog(const WrappedSpawn& spawn,
   watch.runtime_bin = plan.exec_path;
   watch.socket = spawn.endpoint.socket;
   watch.container_name = plan.container_name;
-  if (TraitsOf(plan.runtime).forwards_as_secrets) {
-    const size_t count = ForwardedNamesSet(plan.env_names, host.envp).size();
-    for (size_t i = 0; i < count; ++i) {
-      watch.secrets.push_back(PodmanSecretName(plan.container_name, i));
-    }
-  }
+  for (const EnvSecret& secret : plan.env_secrets) watch.secrets.push_back(secret.secret);
   watch.project_root = spawn.settings.project_root;
   watch.run_record = run_record;
   watch.lock_fd = placeholders.lock_fd();

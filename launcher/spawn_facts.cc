@@ -5,11 +5,14 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 #include "core/errors.h"
 #include "core/paths.h"
 #include "core/socket_walk.h"
 #include "launcher/account_view.h"
+#include "launcher/environment.h"
 #include "launcher/runtime/image_program.h"
 #include "launcher/state_store.h"
 #include "shim/find_real_program.h"
@@ -45,6 +48,14 @@ SpawnFacts BaseFacts(const HostFacts& host, const std::string& cwd) {
   facts.pid = host.pid;
   facts.preload_names = std::string(GetEnv(host.envp, kPreloadNamesVar));
   facts.self_path = host.self_path;
+  char** envp = host.envp;
+  facts.env_is_set = [envp](const std::string& name) {
+    // The interposer's variables never reach a runtime client (plan.h).
+    const bool interposer =
+        std::find(kInterposerVars.begin(), kInterposerVars.end(), name) != kInterposerVars.end();
+    // Set, even to "": GetEnv points into the entry (environment.cc).
+    return !interposer && GetEnv(envp, name).data() != nullptr;
+  };
   return facts;
 }
 

@@ -49,6 +49,24 @@ std::string ContainerName(const std::vector<std::string>& argv, const std::strin
   return found == end || found + 1 == end ? "" : *(found + 1);
 }
 
+// The forwarded values the printed argv takes as the runtime's secrets, each
+// `--secret SECRET,type=env,target=NAME` before the image: the plan as wrap
+// made it (core's argv builder), read here, never rewritten. Each is made
+// from NAME's value now; one that is not set fails the run before it starts.
+std::vector<EnvSecret> PrintedEnvSecrets(const std::vector<std::string>& argv,
+                                         const std::string& image) {
+  std::vector<EnvSecret> secrets;
+  const auto end = image.empty() ? argv.end() : std::find(argv.begin(), argv.end(), image);
+  for (auto at = argv.begin(); at != end && at + 1 != end; ++at) {
+    if (*at != "--secret") continue;
+    const std::string& spec = *(at + 1);
+    const size_t comma = spec.find(",type=env,target=");
+    if (comma == std::string::npos) continue;
+    secrets.push_back({spec.substr(0, comma), spec.substr(comma + 17)});
+  }
+  return secrets;
+}
+
 // The protected paths the printed plan binds by path, the worktree's git
 // directories among them, where the project is inside.
 absl::StatusOr<std::vector<ProtectedBind>> PrintedProtectedBinds(const Settings& settings,
@@ -193,8 +211,11 @@ absl::Status DescribePrintedPlan(PrintedSpawn& s) {
   plan.self_path = s.host.self_path;
   // podman keeps -e values in its state database: forwarded values go in as
   // podman secrets named after the container, as on the run path.
-  if (s.traits->forwards_as_secrets && !cl.env_names.empty() && plan.container_name.empty()) {
-    return Usage("needs the plan's --name to forward values as the runtime's secrets");
+  if (s.traits->forwards_as_secrets) {
+    if (!cl.env_names.empty() && plan.container_name.empty()) {
+      return Usage("needs the plan's --name to forward values as the runtime's secrets");
+    }
+    plan.env_secrets = PrintedEnvSecrets(cl.program, plan.image);
   }
   return absl::OkStatus();
 }

@@ -334,21 +334,15 @@ class EngineDriver : public RuntimeDriver {
     absl::Status here = CheckEngineOnThisHost(flavor_.runtime, endpoint.remote);
     if (!here.ok()) return here;
     SuperviseRequest request = ClientRequest(plan, endpoint, host, companions);
-    const std::string& name = plan.container_name;
     const std::vector<std::string> client_env = request.env;
     // Forwarded values as secrets where the runtime would keep them in its
     // state database (podman_secrets.h).
-    std::vector<std::string> secrets;
-    if (TraitsOf(flavor_.runtime).forwards_as_secrets && !name.empty()) {
-      absl::StatusOr<std::vector<std::string>> moved =
-          MoveEnvToPodmanSecrets(plan.exec_path, request.env, name,
-                                 ForwardedNamesSet(plan.env_names, host.envp), request.argv);
-      if (!moved.ok()) return moved.status();
-      secrets = *std::move(moved);
-    }
+    absl::StatusOr<std::vector<std::string>> secrets =
+        CreatePodmanSecrets(plan.exec_path, request.env, plan.env_secrets);
+    if (!secrets.ok()) return secrets.status();
     RunOutcome outcome;
     outcome.result = Supervise(request);
-    RemovePodmanSecrets(plan.exec_path, client_env, secrets);
+    RemovePodmanSecrets(plan.exec_path, client_env, *secrets);
     if (outcome.result.start_errno != 0) {
       return RuntimeNotExecutable(plan.exec_path, outcome.result.start_errno);
     }

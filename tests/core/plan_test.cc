@@ -124,6 +124,33 @@ TEST_F(PlanTest, AnEngineOnAnotherHostIsRefusedBeforeTheProbe) {
             "isolation-container-unavailable");
 }
 
+// On a runtime that keeps `-e` values in its state (podman), a forwarded
+// name that is set is planned as a secret: the argv core builds names it in
+// place of `-e NAME`, and the plan lists it for the driver to create; an unset
+// name stays `-e NAME` (nothing to carry). Docker's argv never has one.
+TEST_F(PlanTest, AForwardedValueIsPlannedAsTheRuntimesSecretWhereItKeepsValues) {
+  facts_.env_is_set = [](const std::string& name) { return name != "UNSET"; };
+  ProbeResult probe = Up(Runtime::kPodman);
+  absl::StatusOr<SpawnPlan> plan =
+      PlanSpawn(Container(Runtime::kPodman), &probe, facts_, program_, {"API_KEY", "UNSET", "B"});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->env_secrets.size(), 2u);
+  EXPECT_EQ(plan->env_secrets[0].secret, "np-exec-7-env-0");
+  EXPECT_EQ(plan->env_secrets[0].name, "API_KEY");
+  EXPECT_EQ(plan->env_secrets[1].secret, "np-exec-7-env-1");
+  EXPECT_EQ(plan->env_secrets[1].name, "B");
+  EXPECT_TRUE(HasSequence(plan->argv, {"--secret", "np-exec-7-env-0,type=env,target=API_KEY"}));
+  EXPECT_TRUE(HasSequence(plan->argv, {"--secret", "np-exec-7-env-1,type=env,target=B"}));
+  EXPECT_TRUE(HasSequence(plan->argv, {"-e", "UNSET"}));
+  EXPECT_FALSE(HasSequence(plan->argv, {"-e", "API_KEY"}));
+  ProbeResult docker = Up();
+  absl::StatusOr<SpawnPlan> on_docker =
+      PlanSpawn(Container(), &docker, facts_, program_, {"API_KEY"});
+  ASSERT_TRUE(on_docker.ok()) << on_docker.status();
+  EXPECT_TRUE(on_docker->env_secrets.empty());
+  EXPECT_TRUE(HasSequence(on_docker->argv, {"-e", "API_KEY"}));
+}
+
 TEST_F(PlanTest, ContainerPlanWrapsTheProgram) {
   Settings settings = Container();
   settings.config.container.env = {"API_KEY", "SHARED"};
