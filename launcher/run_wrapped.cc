@@ -59,7 +59,9 @@ absl::StatusOr<std::optional<Watchdog>> MaybeWatchdog(const WrappedSpawn& spawn,
   watch.project_root = spawn.settings.project_root;
   watch.run_record = run_record;
   watch.lock_fd = placeholders.lock_fd();
-  watch.project_fd = placeholders.project_fd();
+  // The folder the placeholders were made in, the opened project's.
+  watch.project_fd =
+      placeholders.project_fd() >= 0 ? placeholders.project_fd() : spawn.settings.project.fd();
   watch.project_real = plan.project_real;
   watch.binds = plan.protected_binds;
   watch.sandbox_fd = sandbox_fd;

@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "core/project_location.h"
 #include "launcher/audit_log.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
@@ -95,7 +97,9 @@ absl::StatusOr<Watchdog> Watchdog::Start(const WatchdogSpec& spec) {
   auto high = [](int fd) { return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 10); };
   const int lock = spec.binds.empty() ? -1 : high(spec.lock_fd);
   const int sandbox = high(spec.sandbox_fd);
-  const int project = lock < 0 ? -1 : high(spec.project_fd);
+  // The opened project folder: its audit log (and its placeholders, with
+  // the lock) are reached through it, never by the project's path again.
+  const int project = high(spec.project_fd);
   const std::vector<std::string> argv = WatchdogArgv(spec, lock >= 0, sandbox >= 0, project >= 0);
   std::vector<char*> c_argv = CStrings(argv);
   std::vector<char*> c_env = CStrings(spec.env);
@@ -183,9 +187,11 @@ struct WatchdogArgs {
   std::optional<std::string> socket;
   std::vector<std::string> secrets;
   long long started = 0;
-  bool lock = false;        // kLockFd holds the project's spawn lock.
-  bool sandbox = false;     // kSandboxFd ends when the sandbox does.
-  bool project_fd = false;  // kProjectFd is the folder the placeholders were made in.
+  bool lock = false;     // kLockFd holds the project's spawn lock.
+  bool sandbox = false;  // kSandboxFd ends when the sandbox does.
+  // kProjectFd is the opened project folder: the placeholders were made in
+  // it, and the exit line goes to its audit log.
+  bool project_fd = false;
   std::string project_real;
   std::vector<ProtectedBind> binds;  // The spawn's placeholders.
 };
@@ -265,7 +271,11 @@ int WriteKilledLine(const WatchdogArgs& a) {
   record["exit_status"] = nullptr;
   record["np_exec"] = "killed";
   record["duration_ms"] = a.started > 0 ? NowMs() - a.started : 0;
-  return AppendAudit(a.project, std::move(record)).ok() ? 0 : 1;
+  if (!a.project_fd) return AppendAudit(a.project, std::move(record)).ok() ? 0 : 1;
+  ProjectLocation opened;
+  opened.root = a.project;
+  opened.dir = std::make_shared<const OpenFd>(kProjectFd);
+  return AppendAudit(opened, std::move(record)).ok() ? 0 : 1;
 }
 
 }  // namespace

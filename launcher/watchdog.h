@@ -50,8 +50,9 @@ struct WatchdogSpec {
   int lock_fd = -1;
   std::string project_real;
   std::vector<ProtectedBind> binds;
-  // The opened project folder they were made through (-1: by path), so a
-  // killed np-exec's are removed there, wherever its path points by then.
+  // The opened project folder (-1: by path): a killed np-exec's placeholders
+  // are removed there and its exit line goes to that folder's audit log,
+  // wherever the project's path points by then.
   int project_fd = -1;
   // bubblewrap: the read end of the pipe whose write end bubblewrap's init
   // holds (--sync-fd); -1: none (the container's removal is the sign then).

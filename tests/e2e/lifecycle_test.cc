@@ -168,6 +168,55 @@ TEST_P(WatchdogTest, ASigkilledNpExecLeavesNoContainerEvenIfTheProgramIgnoresSig
 
 INSTANTIATE_TEST_SUITE_P(Engines, WatchdogTest, ::testing::Values("docker", "podman"), RuntimeName);
 
+// The exit line of a SIGKILLed np-exec goes to the log of the project folder
+// it opened: a folder moved in at the project's path meanwhile (by a program
+// in an enclosing project's sandbox) gets no line, and the spawn's own log is
+// not left without one.
+class KilledExitLineTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KilledExitLineTest, GoesToTheOpenedProjectNeverToAFolderMovedInAtItsPath) {
+  const std::string runtime = GetParam();
+  NP_REQUIRE_RUNTIME(runtime);
+  TempDir dir;
+  const std::string project = dir.MakeDir("project");
+  MakeProject(project, ContainerConfig(runtime, "np-test:local"));
+  const std::string seconds = std::to_string(300 + std::random_device()() % 600);
+  const std::string marker = std::string("sleep\0", 6) + seconds + std::string("\0", 1);
+  pid_t pid = StartProcess({NpExecBin(), "--", "sh", "-c", "sleep " + seconds + " & wait"},
+                           Options(RuntimeEnv(), 0, project), dir.Path("out"), dir.Path("err"));
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(WaitFor([&] { return !PidsWithCmdlinePrefix(marker).empty(); }, 60000))
+      << ReadFile(dir.Path("err"));
+  const std::string away = dir.Path("project-away");
+  ASSERT_EQ(rename(project.c_str(), away.c_str()), 0);
+  dir.MakeDir("project/.nubos-pilot/audit");
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  EXPECT_EQ(WaitProcess(pid, 20000), 128 + SIGKILL);
+  nlohmann::json exit_line;
+  const bool logged = WaitFor(
+      [&] {
+        int bad = 0;
+        for (const nlohmann::json& line : ReadAuditLog(away, &bad)) {
+          if (line.value("event", "") == "exit") exit_line = line;
+        }
+        return exit_line.is_object();
+      },
+      30000);
+  for (pid_t p : PidsWithCmdline(marker)) kill(p, SIGKILL);
+  const std::string prefix = ContainerPrefix(pid);
+  for (const std::string& c : LabelledContainers(runtime, prefix)) {
+    RunRuntime(runtime, {"rm", "-f", c});
+  }
+  int bad = 0;
+  EXPECT_TRUE(ReadAuditLog(project, &bad).empty())
+      << ReadFile(project + "/.nubos-pilot/audit/np-exec.jsonl");
+  ASSERT_TRUE(logged) << ReadFile(away + "/.nubos-pilot/audit/np-exec.jsonl");
+  EXPECT_EQ(exit_line["np_exec"], "killed");
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtimes, KilledExitLineTest,
+                         ::testing::Values("docker", "podman", "bwrap"), RuntimeName);
+
 INSTANTIATE_TEST_SUITE_P(Runtimes, SignalTest,
                          ::testing::Combine(::testing::Values("docker", "podman", "bwrap"),
                                             ::testing::Values(SIGTERM, SIGINT, SIGHUP, SIGKILL)),
