@@ -333,26 +333,22 @@ std::string ReplaceableBy(const std::string& path, bool is_link, uint32_t uid, u
 }  // namespace
 
 absl::Status CheckMountSourceStable(const ValidatedMount& mount, uint32_t uid, uint32_t gid) {
-  auto unstable = [&mount](absl::string_view why) {
+  // A writable source must lie inside the project (ValidateMount), where it
+  // is always replaceable: the message says where it is writable already.
+  const absl::string_view fix =
+      mount.writable ? "It is writable inside the sandbox already, at its own path below the "
+                       "project: use that path (or `workdir`) instead of a \"rw\" mount"
+                     : "Mount a directory outside every project that only you and root can "
+                       "rename";
+  auto unstable = [&mount, fix](absl::string_view why) {
     return MakeError(absl::StatusCode::kPermissionDenied, "isolation-mount-source-unstable",
                      absl::StrCat("mount source ", mount.source, " ", why,
                                   ", so it could be swapped for a link between np-exec's check "
-                                  "and the runtime's mount. Mount a directory outside every "
-                                  "project that only you and root can rename"),
+                                  "and the runtime's mount. ",
+                                  fix),
                      {{"source", mount.source}});
   };
   const std::string why = ReplaceableBy(mount.source, /*is_link=*/false, uid, gid);
-  // A writable source must lie inside the project (ValidateMount), where it
-  // is always replaceable: say where the folder already is, writable.
-  if (!why.empty() && mount.writable) {
-    return MakeError(absl::StatusCode::kPermissionDenied, "isolation-mount-source-unstable",
-                     absl::StrCat("mount source ", mount.source, " ", why,
-                                  ", so a second mount of it could be swapped for a link before "
-                                  "the runtime mounts it. It is writable inside the sandbox "
-                                  "already, at its own path below the project: use that path "
-                                  "(or `workdir`) instead of a \"rw\" mount"),
-                     {{"source", mount.source}});
-  }
   if (!why.empty()) return unstable(why);
   // A link on the way is as much a part of the source as its directories: one
   // in another project (planted there by that project's sandbox) or where

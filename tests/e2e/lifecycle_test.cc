@@ -118,21 +118,42 @@ TEST_P(SignalTest, NpExecExits128PlusNAndLeavesNothingBehind) {
 // removes the container and writes the exit line.
 class WatchdogTest : public ::testing::TestWithParam<std::string> {};
 
+// A container spawn of `sh -c "<prelude>sleep N & wait"` in a new project
+// `project` below `dir`, with N random so its sleep is found by command line
+// (`marker`); `running` once the sleep is seen.
+struct SleepingSpawn {
+  std::string project;
+  std::string marker;
+  pid_t pid = -1;
+  bool running = false;
+};
+
+SleepingSpawn StartSleepingSpawn(const std::string& runtime, TempDir& dir,
+                                 const std::string& prelude) {
+  SleepingSpawn spawn;
+  spawn.project = dir.MakeDir("project");
+  MakeProject(spawn.project, ContainerConfig(runtime, "np-test:local"));
+  const std::string seconds = std::to_string(300 + std::random_device()() % 600);
+  spawn.marker = std::string("sleep\0", 6) + seconds + std::string("\0", 1);
+  spawn.pid =
+      StartProcess({NpExecBin(), "--", "sh", "-c", prelude + "sleep " + seconds + " & wait"},
+                   Options(RuntimeEnv(), 0, spawn.project), dir.Path("out"), dir.Path("err"));
+  spawn.running =
+      spawn.pid > 0 && WaitFor([&] { return !PidsWithCmdlinePrefix(spawn.marker).empty(); }, 60000);
+  return spawn;
+}
+
 TEST_P(WatchdogTest, ASigkilledNpExecLeavesNoContainerEvenIfTheProgramIgnoresSignals) {
   const std::string runtime = GetParam();
   NP_REQUIRE_RUNTIME(runtime);
   TempDir dir;
-  const std::string project = dir.MakeDir("project");
-  MakeProject(project, ContainerConfig(runtime, "np-test:local"));
-  const std::string seconds = std::to_string(300 + std::random_device()() % 600);
-  const std::string marker = std::string("sleep\0", 6) + seconds + std::string("\0", 1);
-  pid_t pid = StartProcess({NpExecBin(), "--", "sh", "-c",
-                            "trap '' TERM INT HUP QUIT USR1 USR2; sleep " + seconds + " & wait"},
-                           Options(RuntimeEnv(), 0, project), dir.Path("out"), dir.Path("err"));
-  ASSERT_GT(pid, 0);
+  const SleepingSpawn spawn =
+      StartSleepingSpawn(runtime, dir, "trap '' TERM INT HUP QUIT USR1 USR2; ");
+  ASSERT_TRUE(spawn.running) << ReadFile(dir.Path("err"));
+  const std::string& project = spawn.project;
+  const std::string& marker = spawn.marker;
+  const pid_t pid = spawn.pid;
   const std::string prefix = ContainerPrefix(pid);
-  ASSERT_TRUE(WaitFor([&] { return !PidsWithCmdlinePrefix(marker).empty(); }, 60000))
-      << ReadFile(dir.Path("err"));
   ASSERT_EQ(kill(pid, SIGKILL), 0);
   EXPECT_EQ(WaitProcess(pid, 20000), 128 + SIGKILL);
   const bool gone = WaitFor(
@@ -178,15 +199,11 @@ TEST_P(KilledExitLineTest, GoesToTheOpenedProjectNeverToAFolderMovedInAtItsPath)
   const std::string runtime = GetParam();
   NP_REQUIRE_RUNTIME(runtime);
   TempDir dir;
-  const std::string project = dir.MakeDir("project");
-  MakeProject(project, ContainerConfig(runtime, "np-test:local"));
-  const std::string seconds = std::to_string(300 + std::random_device()() % 600);
-  const std::string marker = std::string("sleep\0", 6) + seconds + std::string("\0", 1);
-  pid_t pid = StartProcess({NpExecBin(), "--", "sh", "-c", "sleep " + seconds + " & wait"},
-                           Options(RuntimeEnv(), 0, project), dir.Path("out"), dir.Path("err"));
-  ASSERT_GT(pid, 0);
-  ASSERT_TRUE(WaitFor([&] { return !PidsWithCmdlinePrefix(marker).empty(); }, 60000))
-      << ReadFile(dir.Path("err"));
+  const SleepingSpawn spawn = StartSleepingSpawn(runtime, dir, "");
+  ASSERT_TRUE(spawn.running) << ReadFile(dir.Path("err"));
+  const std::string& project = spawn.project;
+  const std::string& marker = spawn.marker;
+  const pid_t pid = spawn.pid;
   const std::string away = dir.Path("project-away");
   ASSERT_EQ(rename(project.c_str(), away.c_str()), 0);
   dir.MakeDir("project/.nubos-pilot/audit");
