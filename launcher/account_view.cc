@@ -286,8 +286,8 @@ bool IsPrintedAccountViewDir(const Settings& settings, const HostFacts& host,
 
 absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(
     const Settings& settings, const SpawnPlan& plan, const HostFacts& host,
-    const Endpoint& endpoint, const std::string& dir, const std::string& image_id,
-    const std::string& gitconfig) {
+    const RuntimeDriver& driver, const Endpoint& endpoint, const std::string& dir,
+    const std::string& image_id, const std::string& gitconfig) {
   if (dir.empty()) return std::unique_ptr<AccountView>();
   // The store the planned directory is in: <store>/spawns/<name>.
   const std::string spawns_path = dir.substr(0, dir.rfind('/'));
@@ -296,9 +296,9 @@ absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(
   if (!store.ok()) return store.status();
   const RuntimeTraits& traits = TraitsOf(settings.config.container.runtime);
   ImageAccountBases image;
-  if (!traits.program_from_host && traits.uses_image) {
-    image = CachedImageAccounts(*store, image_id, [&plan, &host, &endpoint] {
-      return CopyImageAccounts(plan, host, endpoint);
+  if (!traits.program_from_host) {
+    image = CachedImageAccounts(*store, image_id, [&plan, &host, &driver, &endpoint] {
+      return driver.ImageAccounts(host, endpoint, plan.exec_path, plan.image, plan.container_name);
     });
   }
   return AccountView::Create(host, *store, traits.program_from_host, image, dir, gitconfig);

@@ -8,7 +8,8 @@
 // write).
 //
 // The base of the view: on bubblewrap the host's own files; on docker and
-// podman the image's own, copied out of the image (image_program.h) the
+// podman the image's own, which the driver reads out of the image
+// (RuntimeDriver::ImageAccounts) the
 // first time a spawn meets its content ID and kept in
 // `<store>/image-accounts/<id>.json`, so a spawn with a cached image reads
 // one small file; a tag moved to another image has another ID. Touches the
@@ -25,7 +26,7 @@
 #include "core/plan.h"
 #include "core/settings.h"
 #include "launcher/host.h"
-#include "launcher/runtime/image_program.h"
+#include "launcher/runtime/driver.h"
 #include "launcher/state_store.h"
 
 namespace np {
@@ -103,12 +104,13 @@ ImageAccountBases CachedImageAccounts(const StateStore& store, const std::string
 
 // Creates the planned view (`dir` from PlannedAccountViewDir) for the spawn
 // `plan` of `settings`, whose probe named the image's content ID `image_id`
-// (RuntimeDriver::ProbeForSpawn; "" when unknown: the minimal base); nullptr
-// when `dir` is empty.
+// (RuntimeDriver::ProbeForSpawn; "" when unknown: the minimal base); the
+// image's own accounts come from `driver` (RuntimeDriver::ImageAccounts).
+// nullptr when `dir` is empty.
 absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(
     const Settings& settings, const SpawnPlan& plan, const HostFacts& host,
-    const Endpoint& endpoint, const std::string& dir, const std::string& image_id,
-    const std::string& gitconfig = "");
+    const RuntimeDriver& driver, const Endpoint& endpoint, const std::string& dir,
+    const std::string& image_id, const std::string& gitconfig = "");
 
 }  // namespace np
 

@@ -52,6 +52,7 @@ absl::StatusOr<std::optional<Watchdog>> MaybeWatchdog(const WrappedSpawn& spawn,
   WatchdogSpec watch;
   watch.self_path = host.self_path;
   watch.env = ClientEnvironment(spawn.endpoint, host.envp);
+  watch.runtime = plan.runtime;
   watch.runtime_bin = plan.exec_path;
   watch.socket = spawn.endpoint.socket;
   watch.container_name = plan.container_name;
@@ -94,7 +95,7 @@ absl::StatusOr<Outcome> RunWrapped(const WrappedSpawn& spawn,
   if (!home.ok()) return log.Refuse(spawn.tier_record, home.status());
   // Removed with the view when the spawn ends.
   absl::StatusOr<std::unique_ptr<AccountView>> account =
-      MaybeAccountView(spawn.settings, plan, host, spawn.endpoint, spawn.account_dir,
+      MaybeAccountView(spawn.settings, plan, host, spawn.driver, spawn.endpoint, spawn.account_dir,
                        spawn.image_id, spawn.gitconfig);
   if (!account.ok()) return log.Refuse(spawn.tier_record, account.status());
   // The ratchet remembers the tier before the program starts, so even a run

@@ -13,7 +13,6 @@
 #include "core/socket_walk.h"
 #include "launcher/account_view.h"
 #include "launcher/environment.h"
-#include "launcher/runtime/image_program.h"
 #include "launcher/state_store.h"
 #include "shim/find_real_program.h"
 
@@ -103,9 +102,9 @@ void AddImageUserFactsOf(const ContainerConfig& container, const HostFacts& host
   if (store.ok()) {
     const std::string bin = facts.runtime_bin;
     const std::string name = facts.container_name;
-    const ImageAccountBases bases =
-        CachedImageAccounts(*store, image->id, [&bin, &container, &name, &host, &endpoint] {
-          return CopyImageAccounts(bin, container.image, name, host, endpoint);
+    const ImageAccountBases bases = CachedImageAccounts(
+        *store, image->id, [&driver, &bin, &container, &name, &host, &endpoint] {
+          return driver.ImageAccounts(host, endpoint, bin, container.image, name);
         });
     user.passwd = bases.passwd.value_or("");
     user.group = bases.group.value_or("");

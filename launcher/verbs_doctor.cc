@@ -164,7 +164,11 @@ void CheckDeep(const Subject& s, bool deep, Report& r) {
   const int code = run.ok() ? run->exit_code : -1;
   // A client killed at the timeout, or one that failed, may leave the
   // container behind (--rm needs the client): remove it by name.
-  if (code != 0) s.driver.Cleanup(s.endpoint, plan->container_name, s.host);
+  if (code != 0) {
+    std::vector<std::string> secrets;
+    for (const EnvSecret& secret : plan->env_secrets) secrets.push_back(secret.secret);
+    s.driver.Cleanup(s.endpoint, plan->container_name, secrets, s.host);
+  }
   r.out["deep"] = {{"ran", true}, {"exit_code", code}};
   if (code != 0) r.problems.push_back(absl::StrCat("a no-op container exited ", code));
 }

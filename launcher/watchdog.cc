@@ -20,8 +20,7 @@
 #include "launcher/environment.h"
 #include "launcher/exec.h"
 #include "launcher/protected_placeholders.h"
-#include "launcher/runtime/podman_secrets.h"
-#include "launcher/runtime/reaper.h"
+#include "launcher/runtime/driver.h"
 
 extern char** environ;
 
@@ -72,6 +71,7 @@ std::vector<std::string> WatchdogArgv(const WatchdogSpec& spec, bool lock, bool 
                                       bool project) {
   std::vector<std::string> argv = {
       "np-exec",   std::string(kWatchdogVerb),
+      "--runtime", std::string(RuntimeName(spec.runtime)),
       "--bin",     spec.runtime_bin,
       "--name",    spec.container_name,
       "--project", spec.project_root,
@@ -183,6 +183,7 @@ namespace {
 
 // The watchdog's command line (what Watchdog::Start passes).
 struct WatchdogArgs {
+  Runtime runtime = kDefaultRuntime;
   std::string bin, name, project, record_text;
   std::optional<std::string> socket;
   std::vector<std::string> secrets;
@@ -213,6 +214,10 @@ std::optional<WatchdogArgs> ParseWatchdogArgs(absl::Span<const std::string> args
       out.project_real = value;
     } else if (key == "--placeholders") {
       out.binds = PlaceholderBindsFromJson(nlohmann::json::parse(value, nullptr, false));
+    } else if (key == "--runtime") {
+      absl::StatusOr<Runtime> runtime = ParseRuntime(value);
+      if (!runtime.ok()) return std::nullopt;
+      out.runtime = *runtime;
     } else if (key == "--bin") {
       out.bin = value;
     } else if (key == "--name") {
@@ -237,12 +242,19 @@ std::optional<WatchdogArgs> ParseWatchdogArgs(absl::Span<const std::string> args
 // harmless).
 void RemoveContainerOf(const WatchdogArgs& a) {
   if (a.name.empty()) return;
-  const std::vector<std::string> env = EditEnvironment(environ, {}, {});
+  // Its environment is the runtime client's (WatchdogSpec::env).
+  HostFacts host;
+  host.envp = environ;
+  Endpoint endpoint;
+  endpoint.bin = a.bin;
+  endpoint.socket = a.socket;
+  // A container still being created when np-exec died appears later: the
+  // removal is tried again.
+  const RuntimeDriver& driver = DriverFor(a.runtime);
   for (int delay_ms : {0, 1000, 3000}) {
     usleep(static_cast<useconds_t>(delay_ms) * 1000);
-    ForceRemoveContainer(a.bin, env, a.socket, a.name);
+    driver.Cleanup(endpoint, a.name, a.secrets, host);
   }
-  RemovePodmanSecrets(a.bin, env, a.secrets);
 }
 
 // On bubblewrap, its init closes its end of the pipe as it exits, and the

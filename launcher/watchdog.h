@@ -39,6 +39,7 @@ inline constexpr absl::string_view kWatchdogVerb = "container-watchdog";
 struct WatchdogSpec {
   std::string self_path;              // np-exec's own binary.
   std::vector<std::string> env;       // The watchdog's environment (the runtime client's).
+  Runtime runtime = kDefaultRuntime;  // Whose driver removes the container.
   std::string runtime_bin;            // For `rm -f` without a socket.
   std::optional<std::string> socket;  // The engine API socket, when there is one.
   std::string container_name;         // Empty: nothing to remove (bubblewrap).

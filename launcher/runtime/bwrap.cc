@@ -236,6 +236,7 @@ class BwrapDriverImpl : public RuntimeDriver {
   }
 
   void Cleanup(const Endpoint& /*endpoint*/, const std::string& /*name*/,
+               const std::vector<std::string>& /*secrets*/,
                const HostFacts& /*host*/) const override {
     // --die-with-parent: nothing of a sandbox outlives bubblewrap.
   }

@@ -55,6 +55,13 @@ struct ImageUserConfig {
   std::string user;  // Its configured user, as written ("": the default, root).
 };
 
+// An image's own account files, as read from it (nullopt: not there or
+// not readable).
+struct ImageAccountBases {
+  std::optional<std::string> passwd;
+  std::optional<std::string> group;
+};
+
 // What a supervised run ended with.
 struct RunOutcome {
   SuperviseResult result;
@@ -120,9 +127,21 @@ class RuntimeDriver {
   virtual std::optional<bool> ImagePresent(const std::string& image, const Endpoint& endpoint,
                                            const HostFacts& host) const = 0;
 
-  // Removes what a run named `name` may have left behind.
+  // Removes what a run named `name` may have left behind: its container and
+  // the runtime's secrets it was given (SpawnPlan::env_secrets' names). The
+  // trial run of doctor and the watchdog of a killed np-exec call it.
   virtual void Cleanup(const Endpoint& endpoint, const std::string& name,
-                       const HostFacts& host) const = 0;
+                       const std::vector<std::string>& secrets, const HostFacts& host) const = 0;
+
+  // The image's own /etc/passwd and /etc/group (the base of the caller's
+  // account view), read without running the image, through the client `bin`
+  // and a created container named after `container_name`; nullopt when it
+  // cannot be told, and for a runtime without images.
+  virtual std::optional<ImageAccountBases> ImageAccounts(
+      const HostFacts& /*host*/, const Endpoint& /*endpoint*/, const std::string& /*bin*/,
+      const std::string& /*image*/, const std::string& /*container_name*/) const {
+    return std::nullopt;
+  }
 };
 
 // Probe results, for drivers.

@@ -374,10 +374,17 @@ class EngineDriver : public RuntimeDriver {
   }
 
   void Cleanup(const Endpoint& endpoint, const std::string& name,
-               const HostFacts& host) const override {
+               const std::vector<std::string>& secrets, const HostFacts& host) const override {
     if (!endpoint.remote.empty()) return;
-    ForceRemoveContainer(endpoint.bin, ClientEnvironment(endpoint, host.envp), endpoint.socket,
-                         name);
+    const std::vector<std::string> env = ClientEnvironment(endpoint, host.envp);
+    ForceRemoveContainer(endpoint.bin, env, endpoint.socket, name);
+    RemovePodmanSecrets(endpoint.bin, env, secrets);
+  }
+
+  std::optional<ImageAccountBases> ImageAccounts(const HostFacts& host, const Endpoint& endpoint,
+                                                 const std::string& bin, const std::string& image,
+                                                 const std::string& container_name) const override {
+    return CopyImageAccounts(bin, image, container_name, host, endpoint);
   }
 
  private:

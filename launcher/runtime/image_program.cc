@@ -89,11 +89,6 @@ std::optional<std::vector<CaptureResult>> CopyOutOfImage(
   return results;
 }
 
-std::optional<ImageAccountBases> CopyImageAccounts(const SpawnPlan& plan, const HostFacts& host,
-                                                   const Endpoint& endpoint) {
-  return CopyImageAccounts(plan.exec_path, plan.image, plan.container_name, host, endpoint);
-}
-
 std::optional<ImageAccountBases> CopyImageAccounts(const std::string& bin, const std::string& image,
                                                    const std::string& container_name,
                                                    const HostFacts& host,

@@ -47,20 +47,11 @@ std::optional<std::vector<CaptureResult>> CopyOutOfImage(
 // ImageAccountBase): each nullopt when the image's file cannot serve (not
 // there, a link, not a regular file, over kMaxImageAccountBytes, no
 // well-formed line), and the minimal base applies.
-struct ImageAccountBases {
-  std::optional<std::string> passwd;
-  std::optional<std::string> group;
-};
-
-// /etc/passwd and /etc/group of the plan's image (its client, image and
-// container name): CopyOutOfImage of /etc, whose archive keeps a link a link
-// (core/tar_file.h). nullopt when no container could be created (it cannot be
-// told: not worth remembering).
-std::optional<ImageAccountBases> CopyImageAccounts(const SpawnPlan& plan, const HostFacts& host,
-                                                   const Endpoint& endpoint);
-
-// The same for `image` through the client `bin`, the created container named
-// after `container_name`, before any plan exists.
+// /etc/passwd and /etc/group of `image` through the client `bin`, the
+// created container named after `container_name`: CopyOutOfImage of /etc,
+// whose archive keeps a link a link (core/tar_file.h). nullopt when no
+// container could be created (it cannot be told: not worth remembering).
+// The engine drivers' ImageAccounts.
 std::optional<ImageAccountBases> CopyImageAccounts(const std::string& bin, const std::string& image,
                                                    const std::string& container_name,
                                                    const HostFacts& host, const Endpoint& endpoint);

@@ -139,7 +139,7 @@ TEST_P(DriverConformanceTest, CleanupAndEngineStateWithoutAnEngineAreHarmless) {
   endpoint.bin = PlantRuntime("bin", 0644);
   endpoint.timeout_ms = 500;
   EXPECT_TRUE(driver().EngineStatePaths(endpoint).empty());
-  driver().Cleanup(endpoint, "np-exec-conformance-none", host_);
+  driver().Cleanup(endpoint, "np-exec-conformance-none", {"np-exec-conformance-none-env-0"}, host_);
   EXPECT_FALSE(FileExists(sentinel()));
   int status = 0;
   EXPECT_EQ(waitpid(-1, &status, WNOHANG), -1);
