@@ -11,11 +11,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "core/config_file.h"
 #include "core/egress_entry.h"
 #include "core/errors.h"
 #include "core/paths.h"
+#include "launcher/nofollow_path.h"
 
 namespace np {
 namespace {
@@ -101,25 +101,27 @@ int SourcePins::OpenSource(const std::string& source) const {
   if (root_fd_ < 0 || !absl::StartsWith(source, absl::StrCat(root_, "/"))) {
     return open(source.c_str(), O_PATH | O_CLOEXEC);
   }
-  // A real path below the project has no link on the way: each component is
-  // opened without following one, so a link swapped in fails (ELOOP or
-  // ENOTDIR) instead of leading elsewhere; a final link is refused by its type.
-  int at = fcntl(root_fd_, F_DUPFD_CLOEXEC, 3);
-  for (absl::string_view part : absl::StrSplit(source.substr(root_.size() + 1), '/')) {
-    if (at < 0) return -1;
-    const int next = openat(at, std::string(part).c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    const int error = errno;
-    close(at);
-    errno = error;
-    at = next;
-  }
+  // A real path below the project has no link on the way: its folders are
+  // opened without following one (a link swapped in fails with ELOOP or
+  // ENOTDIR instead of leading elsewhere), and a final link is refused.
+  const std::string relative = source.substr(root_.size() + 1);
+  const size_t slash = relative.rfind('/');
+  const int dir = OpenDirNoFollowAt(root_fd_, slash == std::string::npos
+                                                  ? absl::string_view()
+                                                  : absl::string_view(relative).substr(0, slash));
+  if (dir < 0) return -1;
+  const std::string name = slash == std::string::npos ? relative : relative.substr(slash + 1);
+  const int fd = openat(dir, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  const int error = errno;
+  close(dir);
   struct stat st;
-  if (at >= 0 && fstat(at, &st) == 0 && S_ISLNK(st.st_mode)) {
-    close(at);
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+    close(fd);
     errno = ELOOP;
     return -1;
   }
-  return at;
+  errno = error;
+  return fd;
 }
 
 absl::Status SourcePins::Adopt(const std::string& source, int fd) {
