@@ -23,6 +23,7 @@
 #include "launcher/runtime/reaper.h"
 #include "launcher/source_pins.h"
 #include "launcher/spawn_facts.h"
+#include "launcher/spawn_lease.h"
 #include "launcher/spawn_log.h"
 #include "launcher/trust_gate.h"
 #include "shim/find_real_program.h"
@@ -130,12 +131,9 @@ struct RunSpawn {
   Endpoint endpoint;
   ProbeResult probe;
   std::string image_id;  // The account view's cache key (account_view.h).
-  std::unique_ptr<egress::EgressSession> session;
   std::string account_dir;
   std::string gitconfig;
-  std::optional<absl::StatusOr<SpawnLock>> spawn_lock;  // Container only.
-  std::optional<SourcePins> pins;
-  std::optional<ProtectedPlaceholders> placeholders;
+  SpawnLease lease;  // The lock, the pins, the placeholders, the egress session.
   std::optional<SpawnPlan> plan;
   std::optional<TrustGate> trust;
 };
@@ -189,8 +187,8 @@ absl::Status NameSpawnFiles(RunSpawn& run) {
   absl::StatusOr<std::unique_ptr<egress::EgressSession>> session =
       MaybeEgressSession(run.settings, host);
   if (!session.ok()) return run.Refuse(session.status());
-  run.session = *std::move(session);
-  if (run.session != nullptr) run.facts.egress_socket = run.session->socket_path();
+  run.lease.session = *std::move(session);
+  if (run.lease.session != nullptr) run.facts.egress_socket = run.lease.session->socket_path();
   run.account_dir = PlannedAccountViewDir(run.settings, host);
   if (!run.account_dir.empty()) {
     run.facts.passwd_file = AccountPasswdPath(run.account_dir);
@@ -211,29 +209,29 @@ absl::Status NameSpawnFiles(RunSpawn& run) {
 // once after the plan's checks and held until the runtime is done with it.
 absl::Status HoldProject(RunSpawn& run) {
   const Settings& settings = run.settings;
-  run.pins.emplace(
+  run.lease.pins.emplace(
       /*keep_descriptors=*/TraitsOf(settings.config.container.runtime).binds_by_descriptor);
   if (!run.container) return absl::OkStatus();
-  run.spawn_lock.emplace(SpawnLock::Acquire(
+  run.lease.spawn_lock.emplace(SpawnLock::Acquire(
       GetEnv(run.host.envp, "XDG_STATE_HOME"), run.host.home, run.host.uid,
       settings.project.found() ? settings.project_root : run.host.cwd, settings.git.get()));
-  absl::Status adopted = AdoptProjectSnapshot(settings, *run.pins);
+  absl::Status adopted = AdoptProjectSnapshot(settings, *run.lease.pins);
   if (!adopted.ok()) return run.Refuse(adopted);
-  run.facts.pin = run.pins->AsFunction();
+  run.facts.pin = run.lease.pins->AsFunction();
   // Made through the opened project folder, and only when the plan's
   // resolution of the project's path found that folder: never in a folder a
   // link swapped in meanwhile points to.
   run.facts.make_placeholders = [&run](const std::string& project_real,
                                        const std::vector<ProtectedBind>& binds) -> absl::Status {
     const ProjectLocation& project = run.settings.project;
-    if (!run.spawn_lock->ok()) return run.spawn_lock->status();
+    if (!run.lease.spawn_lock->ok()) return run.lease.spawn_lock->status();
     if (project.found() && project_real != project.root) {
       return ProjectMovedError(project.root, project_real);
     }
     absl::StatusOr<ProtectedPlaceholders> made = ProtectedPlaceholders::Create(
-        *std::move(*run.spawn_lock), project_real, binds, project.fd());
+        *std::move(*run.lease.spawn_lock), project_real, binds, project.fd());
     if (!made.ok()) return made.status();
-    run.placeholders.emplace(*std::move(made));
+    run.lease.placeholders.emplace(*std::move(made));
     return absl::OkStatus();
   };
   return absl::OkStatus();
@@ -287,10 +285,10 @@ absl::StatusOr<Outcome> CarryOut(RunSpawn& run) {
         run.cl.program.front(), plan.env_names,
         [&host](const std::string& name) { return !GetEnv(host.envp, name).empty(); });
     if (!notice.empty()) WriteAll(2, notice);
-    const WrappedSpawn spawn{run.settings,    plan,         run.cl.program,  *run.driver,
-                             run.endpoint,    *run.trust,   run.tier_record, run.session.get(),
-                             run.account_dir, run.image_id, run.gitconfig};
-    return RunWrapped(spawn, run.placeholders, host, run.reporter, *run.log);
+    const WrappedSpawn spawn{run.settings, plan,         run.cl.program,  *run.driver,
+                             run.endpoint, *run.trust,   run.tier_record, run.account_dir,
+                             run.image_id, run.gitconfig};
+    return RunWrapped(spawn, run.lease, host, run.reporter, *run.log);
   }
   absl::Status recorded = RecordSpawnRan(*run.trust, host.uid);
   if (!recorded.ok()) return run.Refuse(recorded);

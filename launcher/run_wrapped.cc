@@ -42,13 +42,11 @@ std::vector<Companion> EgressCompanions(egress::EgressSession* session, const Se
 // once the sandbox is gone. bubblewrap's sandbox dies with np-exec
 // (--die-with-parent), so there it is needed only for placeholders, and
 // learns the sandbox's end from bubblewrap's init (--sync-fd).
-absl::StatusOr<std::optional<Watchdog>> MaybeWatchdog(const WrappedSpawn& spawn,
-                                                      const ProtectedPlaceholders& placeholders,
-                                                      const HostFacts& host,
-                                                      const nlohmann::json& run_record,
-                                                      bool has_placeholders, int sandbox_fd) {
+absl::Status MaybeWatchdog(const WrappedSpawn& spawn, SpawnLease& lease, const HostFacts& host,
+                           const nlohmann::json& run_record, bool has_placeholders) {
   const SpawnPlan& plan = spawn.plan;
-  if (plan.container_name.empty() && !has_placeholders) return std::optional<Watchdog>();
+  if (plan.container_name.empty() && !has_placeholders) return absl::OkStatus();
+  const ProtectedPlaceholders& placeholders = *lease.placeholders;
   WatchdogSpec watch;
   watch.self_path = host.self_path;
   watch.env = ClientEnvironment(spawn.endpoint, host.envp);
@@ -65,65 +63,66 @@ absl::StatusOr<std::optional<Watchdog>> MaybeWatchdog(const WrappedSpawn& spawn,
       placeholders.project_fd() >= 0 ? placeholders.project_fd() : spawn.settings.project.fd();
   watch.project_real = plan.project_real;
   watch.binds = plan.protected_binds;
-  watch.sandbox_fd = sandbox_fd;
+  watch.sandbox_fd = lease.sandbox_pipe.read_end();
   absl::StatusOr<Watchdog> started = Watchdog::Start(watch);
   if (!started.ok()) return started.status();
-  return std::optional<Watchdog>(*std::move(started));
+  lease.watchdog.emplace(*std::move(started));
+  return absl::OkStatus();
+}
+
+// What the plan names and trust allowed, made now: the persistent home
+// (created and seeded only now that trust allowed the config asking for it),
+// the caller's account view; then the ratchet remembers the tier before the
+// program starts, so even a run whose np-exec is killed counts.
+absl::Status TakeSpawnFiles(const WrappedSpawn& spawn, SpawnLease& lease, const HostFacts& host) {
+  absl::StatusOr<std::optional<AgentHomeLease>> home =
+      AcquireHomeForSpawn(spawn.settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid);
+  if (!home.ok()) return home.status();
+  if (home->has_value()) lease.home.emplace(std::move(**home));
+  absl::StatusOr<std::unique_ptr<AccountView>> account =
+      MaybeAccountView(spawn.settings, spawn.plan, host, spawn.driver, spawn.endpoint,
+                       spawn.account_dir, spawn.image_id, spawn.gitconfig);
+  if (!account.ok()) return account.status();
+  lease.account = *std::move(account);
+  return RecordSpawnRan(spawn.trust, host.uid);
 }
 
 }  // namespace
 
-absl::StatusOr<Outcome> RunWrapped(const WrappedSpawn& spawn,
-                                   std::optional<ProtectedPlaceholders>& placeholders,
+absl::StatusOr<Outcome> RunWrapped(const WrappedSpawn& spawn, SpawnLease& lease,
                                    const HostFacts& host, const Reporter& reporter,
                                    const SpawnLog& log) {
   const SpawnPlan& plan = spawn.plan;
-  // The plan made the placeholders of missing protected paths for exactly
-  // this spawn and bound them like every other source; they are held until
-  // it ends (the last spawn of the project removes them).
-  if (!placeholders.has_value()) {
+  if (!lease.placeholders.has_value()) {
     return log.Refuse(
         spawn.tier_record,
         MakeError(absl::StatusCode::kInternal, "spawn-failed",
                   "the plan made no placeholders for its protected paths; nothing ran"));
   }
-  SpawnPlan run_plan = plan;
-  // A persistent home is created (and seeded) only now that trust allowed
-  // the config asking for it, and held until the spawn ends.
-  absl::StatusOr<std::optional<AgentHomeLease>> home =
-      AcquireHomeForSpawn(spawn.settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid);
-  if (!home.ok()) return log.Refuse(spawn.tier_record, home.status());
-  // Removed with the view when the spawn ends.
-  absl::StatusOr<std::unique_ptr<AccountView>> account =
-      MaybeAccountView(spawn.settings, plan, host, spawn.driver, spawn.endpoint, spawn.account_dir,
-                       spawn.image_id, spawn.gitconfig);
-  if (!account.ok()) return log.Refuse(spawn.tier_record, account.status());
-  // The ratchet remembers the tier before the program starts, so even a run
-  // whose np-exec is killed counts.
-  absl::Status recorded = RecordSpawnRan(spawn.trust, host.uid);
-  if (!recorded.ok()) return log.Refuse(spawn.tier_record, recorded);
+  absl::Status taken = TakeSpawnFiles(spawn, lease, host);
+  if (!taken.ok()) return log.Refuse(spawn.tier_record, taken);
   nlohmann::json run_record = RunRecord(host, spawn.settings, plan, spawn.program);
   const bool has_placeholders =
       std::any_of(plan.protected_binds.begin(), plan.protected_binds.end(),
                   [](const ProtectedBind& bind) { return bind.placeholder && !bind.writable; });
-  SandboxPipe sandbox_pipe;
+  SpawnPlan run_plan = plan;
   if (plan.container_name.empty() && has_placeholders) {
-    absl::Status piped = sandbox_pipe.Open();
+    absl::Status piped = lease.sandbox_pipe.Open();
     if (!piped.ok()) return log.Refuse(spawn.tier_record, piped);
-    run_plan.sandbox_sync_fd = sandbox_pipe.write_end();
+    run_plan.sandbox_sync_fd = lease.sandbox_pipe.write_end();
   }
-  absl::StatusOr<std::optional<Watchdog>> watchdog = MaybeWatchdog(
-      spawn, *placeholders, host, run_record, has_placeholders, sandbox_pipe.read_end());
-  if (!watchdog.ok()) return log.Refuse(spawn.tier_record, watchdog.status());
+  absl::Status watched = MaybeWatchdog(spawn, lease, host, run_record, has_placeholders);
+  if (!watched.ok()) return log.Refuse(spawn.tier_record, watched);
   log.Append(run_record);
   const auto started = std::chrono::steady_clock::now();
+  egress::EgressSession* session = lease.session.get();
   absl::StatusOr<RunOutcome> ran = spawn.driver.Run(
-      run_plan, spawn.endpoint, host, EgressCompanions(spawn.session, spawn.settings, host, log));
-  if (watchdog->has_value()) (*watchdog)->Disarm();
-  sandbox_pipe.Close();
-  placeholders->Finish();
-  if (spawn.session != nullptr && !spawn.session->start_error().ok()) {
-    return log.EndRun(std::move(run_record), spawn.session->start_error(), started);
+      run_plan, spawn.endpoint, host, EgressCompanions(session, spawn.settings, host, log));
+  if (lease.watchdog.has_value()) lease.watchdog->Disarm();
+  lease.sandbox_pipe.Close();
+  lease.placeholders->Finish();
+  if (session != nullptr && !session->start_error().ok()) {
+    return log.EndRun(std::move(run_record), session->start_error(), started);
   }
   if (!ran.ok()) return log.EndRun(std::move(run_record), ran.status(), started);
   if (!ran->note.ok()) reporter.Warn(ran->note);

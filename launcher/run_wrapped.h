@@ -15,11 +15,10 @@
 #include "absl/status/statusor.h"
 #include "core/plan.h"
 #include "core/settings.h"
-#include "launcher/egress/session.h"
 #include "launcher/host.h"
 #include "launcher/outcome.h"
-#include "launcher/protected_placeholders.h"
 #include "launcher/runtime/driver.h"
+#include "launcher/spawn_lease.h"
 #include "launcher/spawn_log.h"
 #include "launcher/trust_gate.h"
 #include "nlohmann/json.hpp"
@@ -36,8 +35,6 @@ struct WrappedSpawn {
   const Endpoint& endpoint;
   const TrustGate& trust;  // Allowed: the ratchet records it before the run.
   nlohmann::json tier_record;
-  // network "allowlist": the proxy's session; nullptr otherwise.
-  egress::EgressSession* session = nullptr;
   // The account view the plan mounts (PlannedAccountViewDir; "" none), the
   // image's content ID it starts from, the caller's git identity.
   std::string account_dir;
@@ -45,10 +42,11 @@ struct WrappedSpawn {
   std::string gitconfig;
 };
 
-// Runs `spawn` to its end. `placeholders`: made by the plan for exactly this
-// spawn (none is a refusal), finished when the runtime exits.
-absl::StatusOr<Outcome> RunWrapped(const WrappedSpawn& spawn,
-                                   std::optional<ProtectedPlaceholders>& placeholders,
+// Runs `spawn` to its end, holding what it needs in `lease`: the
+// placeholders the plan made (none is a refusal; finished when the runtime
+// exits), the pins and the egress session already there; the home, the
+// account view and the watchdog taken here.
+absl::StatusOr<Outcome> RunWrapped(const WrappedSpawn& spawn, SpawnLease& lease,
                                    const HostFacts& host, const Reporter& reporter,
                                    const SpawnLog& log);
 

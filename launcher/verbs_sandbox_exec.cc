@@ -27,6 +27,7 @@
 #include "launcher/runtime/driver.h"
 #include "launcher/source_pins.h"
 #include "launcher/spawn_facts.h"
+#include "launcher/spawn_lease.h"
 #include "launcher/spawn_log.h"
 #include "launcher/trust_gate.h"
 #include "launcher/verbs.h"
@@ -111,8 +112,7 @@ struct PrintedSpawn {
   MountPolicy policy;
   std::string mount_point;
   SpawnPlan plan;
-  std::optional<ProtectedPlaceholders> placeholders;
-  std::optional<SourcePins> pins;
+  SpawnLease lease;  // The placeholders and their pins.
   const RuntimeDriver* driver = nullptr;
   Endpoint endpoint;
   std::string image_id;
@@ -238,12 +238,12 @@ absl::Status MakePrintedPlaceholders(PrintedSpawn& s) {
       CreatePlaceholdersForSpawn(GetEnv(s.host.envp, "XDG_STATE_HOME"), s.host.home, s.host.uid,
                                  project_real, *binds, project.fd());
   if (!made.ok()) return s.Refuse(made.status());
-  s.placeholders.emplace(*std::move(made));
-  s.pins.emplace(/*keep_descriptors=*/s.traits->binds_by_descriptor);
-  absl::Status pinned = s.pins->ReadBelow(project_real, project.fd());
+  s.lease.placeholders.emplace(*std::move(made));
+  s.lease.pins.emplace(/*keep_descriptors=*/s.traits->binds_by_descriptor);
+  absl::Status pinned = s.lease.pins->ReadBelow(project_real, project.fd());
   if (!pinned.ok()) return s.Refuse(pinned);
-  pinned = PinPlaceholderBinds(s.runtime, *binds, project_real, s.mount_point, *s.pins, s.plan.argv,
-                               s.plan.bind_fds);
+  pinned = PinPlaceholderBinds(s.runtime, *binds, project_real, s.mount_point, *s.lease.pins,
+                               s.plan.argv, s.plan.bind_fds);
   if (!pinned.ok()) return s.Refuse(pinned);
   return absl::OkStatus();
 }
@@ -287,10 +287,9 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
     absl::Status done = step(s);
     if (!done.ok()) return done;
   }
-  const WrappedSpawn spawn{s.settings,         s.plan,     cl.program,    *s.driver,
-                           s.endpoint,         *s.trust,   s.tier_record, /*session=*/nullptr,
-                           s.plan.account_dir, s.image_id, s.gitconfig};
-  return RunWrapped(spawn, s.placeholders, host, reporter, *s.log);
+  const WrappedSpawn spawn{s.settings, s.plan,        cl.program,         *s.driver,  s.endpoint,
+                           *s.trust,   s.tier_record, s.plan.account_dir, s.image_id, s.gitconfig};
+  return RunWrapped(spawn, s.lease, host, reporter, *s.log);
 }
 
 }  // namespace np
