@@ -74,7 +74,7 @@ struct ContainerConfig {
   Allowlist allow_hosts;
   // `home`: false is "ephemeral" (a tmpfs that vanishes with the sandbox),
   // true "persistent" (a per-project directory in the operator state store,
-  // launcher/agent_home.h).
+  // launcher/state/agent_home.h).
   bool persistent_home = false;
   // `home_seed`: normalised paths relative to the operator's HOME, copied
   // into a persistent home when it is created; only with a persistent home.

@@ -110,7 +110,7 @@ struct SpawnFacts {
   // in the private directory the launcher made (launcher/egress/session.h).
   std::string egress_socket;
   // isolation.container.home "persistent": the host path of this project's
-  // home in the operator state (launcher/agent_home.h); the launcher creates
+  // home in the operator state (launcher/state/agent_home.h); the launcher creates
   // it before the runtime runs.
   std::string agent_home;
   // The caller's account inside (core/passwd_view.h): host paths of the

@@ -13,7 +13,7 @@
 #include "core/git_layout.h"
 #include "core/paths.h"
 #include "core/sha256.h"
-#include "launcher/nofollow_path.h"
+#include "launcher/state/nofollow_path.h"
 
 namespace np {
 namespace {

@@ -19,7 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/protected_paths.h"
-#include "launcher/state_store.h"
+#include "launcher/state/state_store.h"
 #include "nlohmann/json.hpp"
 
 namespace np {

@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "core/errors.h"
-#include "launcher/account_view.h"
-#include "launcher/agent_home.h"
+#include "launcher/state/account_view.h"
+#include "launcher/state/agent_home.h"
 #include "launcher/audit_log.h"
 #include "launcher/egress/refusal_notice.h"
 #include "launcher/environment.h"

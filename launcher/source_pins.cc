@@ -15,7 +15,7 @@
 #include "core/egress_entry.h"
 #include "core/errors.h"
 #include "core/paths.h"
-#include "launcher/nofollow_path.h"
+#include "launcher/state/nofollow_path.h"
 
 namespace np {
 namespace {

@@ -11,9 +11,9 @@
 #include "core/errors.h"
 #include "core/paths.h"
 #include "core/socket_walk.h"
-#include "launcher/account_view.h"
+#include "launcher/state/account_view.h"
 #include "launcher/environment.h"
-#include "launcher/state_store.h"
+#include "launcher/state/state_store.h"
 #include "shim/find_real_program.h"
 
 namespace np {

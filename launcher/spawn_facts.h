@@ -36,7 +36,7 @@ void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver, const
 // When the project file chose the container's user (core/container_user.h)
 // on a runtime with images: asks the engine for the image's configured user
 // (RuntimeDriver::InspectImageUser) and its passwd and group (the account
-// view's cache by image ID, launcher/account_view.h, copied out on a miss),
+// view's cache by image ID, launcher/state/account_view.h, copied out on a miss),
 // so the plan can resolve the ids and refuse root. Leaves
 // `facts.image_user` unset when the engine does not answer (the plan then
 // refuses a user it cannot resolve). Needs `facts.runtime_bin` and

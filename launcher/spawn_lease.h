@@ -13,8 +13,8 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
-#include "launcher/account_view.h"
-#include "launcher/agent_home.h"
+#include "launcher/state/account_view.h"
+#include "launcher/state/agent_home.h"
 #include "launcher/egress/session.h"
 #include "launcher/protected_placeholders.h"
 #include "launcher/source_pins.h"

@@ -2,7 +2,7 @@
 
 #include "core/errors.h"
 #include "launcher/audit_log.h"
-#include "launcher/state_store.h"
+#include "launcher/state/state_store.h"
 
 namespace np {
 

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
-#include "launcher/state_store.h"
+#include "launcher/state/state_store.h"
 
 namespace np {
 

@@ -14,7 +14,7 @@
 #include "core/plan.h"
 #include "core/protected_paths.h"
 #include "core/runtime.h"
-#include "launcher/agent_home.h"
+#include "launcher/state/agent_home.h"
 #include "launcher/audit_log.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"

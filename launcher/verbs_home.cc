@@ -3,7 +3,7 @@
 // the next spawn follows with a new, freshly seeded home (agent_home.h).
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
-#include "launcher/agent_home.h"
+#include "launcher/state/agent_home.h"
 #include "launcher/output.h"
 #include "launcher/verbs.h"
 #include "launcher/verbs_trust.h"

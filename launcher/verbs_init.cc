@@ -21,7 +21,7 @@
 #include "core/trust_review.h"
 #include "launcher/output.h"
 #include "launcher/runtime/driver.h"
-#include "launcher/state_store.h"
+#include "launcher/state/state_store.h"
 #include "launcher/verbs.h"
 #include "launcher/verbs_trust.h"
 #include "shim/find_real_program.h"

@@ -19,7 +19,7 @@
 #include "core/git_mounts.h"
 #include "core/plan.h"
 #include "core/protected_paths.h"
-#include "launcher/account_view.h"
+#include "launcher/state/account_view.h"
 #include "launcher/audit_log.h"
 #include "launcher/environment.h"
 #include "launcher/protected_placeholders.h"

@@ -19,7 +19,7 @@
 #include "launcher/cli.h"
 #include "launcher/host.h"
 #include "launcher/outcome.h"
-#include "launcher/state_store.h"
+#include "launcher/state/state_store.h"
 #include "nlohmann/json.hpp"
 
 namespace np {

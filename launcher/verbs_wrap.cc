@@ -3,8 +3,8 @@
 // printed is what a run would do, and it is safe to run as printed (plan.h,
 // PrintedCommand): sandbox-exec runs it through the run path's executor.
 #include "core/plan.h"
-#include "launcher/account_view.h"
-#include "launcher/agent_home.h"
+#include "launcher/state/account_view.h"
+#include "launcher/state/agent_home.h"
 #include "launcher/output.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/source_pins.h"

@@ -22,7 +22,7 @@
 #include "launcher/runtime/bwrap_seccomp.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/sandbox_signals.h"
-#include "launcher/state_store.h"
+#include "launcher/state/state_store.h"
 #include "launcher/subprocess.h"
 
 namespace np {

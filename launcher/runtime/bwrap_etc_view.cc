@@ -19,7 +19,7 @@
 #include "core/bwrap_argv.h"
 #include "core/errors.h"
 #include "core/sha256.h"
-#include "launcher/nofollow_path.h"
+#include "launcher/state/nofollow_path.h"
 
 namespace np {
 namespace {

@@ -37,7 +37,7 @@ namespace np {
 inline constexpr int kEtcViewKeepSeconds = 600;
 
 // The host path of the current copy of the sandbox's /etc files under the
-// state store directory `store_dir` (launcher/state_store.h: already opened
+// state store directory `store_dir` (launcher/state/state_store.h: already opened
 // and checked as the caller's), made or refreshed as needed. Code
 // `etc-view-failed` when it cannot be made (a source file unreadable, the
 // store not writable, a directory not the caller's); the caller then binds

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
-#include "launcher/nofollow_path.h"
-#include "launcher/state_store.h"
+#include "launcher/state/nofollow_path.h"
+#include "launcher/state/state_store.h"
 #include "nlohmann/json.hpp"
 
 namespace np {

@@ -3,7 +3,7 @@
 // Proving that bubblewrap works means building a no-op sandbox (10 ms here),
 // and `wrap`, which only prints a plan, paid for it every time. A successful
 // full probe is therefore remembered for kProbeCacheSeconds in the operator's
-// state store (`<store>/bwrap-probe.json`, launcher/state_store.h), keyed by
+// state store (`<store>/bwrap-probe.json`, launcher/state/state_store.h), keyed by
 // everything that decides it: bubblewrap's file identity (path, device,
 // inode, mode, size, modification and change times), the kernel's
 // user-namespace settings (/proc/sys/kernel/unprivileged_userns_clone,

@@ -21,7 +21,7 @@
 #include "core/plan.h"
 #include "core/sha256.h"
 #include "launcher/environment.h"
-#include "launcher/state_store.h"
+#include "launcher/state/state_store.h"
 #include "nlohmann/json.hpp"
 
 namespace np {

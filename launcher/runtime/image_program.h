@@ -9,7 +9,7 @@
 //   not, says so with a code and the fix. Only ever after a run that exited
 //   127.
 // - The image's own /etc/passwd and /etc/group, the base of the spawn's
-//   account view (launcher/account_view.h), copied out once per image ID (the
+//   account view (launcher/state/account_view.h), copied out once per image ID (the
 //   view's cache keeps them).
 //
 // Spawns the runtime client.

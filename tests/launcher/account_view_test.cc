@@ -3,7 +3,7 @@
 // per image ID, records that are links, foreign, corrupt or of another ID
 // count as none and are replaced, and nothing cached ever bypasses the
 // sanitising of core/passwd_view.
-#include "launcher/account_view.h"
+#include "launcher/state/account_view.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -3,7 +3,7 @@
 // home to host files and directories, a read-only directory, a FIFO, a
 // deep tree; seeds that lead out of the operator's HOME. The host's files
 // are checked byte for byte afterwards.
-#include "launcher/agent_home.h"
+#include "launcher/state/agent_home.h"
 
 #include <sys/file.h>
 #include <sys/stat.h>

@@ -1,6 +1,6 @@
 // The operator state store: round trips, every way a store fails closed, and
 // concurrent updaters that must neither lose nor tear a record.
-#include "launcher/state_store.h"
+#include "launcher/state/state_store.h"
 
 #include <signal.h>
 #include <sys/stat.h>

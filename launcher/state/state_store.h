@@ -16,8 +16,8 @@
 // others, unreadable or corrupt is `state-store-invalid`, never "no record".
 // Host facts (XDG_STATE_HOME, HOME, uid) come in as arguments. Touches the
 // filesystem.
-#ifndef NP_EXEC_LAUNCHER_STATE_STORE_H_
-#define NP_EXEC_LAUNCHER_STATE_STORE_H_
+#ifndef NP_EXEC_LAUNCHER_STATE_STATE_STORE_H_
+#define NP_EXEC_LAUNCHER_STATE_STATE_STORE_H_
 
 #include <sys/types.h>
 
@@ -127,4 +127,4 @@ absl::StatusOr<StateStore> OpenStateStore(const HostFacts& host);
 
 }  // namespace np
 
-#endif  // NP_EXEC_LAUNCHER_STATE_STORE_H_
+#endif  // NP_EXEC_LAUNCHER_STATE_STATE_STORE_H_

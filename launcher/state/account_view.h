@@ -14,8 +14,8 @@
 // `<store>/image-accounts/<id>.json`, so a spawn with a cached image reads
 // one small file; a tag moved to another image has another ID. Touches the
 // filesystem; a cache miss runs the runtime's client.
-#ifndef NP_EXEC_LAUNCHER_ACCOUNT_VIEW_H_
-#define NP_EXEC_LAUNCHER_ACCOUNT_VIEW_H_
+#ifndef NP_EXEC_LAUNCHER_STATE_ACCOUNT_VIEW_H_
+#define NP_EXEC_LAUNCHER_STATE_ACCOUNT_VIEW_H_
 
 #include <functional>
 #include <memory>
@@ -27,7 +27,7 @@
 #include "core/settings.h"
 #include "launcher/host.h"
 #include "launcher/runtime/driver.h"
-#include "launcher/state_store.h"
+#include "launcher/state/state_store.h"
 
 namespace np {
 
@@ -114,4 +114,4 @@ absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(
 
 }  // namespace np
 
-#endif  // NP_EXEC_LAUNCHER_ACCOUNT_VIEW_H_
+#endif  // NP_EXEC_LAUNCHER_STATE_ACCOUNT_VIEW_H_

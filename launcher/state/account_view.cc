@@ -1,4 +1,4 @@
-#include "launcher/account_view.h"
+#include "launcher/state/account_view.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -26,7 +26,7 @@
 #include "core/passwd_view.h"
 #include "core/paths.h"
 #include "core/runtime.h"
-#include "launcher/nofollow_path.h"
+#include "launcher/state/nofollow_path.h"
 
 namespace np {
 namespace {

@@ -1,4 +1,4 @@
-#include "launcher/nofollow_path.h"
+#include "launcher/state/nofollow_path.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,8 +5,8 @@
 // And np-exec's small files (state records, caches, the host's account
 // files) read without following a link in their place. Touches the
 // filesystem.
-#ifndef NP_EXEC_LAUNCHER_NOFOLLOW_PATH_H_
-#define NP_EXEC_LAUNCHER_NOFOLLOW_PATH_H_
+#ifndef NP_EXEC_LAUNCHER_STATE_NOFOLLOW_PATH_H_
+#define NP_EXEC_LAUNCHER_STATE_NOFOLLOW_PATH_H_
 
 #include <sys/stat.h>
 
@@ -44,4 +44,4 @@ SmallFile ReadSmallFileAt(int dir, const char* name, size_t max_bytes);
 
 }  // namespace np
 
-#endif  // NP_EXEC_LAUNCHER_NOFOLLOW_PATH_H_
+#endif  // NP_EXEC_LAUNCHER_STATE_NOFOLLOW_PATH_H_

@@ -14,8 +14,8 @@
 // walk does not follow links either. A spawn holds a shared lock on the home
 // for its lifetime, so reset refuses (`agent-home-in-use`) while one runs.
 // Touches the filesystem.
-#ifndef NP_EXEC_LAUNCHER_AGENT_HOME_H_
-#define NP_EXEC_LAUNCHER_AGENT_HOME_H_
+#ifndef NP_EXEC_LAUNCHER_STATE_AGENT_HOME_H_
+#define NP_EXEC_LAUNCHER_STATE_AGENT_HOME_H_
 
 #include <cstdint>
 #include <optional>
@@ -25,7 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/settings.h"
-#include "launcher/state_store.h"
+#include "launcher/state/state_store.h"
 
 namespace np {
 
@@ -97,4 +97,4 @@ std::string PlannedAgentHome(const Settings& settings, absl::string_view xdg_sta
 
 }  // namespace np
 
-#endif  // NP_EXEC_LAUNCHER_AGENT_HOME_H_
+#endif  // NP_EXEC_LAUNCHER_STATE_AGENT_HOME_H_

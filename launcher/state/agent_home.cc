@@ -1,4 +1,4 @@
-#include "launcher/agent_home.h"
+#include "launcher/state/agent_home.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-#include "launcher/state_store.h"
+#include "launcher/state/state_store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include "core/paths.h"
 #include "core/sha256.h"
 #include "launcher/environment.h"
-#include "launcher/nofollow_path.h"
+#include "launcher/state/nofollow_path.h"
 
 namespace np {
 namespace {
