@@ -443,7 +443,7 @@ absl::Status CheckAllowHostsMatchNetwork(const json& c, const ContainerConfig& o
 // In a rootful engine uid 0 reads root-only files through read-only mounts
 // and leaves setuid-root binaries in the project for the operator to run:
 // only the operator's own file may ask for it, never a project's, trusted or
-// not (issue 15, item 3).
+// not.
 absl::Status RefuseRootUserFromProject(const json& container, const ContainerConfig& parsed) {
   if (!container.contains("user") || parsed.user.kind != UserSpec::Kind::kExplicit) {
     return absl::OkStatus();

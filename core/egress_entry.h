@@ -1,5 +1,5 @@
 // How a sandbox on `network: "allowlist"` reaches np-exec's egress proxy
-// (design.md section 8, issue 16): the fixed places and values both argv
+// (design.md section 8): the fixed places and values both argv
 // builders (container_argv, bwrap_argv) add, so docker, podman and bubblewrap
 // set up the same thing.
 //

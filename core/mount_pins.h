@@ -1,5 +1,4 @@
-// Mount sources pinned between np-exec's check and the runtime's mount
-// (issue 15 item 2).
+// Mount sources pinned between np-exec's check and the runtime's mount.
 //
 // np-exec checks every bind source by its real path; a runtime that is handed
 // the path resolves it again, and a sandboxed program that can rename a folder

@@ -163,7 +163,7 @@ absl::StatusOr<MountPolicy> MakeMountPolicy(absl::string_view project_root,
   // The sources share their parents (/run, /var/lib): each parent is
   // resolved once, then only the last component is looked at; a last
   // component that is a link is resolved in full. The same answer as
-  // ResolveRealPath of each (issue 19: every host fact read once).
+  // ResolveRealPath of each (every host fact read once).
   std::map<std::string, std::string> parents;  // Normalised parent -> real path ("": none).
   for (const std::string& source : sources) {
     const std::string normal = NormalizePath(source);

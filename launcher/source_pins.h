@@ -1,6 +1,6 @@
 // The launcher's side of core/mount_pins.h: each bind source of a container
 // plan opened once, after the plan's checks, and held until the spawn ends,
-// so what the runtime mounts is what np-exec checked (issue 15 item 2).
+// so what the runtime mounts is what np-exec checked.
 //
 // A source is opened with O_PATH and the kernel's name for what was opened
 // (/proc/self/fd) must be the path np-exec checked, a real path: anything

@@ -1,5 +1,5 @@
 // argv-entry: the bubblewrap sandbox's entry point for a program with more
-// arguments than bubblewrap takes (issue 19 item 3, runtime/argv_handoff.h).
+// arguments than bubblewrap takes (runtime/argv_handoff.h).
 //
 // `np-exec argv-entry --fd N` runs inside the sandbox from the read-only copy
 // of np-exec's own static binary at /run/np-exec/np-exec. It reads the

@@ -1,4 +1,4 @@
-// egress-entry: the sandbox's entry point on network "allowlist" (issue 16).
+// egress-entry: the sandbox's entry point on network "allowlist".
 //
 // `np-exec egress-entry --port P --socket S -- PROGRAM ARGS...` runs inside
 // the sandbox, from the read-only copy of np-exec's own static binary that

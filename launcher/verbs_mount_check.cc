@@ -1,5 +1,5 @@
-// mount-check: the sandbox's entry point that proves its mounts (issue 15
-// item 2, core/mount_pins.h).
+// mount-check: the sandbox's entry point that proves its mounts
+// (core/mount_pins.h).
 //
 // `np-exec mount-check --expect TARGET DEV:INO ... -- PROGRAM ARGS...` runs
 // inside the sandbox, from the read-only copy of np-exec's own static binary

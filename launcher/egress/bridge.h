@@ -1,4 +1,4 @@
-// The in-sandbox side of the egress proxy (issue 16): a listener on
+// The in-sandbox side of the egress proxy: a listener on
 // 127.0.0.1:PORT whose every connection is forwarded, byte for byte, to the
 // proxy's unix socket bind-mounted into the sandbox.
 //

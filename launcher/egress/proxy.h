@@ -1,4 +1,4 @@
-// The per-spawn egress proxy (design.md section 8, issue 16): an HTTP proxy
+// The per-spawn egress proxy (design.md section 8): an HTTP proxy
 // on one unix socket, which the run path bind-mounts into the sandbox.
 //
 //   CONNECT host:port   Decide (core/allowlist.h) -> resolve on the host ->

@@ -1,4 +1,4 @@
-// One spawn's egress set-up on the host (issue 16): the private directory
+// One spawn's egress set-up on the host: the private directory
 // that holds the proxy's socket, the proxy itself as a Supervise companion,
 // and the guarantee that the directory goes away.
 //

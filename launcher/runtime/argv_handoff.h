@@ -1,5 +1,4 @@
-// The program's argv handed to the bubblewrap sandbox through a descriptor
-// (issue 19 item 3).
+// The program's argv handed to the bubblewrap sandbox through a descriptor.
 //
 // bubblewrap refuses more than 9000 arguments, the program's own included.
 // Past that, core's argv runs np-exec's own static binary inside (bound

@@ -1,4 +1,4 @@
-// The bubblewrap sandbox's /etc as one prepared directory (issue 19 item 1).
+// The bubblewrap sandbox's /etc as one prepared directory.
 //
 // bubblewrap re-reads /proc/self/mountinfo after every bind, so each bind
 // costs more than the one before; binding each of the /etc files programs

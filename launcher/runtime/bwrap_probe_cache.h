@@ -1,4 +1,4 @@
-// bubblewrap's probe result, reused for a plan (issue 19 item 2).
+// bubblewrap's probe result, reused for a plan.
 //
 // Proving that bubblewrap works means building a no-op sandbox (10 ms here),
 // and `wrap`, which only prints a plan, paid for it every time. A successful

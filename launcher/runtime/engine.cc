@@ -352,7 +352,7 @@ class EngineDriver : public RuntimeDriver {
     // The image is not asked for before the client starts: the client's own
     // create request finds out anyway (--pull=never fails it, and nothing
     // runs), so a check beforehand would be one more engine round trip on
-    // every spawn (issue 19). 125 is the client's own failure; only then is
+    // every spawn. 125 is the client's own failure; only then is
     // the engine asked, and a missing image becomes np-exec's clear error.
     if (outcome.result.exit_code == 125 && !plan.pull_missing &&
         ImagePresent(plan.image, endpoint, host) == false) {

@@ -1,7 +1,7 @@
 /* Finding np-exec, lazily: at the first exec of a configured program, never
  * at load. Every process of the tree loads the library and most never exec a
  * configured program, so the lookup (about ten system calls) is paid only by
- * a process about to start np-exec anyway (issue 19; the constructor used to
+ * a process about to start np-exec anyway (the constructor used to
  * pay 23 system calls in every process).
  *
  * This runs where the exec runs, possibly between fork (or vfork) and exec,

@@ -7,7 +7,7 @@
  * on the exec path, takes no locks and writes no stdio. Configuration is read
  * once by the constructor into static buffers and is read-only afterwards,
  * which is what makes it safe to consult in a vfork child that shares the
- * parent's memory. The constructor makes no system call (issue 19): np-exec
+ * parent's memory. The constructor makes no system call: np-exec
  * itself is looked for only at the first exec of a configured program
  * (find_np_exec.c), so a process that never runs one pays for nothing but
  * loading the library. Internal header. */

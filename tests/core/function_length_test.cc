@@ -3,7 +3,9 @@
 // closing brace (conventions 3: a function that does not fit on a screen is
 // a list of steps waiting to be named). Lambdas count toward the function
 // they are written in; a class's inline methods are measured one by one.
+// And no product comment names an issue.
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -178,6 +180,22 @@ TEST(FunctionLengthTest, NoProductFunctionIsLongerThanTheLimit) {
   EXPECT_TRUE(report.empty()) << "functions longer than " << kMaxFunctionLines
                               << " lines; name their steps:\n"
                               << report;
+}
+
+// Comments say why, not which issue asked for it: an issue number is
+// history (git keeps it), and a reader of the code cannot open it.
+TEST(FunctionLengthTest, NoProductCommentNamesAnIssue) {
+  const std::string root = np::testing::SourceDir();
+  const std::regex issue("[Ii]ssue [0-9]+");
+  std::string report;
+  for (const std::string& rel : np::testing::ProductSources(root)) {
+    std::ifstream in(root + "/" + rel, std::ios::binary);
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      if (std::regex_search(line, issue)) absl::StrAppend(&report, "  ", rel, ":", number, "\n");
+    }
+  }
+  EXPECT_TRUE(report.empty()) << "comments that name an issue; say why instead:\n" << report;
 }
 
 }  // namespace
