@@ -10,8 +10,6 @@
 #include "core/errors.h"
 #include "core/plan.h"
 #include "core/project_location.h"
-#include "launcher/state/account_view.h"
-#include "launcher/state/agent_home.h"
 #include "launcher/audit_log.h"
 #include "launcher/egress/session.h"
 #include "launcher/environment.h"
@@ -20,11 +18,12 @@
 #include "launcher/protected_placeholders.h"
 #include "launcher/run_wrapped.h"
 #include "launcher/runtime/driver.h"
-#include "launcher/runtime/reaper.h"
 #include "launcher/source_pins.h"
 #include "launcher/spawn_facts.h"
 #include "launcher/spawn_lease.h"
 #include "launcher/spawn_log.h"
+#include "launcher/state/account_view.h"
+#include "launcher/state/agent_home.h"
 #include "launcher/trust_gate.h"
 #include "shim/find_real_program.h"
 
@@ -172,8 +171,7 @@ absl::Status ProbeRuntime(RunSpawn& run) {
   const ContainerConfig& container = run.settings.config.container;
   run.endpoint = run.driver->Resolve(host);
   run.probe = run.driver->ProbeForSpawn(host, run.endpoint, container.image, &run.image_id);
-  AddContainerFacts(host, *run.driver, run.endpoint, run.probe, "np-exec",
-                    OwnerLabelValue(host.pid, ProcessStartTime(host.pid)),
+  AddContainerFacts(host, *run.driver, run.endpoint, run.probe, "np-exec", /*owned=*/true,
                     !container.mounts.empty(), run.facts);
   AddImageUserFacts(run.settings, host, *run.driver, run.endpoint, run.facts);
   return absl::OkStatus();

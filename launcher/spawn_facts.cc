@@ -11,8 +11,8 @@
 #include "core/errors.h"
 #include "core/paths.h"
 #include "core/socket_walk.h"
-#include "launcher/state/account_view.h"
 #include "launcher/environment.h"
+#include "launcher/state/account_view.h"
 #include "launcher/state/state_store.h"
 #include "shim/find_real_program.h"
 
@@ -59,13 +59,13 @@ SpawnFacts BaseFacts(const HostFacts& host, const std::string& cwd) {
 }
 
 void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver, const Endpoint& endpoint,
-                       const ProbeResult& probe, absl::string_view name_prefix, std::string owner,
+                       const ProbeResult& probe, absl::string_view name_prefix, bool owned,
                        bool has_mounts, SpawnFacts& facts) {
   facts.runtime_bin = probe.bin.empty() ? endpoint.bin : probe.bin;
   uint32_t random = 0;
   if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
   facts.container_name = absl::StrFormat("%s-%d-%08x", name_prefix, host.pid, random);
-  facts.owner = std::move(owner);
+  facts.owner = owned ? driver.OwnerLabel(host) : "";
   driver.AddSpawnFacts(host, endpoint, facts);
   if (has_mounts) {
     for (std::string& path : driver.EngineStatePaths(endpoint)) {

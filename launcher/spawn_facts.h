@@ -22,15 +22,15 @@ namespace np {
 SpawnFacts BaseFacts(const HostFacts& host, const std::string& cwd);
 
 // Adds what a container plan needs: the probed runtime binary, a unique
-// container name "<name_prefix>-<pid>-<random>", the owner label value
-// (empty: none, for a plan np-exec will not run itself), and the runtime's
+// container name "<name_prefix>-<pid>-<random>", with `owned` the driver's
+// owner label value (not for a plan np-exec will not run itself), and the runtime's
 // own facts (its driver's AddSpawnFacts). With `has_mounts` (the config asks
 // for extra mounts), the engine is also asked where it keeps its state, which
 // joins the forbidden mount sources (one more engine request, only then), as
 // do np-exec's own state store (StateStoreDir) and every directory under /run
 // that holds a socket (a bounded walk, core/socket_walk.h).
 void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver, const Endpoint& endpoint,
-                       const ProbeResult& probe, absl::string_view name_prefix, std::string owner,
+                       const ProbeResult& probe, absl::string_view name_prefix, bool owned,
                        bool has_mounts, SpawnFacts& facts);
 
 // When the project file chose the container's user (core/container_user.h)

@@ -14,17 +14,16 @@
 #include "core/plan.h"
 #include "core/protected_paths.h"
 #include "core/runtime.h"
-#include "launcher/state/agent_home.h"
 #include "launcher/audit_log.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
 #include "launcher/image_check.h"
 #include "launcher/output.h"
 #include "launcher/runtime/driver.h"
-#include "launcher/runtime/reaper.h"
 #include "launcher/shim_dir.h"
 #include "launcher/source_pins.h"
 #include "launcher/spawn_facts.h"
+#include "launcher/state/agent_home.h"
 #include "launcher/subprocess.h"
 #include "launcher/trust_gate.h"
 #include "launcher/verbs.h"
@@ -132,8 +131,7 @@ void CheckDeep(const Subject& s, bool deep, Report& r) {
   r.out["deep"] = nullptr;
   if (!deep || s.settings.resolved.tier != Tier::kContainer || !s.probe.available) return;
   SpawnFacts facts = BaseFacts(s.host, s.host.cwd);
-  AddContainerFacts(s.host, s.driver, s.endpoint, s.probe, "np-exec-doctor",
-                    OwnerLabelValue(s.host.pid, ProcessStartTime(s.host.pid)),
+  AddContainerFacts(s.host, s.driver, s.endpoint, s.probe, "np-exec-doctor", /*owned=*/true,
                     !s.settings.config.container.mounts.empty(), facts);
   AddImageUserFacts(s.settings, s.host, s.driver, s.endpoint, facts);
   facts.agent_home =

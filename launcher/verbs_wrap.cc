@@ -3,12 +3,12 @@
 // printed is what a run would do, and it is safe to run as printed (plan.h,
 // PrintedCommand): sandbox-exec runs it through the run path's executor.
 #include "core/plan.h"
-#include "launcher/state/account_view.h"
-#include "launcher/state/agent_home.h"
 #include "launcher/output.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/source_pins.h"
 #include "launcher/spawn_facts.h"
+#include "launcher/state/account_view.h"
+#include "launcher/state/agent_home.h"
 #include "launcher/trust_gate.h"
 #include "launcher/verbs.h"
 
@@ -43,7 +43,7 @@ absl::StatusOr<Outcome> VerbWrap(const CommandLine& cl, const HostFacts& host) {
     facts.pin = pins.AsFunction();
     const Endpoint endpoint = driver.Resolve(host);
     probe = driver.Probe(host, endpoint, ProbeDepth::kForPlan);
-    AddContainerFacts(host, driver, endpoint, probe, "np-exec-wrap", /*owner=*/"",
+    AddContainerFacts(host, driver, endpoint, probe, "np-exec-wrap", /*owned=*/false,
                       !settings->config.container.mounts.empty(), facts);
     AddImageUserFacts(*settings, host, driver, endpoint, facts);
   }

@@ -105,6 +105,11 @@ class RuntimeDriver {
     return std::nullopt;
   }
 
+  // The label value that names this np-exec as the owner of a container it
+  // starts (pid and start time), so the reaper can tell a container whose
+  // np-exec is gone; "" for a runtime whose sandbox cannot outlive np-exec.
+  virtual std::string OwnerLabel(const HostFacts& /*host*/) const { return ""; }
+
   virtual void AddSpawnFacts(const HostFacts& host, const Endpoint& endpoint,
                              SpawnFacts& facts) const = 0;
 

@@ -381,6 +381,10 @@ class EngineDriver : public RuntimeDriver {
     RemovePodmanSecrets(endpoint.bin, env, secrets);
   }
 
+  std::string OwnerLabel(const HostFacts& host) const override {
+    return OwnerLabelValue(host.pid, ProcessStartTime(host.pid));
+  }
+
   std::optional<ImageAccountBases> ImageAccounts(const HostFacts& host, const Endpoint& endpoint,
                                                  const std::string& bin, const std::string& image,
                                                  const std::string& container_name) const override {

@@ -18,6 +18,7 @@
 #include "core/runtime.h"
 #include "gtest/gtest.h"
 #include "launcher/runtime/driver.h"
+#include "launcher/runtime/reaper.h"
 #include "tests/launcher/fakes.h"
 #include "tests/support/temp_dir.h"
 
@@ -143,6 +144,20 @@ TEST_P(DriverConformanceTest, CleanupAndEngineStateWithoutAnEngineAreHarmless) {
   EXPECT_FALSE(FileExists(sentinel()));
   int status = 0;
   EXPECT_EQ(waitpid(-1, &status, WNOHANG), -1);
+}
+
+// A runtime whose containers can outlive their client labels each with its
+// owner, this np-exec, which the reaper sees alive; one whose sandbox dies
+// with np-exec has no owner to name.
+TEST_P(DriverConformanceTest, TheOwnerLabelNamesThisProcessWhereAContainerCanOutliveIt) {
+  const std::string label = driver().OwnerLabel(host_);
+  if (!traits().named_containers) {
+    EXPECT_EQ(label, "");
+    return;
+  }
+  EXPECT_TRUE(absl::StartsWith(label, absl::StrCat(getpid(), ":"))) << label;
+  EXPECT_TRUE(OwnerAlive(label)) << label;
+  EXPECT_FALSE(OwnerAlive(absl::StrCat(getpid(), ":1"))) << "another start time is another process";
 }
 
 // Every row has a driver of its own, and what it reports names its row.
