@@ -170,41 +170,24 @@ SourcePin SourcePins::Handed(const SourcePin& pin) {
   return handed;
 }
 
-absl::Status PinPlaceholderBinds(Runtime runtime, const std::vector<ProtectedBind>& binds,
-                                 const std::string& project_real, const std::string& project_mount,
-                                 SourcePins& pins, std::vector<std::string>& argv,
-                                 std::vector<int>& bind_fds) {
-  auto missing = [](absl::string_view what) {
-    return MakeError(absl::StatusCode::kInternal, "spawn-failed",
-                     absl::StrCat("the runtime's argv has no ", what, "; nothing ran"));
-  };
-  const auto options_end = std::find(argv.begin(), argv.end(), "--");
+absl::Status PrintedArgvLacks(absl::string_view what) {
+  return MakeError(absl::StatusCode::kInternal, "spawn-failed",
+                   absl::StrCat("the runtime's argv has no ", what, "; nothing ran"));
+}
+
+absl::Status ForEachPinnedPlaceholder(const std::vector<ProtectedBind>& binds,
+                                      const std::string& project_real,
+                                      const std::string& project_mount, SourcePins& pins,
+                                      const PinnedPlaceholderFn& pinned) {
   for (const ProtectedBind& bind : binds) {
     if (!bind.placeholder || bind.writable) continue;
-    const std::string source = BindHostPath(project_real, bind);
     // Inside, a git root's binds are at their host paths; the project's below
     // its mount point.
-    const std::string target = BindHostPath(project_mount, bind);
+    const std::string source = BindHostPath(project_real, bind);
     absl::StatusOr<SourcePin> pin = pins.Pin(source);
     if (!pin.ok()) return pin.status();
-    if (TraitsOf(runtime).binds_by_descriptor) {
-      if (pin->fd < 0) return missing("descriptor for a placeholder");
-      auto at = argv.begin();
-      for (; at + 2 < options_end; ++at) {
-        if (*at == "--ro-bind" && *(at + 1) == source && *(at + 2) == target) break;
-      }
-      if (at + 2 >= options_end) return missing(absl::StrCat("bind of ", source));
-      *at = "--ro-bind-fd";
-      *(at + 1) = absl::StrCat(pin->fd);
-      bind_fds.push_back(pin->fd);
-      continue;
-    }
-    auto check = std::adjacent_find(argv.begin(), argv.end(),
-                                    [](const std::string& a, const std::string& b) {
-                                      return a == kEgressSelfTarget && b == kMountCheckVerb;
-                                    });
-    if (check == argv.end()) return missing("mount-check");
-    argv.insert(check + 2, {"--expect", target, absl::StrCat(pin->dev, ":", pin->ino)});
+    absl::Status done = pinned(source, BindHostPath(project_mount, bind), *pin);
+    if (!done.ok()) return done;
   }
   return absl::OkStatus();
 }

@@ -9,6 +9,7 @@
 #ifndef NP_EXEC_LAUNCHER_SOURCE_PINS_H_
 #define NP_EXEC_LAUNCHER_SOURCE_PINS_H_
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -74,19 +75,23 @@ class SourcePins {
 // (ReadBelow). Nothing outside a project. Codes: Adopt's.
 absl::Status AdoptProjectSnapshot(const Settings& settings, SourcePins& pins);
 
-// Pins the placeholder binds of the runtime argv `argv` once the
-// placeholders exist (ProtectedPlaceholders::Create, whose shared lock keeps
-// them until the spawn ends; the plan could not, they did not exist yet), as
-// the plan pinned the other sources: on bubblewrap each `--ro-bind` of a
-// placeholder becomes `--ro-bind-fd` (its descriptor appended to `bind_fds`;
-// `pins` must keep descriptors); on docker and podman each gets its
-// `--expect` in the argv's mount-check. `project_mount`: the project's target
-// inside. Codes: Pin's; `spawn-failed` for an argv without what it should
-// have (a placeholder bind, a mount-check).
-absl::Status PinPlaceholderBinds(Runtime runtime, const std::vector<ProtectedBind>& binds,
-                                 const std::string& project_real, const std::string& project_mount,
-                                 SourcePins& pins, std::vector<std::string>& argv,
-                                 std::vector<int>& bind_fds);
+// A printed plan's placeholders, once sandbox-exec has made them
+// (ProtectedPlaceholders::Create, whose shared lock keeps them until the spawn
+// ends; the plan could not pin them, they did not exist yet): each read-only
+// placeholder bind of `binds` pinned in `pins` and handed to `pinned` with
+// its host source and its target inside (`project_mount`: the project's), for
+// the runtime's driver to pin in the printed argv
+// (RuntimeDriver::PinPrintedPlaceholders). Codes: Pin's, `pinned`'s.
+using PinnedPlaceholderFn = std::function<absl::Status(
+    const std::string& source, const std::string& target, const SourcePin& pin)>;
+absl::Status ForEachPinnedPlaceholder(const std::vector<ProtectedBind>& binds,
+                                      const std::string& project_real,
+                                      const std::string& project_mount, SourcePins& pins,
+                                      const PinnedPlaceholderFn& pinned);
+
+// `spawn-failed`: the printed argv lacks `what` (a placeholder's bind, the
+// entry point's mount-check); nothing ran.
+absl::Status PrintedArgvLacks(absl::string_view what);
 
 }  // namespace np
 

@@ -19,7 +19,6 @@
 #include "core/git_mounts.h"
 #include "core/plan.h"
 #include "core/protected_paths.h"
-#include "launcher/state/account_view.h"
 #include "launcher/audit_log.h"
 #include "launcher/environment.h"
 #include "launcher/protected_placeholders.h"
@@ -29,6 +28,7 @@
 #include "launcher/spawn_facts.h"
 #include "launcher/spawn_lease.h"
 #include "launcher/spawn_log.h"
+#include "launcher/state/account_view.h"
 #include "launcher/trust_gate.h"
 #include "launcher/verbs.h"
 
@@ -242,8 +242,8 @@ absl::Status MakePrintedPlaceholders(PrintedSpawn& s) {
   s.lease.pins.emplace(/*keep_descriptors=*/s.traits->binds_by_descriptor);
   absl::Status pinned = s.lease.pins->ReadBelow(project_real, project.fd());
   if (!pinned.ok()) return s.Refuse(pinned);
-  pinned = PinPlaceholderBinds(s.runtime, *binds, project_real, s.mount_point, *s.lease.pins,
-                               s.plan.argv, s.plan.bind_fds);
+  pinned = DriverFor(s.runtime).PinPrintedPlaceholders(*binds, project_real, s.mount_point,
+                                                       *s.lease.pins, s.plan.argv, s.plan.bind_fds);
   if (!pinned.ok()) return s.Refuse(pinned);
   return absl::OkStatus();
 }

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/ascii.h"
@@ -228,6 +229,30 @@ class BwrapDriverImpl : public RuntimeDriver {
                        {{"bin", plan.exec_path}, {"exit_code", outcome.result.exit_code}});
     }
     return outcome;
+  }
+
+  // Each `--ro-bind SOURCE TARGET` of a placeholder becomes `--ro-bind-fd`
+  // of its pinned descriptor.
+  absl::Status PinPrintedPlaceholders(const std::vector<ProtectedBind>& binds,
+                                      const std::string& project_real,
+                                      const std::string& project_mount, SourcePins& pins,
+                                      std::vector<std::string>& argv,
+                                      std::vector<int>& bind_fds) const override {
+    const auto options_end = std::find(argv.begin(), argv.end(), "--");
+    return ForEachPinnedPlaceholder(
+        binds, project_real, project_mount, pins,
+        [&](const std::string& source, const std::string& target, const SourcePin& pin) {
+          if (pin.fd < 0) return PrintedArgvLacks("descriptor for a placeholder");
+          auto at = argv.begin();
+          for (; at + 2 < options_end; ++at) {
+            if (*at == "--ro-bind" && *(at + 1) == source && *(at + 2) == target) break;
+          }
+          if (at + 2 >= options_end) return PrintedArgvLacks(absl::StrCat("bind of ", source));
+          *at = "--ro-bind-fd";
+          *(at + 1) = absl::StrCat(pin.fd);
+          bind_fds.push_back(pin.fd);
+          return absl::OkStatus();
+        });
   }
 
   std::optional<bool> ImagePresent(const std::string& /*image*/, const Endpoint& /*endpoint*/,

@@ -17,6 +17,7 @@
 #include "core/gate.h"
 #include "core/plan.h"
 #include "launcher/host.h"
+#include "launcher/source_pins.h"
 #include "launcher/supervise.h"
 #include "nlohmann/json.hpp"
 
@@ -126,6 +127,18 @@ class RuntimeDriver {
   virtual absl::StatusOr<RunOutcome> Run(const SpawnPlan& plan, const Endpoint& endpoint,
                                          const HostFacts& host,
                                          const std::vector<Companion>& companions) const = 0;
+
+  // Pins a printed plan's placeholders in its runtime argv `argv` once
+  // sandbox-exec made them (ForEachPinnedPlaceholder), as the run path's plan
+  // pins every source: by descriptor (appended to `bind_fds`; `pins` keeps
+  // them) or by an identity the sandbox's entry point checks. The one thing
+  // added to a printed argv, because a placeholder does not exist before.
+  // Codes: Pin's; `spawn-failed` (PrintedArgvLacks).
+  virtual absl::Status PinPrintedPlaceholders(const std::vector<ProtectedBind>& binds,
+                                              const std::string& project_real,
+                                              const std::string& project_mount, SourcePins& pins,
+                                              std::vector<std::string>& argv,
+                                              std::vector<int>& bind_fds) const = 0;
 
   // Whether `image` is present; nullopt when it cannot be told or the runtime
   // has no images.

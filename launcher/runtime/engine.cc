@@ -4,6 +4,7 @@
 #include <pwd.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 
@@ -12,7 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/config_file.h"
+#include "core/egress_entry.h"
 #include "core/errors.h"
+#include "core/mount_pins.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
 #include "launcher/image_check.h"
@@ -379,6 +382,26 @@ class EngineDriver : public RuntimeDriver {
     const std::vector<std::string> env = ClientEnvironment(endpoint, host.envp);
     ForceRemoveContainer(endpoint.bin, env, endpoint.socket, name);
     RemovePodmanSecrets(endpoint.bin, env, secrets);
+  }
+
+  // The engine binds by path: each placeholder gets its identity in the
+  // entry point's mount-check (`--expect TARGET DEV:INO`).
+  absl::Status PinPrintedPlaceholders(const std::vector<ProtectedBind>& binds,
+                                      const std::string& project_real,
+                                      const std::string& project_mount, SourcePins& pins,
+                                      std::vector<std::string>& argv,
+                                      std::vector<int>& /*bind_fds*/) const override {
+    return ForEachPinnedPlaceholder(
+        binds, project_real, project_mount, pins,
+        [&argv](const std::string& /*source*/, const std::string& target, const SourcePin& pin) {
+          auto check = std::adjacent_find(argv.begin(), argv.end(),
+                                          [](const std::string& a, const std::string& b) {
+                                            return a == kEgressSelfTarget && b == kMountCheckVerb;
+                                          });
+          if (check == argv.end()) return PrintedArgvLacks("mount-check");
+          argv.insert(check + 2, {"--expect", target, absl::StrCat(pin.dev, ":", pin.ino)});
+          return absl::OkStatus();
+        });
   }
 
   std::string OwnerLabel(const HostFacts& host) const override {

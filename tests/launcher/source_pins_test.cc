@@ -13,6 +13,7 @@
 #include "core/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "launcher/runtime/driver.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
@@ -155,8 +156,9 @@ TEST(PlaceholderPinsTest, BubblewrapBindsTheirDescriptorsAndDockerChecksThem) {
     SourcePins pins(/*keep_descriptors=*/true);
     std::vector<std::string> argv = {"bwrap", "--ro-bind", vscode, "/p/.vscode", "--", "true"};
     std::vector<int> fds;
-    ASSERT_TRUE(
-        PinPlaceholderBinds(Runtime::kBwrap, {bind, real}, project, "/p", pins, argv, fds).ok());
+    ASSERT_TRUE(DriverFor(Runtime::kBwrap)
+                    .PinPrintedPlaceholders({bind, real}, project, "/p", pins, argv, fds)
+                    .ok());
     ASSERT_EQ(fds.size(), 1u);
     EXPECT_EQ(argv, (std::vector<std::string>{"bwrap", "--ro-bind-fd", std::to_string(fds[0]),
                                               "/p/.vscode", "--", "true"}));
@@ -169,16 +171,18 @@ TEST(PlaceholderPinsTest, BubblewrapBindsTheirDescriptorsAndDockerChecksThem) {
     std::vector<std::string> argv = {"docker",      "run", "img", "/run/np-exec/np-exec",
                                      "mount-check", "--",  "true"};
     std::vector<int> fds;
-    ASSERT_TRUE(PinPlaceholderBinds(Runtime::kDocker, {bind}, project, "/p", pins, argv, fds).ok());
+    ASSERT_TRUE(DriverFor(Runtime::kDocker)
+                    .PinPrintedPlaceholders({bind}, project, "/p", pins, argv, fds)
+                    .ok());
     EXPECT_TRUE(fds.empty());
     EXPECT_EQ(argv, (std::vector<std::string>{"docker", "run", "img", "/run/np-exec/np-exec",
                                               "mount-check", "--expect", "/p/.vscode",
                                               Identity(vscode), "--", "true"}));
     // Without a mount check to extend, nothing runs.
     std::vector<std::string> bare = {"docker", "run", "img", "true"};
-    EXPECT_EQ(
-        ErrorCode(PinPlaceholderBinds(Runtime::kDocker, {bind}, project, "/p", pins, bare, fds)),
-        "spawn-failed");
+    EXPECT_EQ(ErrorCode(DriverFor(Runtime::kDocker)
+                            .PinPrintedPlaceholders({bind}, project, "/p", pins, bare, fds)),
+              "spawn-failed");
   }
   // A placeholder swapped for a link before it is pinned is refused.
   ASSERT_EQ(rename(vscode.c_str(), dir.Path("project/vscode.x").c_str()), 0);
@@ -186,7 +190,8 @@ TEST(PlaceholderPinsTest, BubblewrapBindsTheirDescriptorsAndDockerChecksThem) {
   SourcePins pins(/*keep_descriptors=*/true);
   std::vector<std::string> argv = {"bwrap", "--ro-bind", vscode, "/p/.vscode", "--", "true"};
   std::vector<int> fds;
-  EXPECT_EQ(ErrorCode(PinPlaceholderBinds(Runtime::kBwrap, {bind}, project, "/p", pins, argv, fds)),
+  EXPECT_EQ(ErrorCode(DriverFor(Runtime::kBwrap)
+                          .PinPrintedPlaceholders({bind}, project, "/p", pins, argv, fds)),
             "isolation-mount-source-unstable");
 }
 
