@@ -5,13 +5,13 @@
 #include <memory>
 
 #include "core/errors.h"
-#include "launcher/state/account_view.h"
-#include "launcher/state/agent_home.h"
 #include "launcher/audit_log.h"
 #include "launcher/egress/refusal_notice.h"
 #include "launcher/environment.h"
 #include "launcher/output.h"
 #include "launcher/runtime/engine_locality.h"
+#include "launcher/state/account_view.h"
+#include "launcher/state/agent_home.h"
 #include "launcher/watchdog.h"
 
 namespace np {

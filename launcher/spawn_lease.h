@@ -13,11 +13,11 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
-#include "launcher/state/account_view.h"
-#include "launcher/state/agent_home.h"
 #include "launcher/egress/session.h"
 #include "launcher/protected_placeholders.h"
 #include "launcher/source_pins.h"
+#include "launcher/state/account_view.h"
+#include "launcher/state/agent_home.h"
 #include "launcher/watchdog.h"
 
 namespace np {

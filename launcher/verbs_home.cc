@@ -3,8 +3,8 @@
 // the next spawn follows with a new, freshly seeded home (agent_home.h).
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
-#include "launcher/state/agent_home.h"
 #include "launcher/output.h"
+#include "launcher/state/agent_home.h"
 #include "launcher/verbs.h"
 #include "launcher/verbs_trust.h"
 
