@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -25,6 +26,10 @@ struct TrustGate {
   TrustInputs inputs;
   TrustDecision decision;  // decision.status is what the run path refuses with.
   std::string store_dir;
+  // The ratchet's copy under the project's path key (ProjectPathKey) when
+  // its store key is a repository's; its strongest tier counts too.
+  std::optional<std::string> path_key;
+  std::optional<TrustRecord> path_record;
 };
 
 // Loads the project's subject, reads its record and decides. Outside a
@@ -35,7 +40,8 @@ absl::StatusOr<TrustGate> EvaluateTrust(const Settings& settings, absl::string_v
                                         absl::string_view home, uid_t uid);
 
 // Raises the record's strongest tier to what the file asked for
-// (RecordAfterSpawn), under the store's lock; writes only when it changes.
+// (RecordAfterSpawn), under the store's lock, and its copy under the path key;
+// writes only what changes.
 absl::Status RecordSpawnRan(const TrustGate& gate, uid_t uid);
 
 // {state, widening, sha256, recorded_tier} for `status --json`'s `trust`.

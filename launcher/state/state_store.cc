@@ -89,6 +89,11 @@ absl::StatusOr<StateStore> OpenStateStore(const HostFacts& host) {
   return StateStore::Open(*dir, host.uid);
 }
 
+std::string ProjectPathKey(absl::string_view project_real) {
+  return nlohmann::json::array({"path", project_real})
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 absl::StatusOr<std::string> ProjectStoreKey(absl::string_view project_real,
                                             const ProjectGit* git_read) {
   absl::StatusOr<GitLayout> git = RepositoryGitLayout(project_real, git_read);
@@ -108,10 +113,8 @@ absl::StatusOr<std::string> ProjectStoreKey(absl::string_view project_real,
           : git->git_dir != git->common_dir &&
                 ParentPath(git->git_dir) == JoinPath(git->common_dir, "worktrees") &&
                 git->backlink == JoinPath(git->top, ".git");
-  if (git->kind == GitLayout::Kind::kNone || !shares_repository) {
-    return nlohmann::json::array({"path", project_real})
-        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  }
+  if (git->kind == GitLayout::Kind::kNone || !shares_repository)
+    return ProjectPathKey(project_real);
   absl::string_view inside = project_real.substr(git->top.size());
   if (!inside.empty() && inside.front() == '/') inside.remove_prefix(1);
   return nlohmann::json::array({"git", git->common_dir, inside})

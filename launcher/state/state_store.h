@@ -41,6 +41,12 @@ inline constexpr size_t kMaxRecordBytes = 64 * 1024;
 // `state-store-unavailable` when neither gives an absolute path.
 absl::StatusOr<std::string> StateStoreDir(absl::string_view xdg_state_home, absl::string_view home);
 
+// The key of `project_real` by its path alone: what ProjectStoreKey gives
+// a project outside a repository, and where the ratchet of a project inside
+// one is kept as well (trust_gate.h), so a program that makes its `.git`
+// read as no repository (HEAD removed) does not leave the ratchet behind.
+std::string ProjectPathKey(absl::string_view project_real);
+
 // The store key of the project at `project_real` (a real path): a JSON array
 // ["git", common dir, path of the project inside its worktree] or ["path",
 // project]. Code `project-git-invalid` (git_layout.h).

@@ -7,6 +7,7 @@
 // there (a login token). Now only a worktree git made, pointing back at its
 // `.git`, shares the key; the forged one is refused until trusted, and then
 // gets a home of its own. On docker, podman and bubblewrap.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
@@ -113,6 +114,36 @@ TEST_P(StoreKeyTest, AGitDirectoryNamingAnotherRepositoryGetsNeitherItsTrustNorI
   EXPECT_EQ(back.exit_code, 0) << back.err;
   EXPECT_EQ(back.out, "agent-login-token\n");
   EXPECT_EQ(ReadFile(trusted + "/.nubos-pilot/config.json"), trusted_config);
+}
+
+// The program inside removes the repository's `.git/HEAD` (writable, so
+// that git works), which makes the `.git` read as no repository and so
+// changes the project's store key, and makes a project below asking for the
+// direct tier. Neither that project nor the repository's own next spawn runs
+// on the host: the ratchet is kept under the project's path as well.
+TEST_P(StoreKeyTest, ARepositoryMadeToReadAsNoneFromInsideKeepsItsRatchet) {
+  const std::string repo = dir_.MakeDir("repo");
+  MakeProject(repo, ContainerConfig(GetParam(), "np-test:local"), /*trust=*/false);
+  dir_.Write("repo/.git/HEAD", "ref: refs/heads/main\n");
+  dir_.MakeDir("repo/.git/objects");
+  dir_.MakeDir("repo/.git/refs");
+  ASSERT_EQ(Np(repo, {"trust"}).exit_code, 0);
+  const std::string direct = R"({"isolation":{"tier":"direct"}})";
+  RunResult inside = Np(repo, {"--", "sh", "-c",
+                               "rm .git/HEAD && mkdir -p sub/.nubos-pilot && echo '" + direct +
+                                   "' > sub/.nubos-pilot/config.json"});
+  ASSERT_EQ(inside.exit_code, 0) << inside.err;
+  struct stat st;
+  ASSERT_NE(stat((repo + "/.git/HEAD").c_str(), &st), 0) << "the program could not remove HEAD";
+  const std::string marker = dir_.Path("ran-on-the-host");
+  RunResult nested = Np(repo + "/sub", {"--", "/bin/sh", "-c", "touch " + marker});
+  EXPECT_NE(nested.exit_code, 0);
+  EXPECT_THAT(nested.err, HasSubstr("isolation-tier-lowered")) << nested.err;
+  EXPECT_NE(stat(marker.c_str(), &st), 0) << "the nested project's spawn ran on the host";
+  dir_.Write("repo/.nubos-pilot/config.json", direct);
+  RunResult again = Np(repo, {"--", "/bin/sh", "-c", "touch " + marker});
+  EXPECT_THAT(again.err, HasSubstr("isolation-tier-lowered")) << again.err;
+  EXPECT_NE(stat(marker.c_str(), &st), 0) << "the repository's own spawn ran on the host";
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, StoreKeyTest, ::testing::Values("docker", "podman", "bwrap"),

@@ -77,6 +77,29 @@ TEST_F(TrustGateTest, WideningRunsOnlyOnceTrustedAndAgainAfterAChange) {
   EXPECT_EQ(Spawn(), "ran");
 }
 
+// A repository's project keeps its ratchet under its repository's key and
+// under its path: a sandboxed program that removes `.git/HEAD` (writable
+// inside, so git works) makes the `.git` read as no repository, which changes
+// the store key. Neither the project itself nor a project it then makes below
+// itself may ask for less than the tier the project ran on.
+TEST_F(TrustGateTest, TheRatchetHoldsWhenTheRepositoryIsMadeToReadAsNone) {
+  ::np::testing::MakeProject(project_.path(), R"({"isolation": {"tier": "container"}})");
+  project_.Write(".git/HEAD", "ref: refs/heads/main\n");
+  project_.MakeDir(".git/objects");
+  EXPECT_EQ(Spawn(), "ran");
+  ASSERT_EQ(unlink(project_.Path(".git/HEAD").c_str()), 0);
+  Configure(R"({"isolation": {"tier": "direct"}})");
+  EXPECT_EQ(Spawn(), "isolation-tier-lowered");
+  const std::string nested = project_.Path("sub");
+  ::np::testing::MakeProject(nested, R"({"isolation": {"tier": "direct"}})");
+  absl::StatusOr<Settings> settings = LoadSettings({nested, "", "", false});
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  absl::StatusOr<TrustGate> gate =
+      EvaluateTrust(*settings, state_.Path("xdg"), "/nonexistent-home", getuid());
+  ASSERT_TRUE(gate.ok()) << gate.status();
+  EXPECT_EQ(ErrorCode(gate->decision.status), "isolation-tier-lowered");
+}
+
 TEST_F(TrustGateTest, TheRatchetHoldsAfterAnEditAndAfterDeletion) {
   Configure(R"({"isolation": {"tier": "container"}})");
   EXPECT_EQ(Spawn(), "ran");
