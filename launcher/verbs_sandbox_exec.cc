@@ -42,22 +42,29 @@ absl::Status Usage(absl::string_view why) {
                                 "[--account-view DIR] [--env NAMES] -- BIN ARGS..."));
 }
 
-// The container's name in an engine's argv: the value of its own `--name`,
-// before the image (what follows is the program's); "" when absent.
-std::string ContainerName(const std::vector<std::string>& argv, const std::string& image) {
-  const auto end = image.empty() ? argv.end() : std::find(argv.begin(), argv.end(), image);
+// Where an engine argv's options end: at its image, the word after
+// `-w WORKDIR` (core's builder writes them together), so an option's value
+// equal to the image's name (`--network none`) is never taken for it; the
+// argv's end when it has no `-w`.
+std::vector<std::string>::const_iterator OptionsEnd(const std::vector<std::string>& argv) {
+  const auto w = std::find(argv.begin(), argv.end(), "-w");
+  return argv.end() - w < 3 ? argv.end() : w + 2;
+}
+
+// The container's name in an engine's argv: the value of its own `--name`
+// among its options; "" when absent.
+std::string ContainerName(const std::vector<std::string>& argv) {
+  const auto end = OptionsEnd(argv);
   const auto found = std::find(argv.begin(), end, "--name");
   return found == end || found + 1 == end ? "" : *(found + 1);
 }
 
 // The forwarded values the printed argv takes as the runtime's secrets, each
-// `--secret SECRET,type=env,target=NAME` before the image: the plan as wrap
-// made it (core's argv builder), read here, never rewritten. Each is made
-// from NAME's value now; one that is not set fails the run before it starts.
-std::vector<EnvSecret> PrintedEnvSecrets(const std::vector<std::string>& argv,
-                                         const std::string& image) {
+// `--secret SECRET,type=env,target=NAME` among its options: the plan as wrap
+// made it (core's argv builder), read here, never rewritten.
+std::vector<EnvSecret> PrintedEnvSecrets(const std::vector<std::string>& argv) {
   std::vector<EnvSecret> secrets;
-  const auto end = image.empty() ? argv.end() : std::find(argv.begin(), argv.end(), image);
+  const auto end = OptionsEnd(argv);
   for (auto at = argv.begin(); at != end && at + 1 != end; ++at) {
     if (*at != "--secret") continue;
     const std::string& spec = *(at + 1);
@@ -66,6 +73,33 @@ std::vector<EnvSecret> PrintedEnvSecrets(const std::vector<std::string>& argv,
     secrets.push_back({spec.substr(0, comma), spec.substr(comma + 17)});
   }
   return secrets;
+}
+
+// Which forwarded value goes in as a secret was decided by the environment
+// the plan was printed in; run in another, a variable set now but printed as
+// a plain `-e NAME` would go in as a value the runtime keeps in its state,
+// and a secret's variable unset now has nothing to carry. Either is
+// `printed-plan-stale`: nothing ran, print the plan again.
+absl::Status CheckPrintedEnv(const std::vector<std::string>& argv,
+                             const std::vector<EnvSecret>& secrets, char** envp) {
+  auto set = [envp](const std::string& name) { return GetEnv(envp, name).data() != nullptr; };
+  auto stale = [](const std::string& name, absl::string_view why) {
+    return MakeError(absl::StatusCode::kFailedPrecondition, "printed-plan-stale",
+                     absl::StrCat("the printed plan forwards ", name, ", which ", why,
+                                  "; nothing ran. Print the plan again with np-exec wrap in the "
+                                  "environment it is to run in"),
+                     {{"name", name}});
+  };
+  const auto end = OptionsEnd(argv);
+  for (auto at = argv.begin(); at != end && at + 1 != end; ++at) {
+    if (*at == "-e" && (at + 1)->find('=') == std::string::npos && set(*(at + 1))) {
+      return stale(*(at + 1), "was not set when it was printed and is set now");
+    }
+  }
+  for (const EnvSecret& secret : secrets) {
+    if (!set(secret.name)) return stale(secret.name, "was set when it was printed and is not now");
+  }
+  return absl::OkStatus();
 }
 
 // The protected paths the printed plan binds by path, the worktree's git
@@ -206,7 +240,7 @@ absl::Status DescribePrintedPlan(PrintedSpawn& s) {
   plan.project_mount = s.mount_point;
   plan.image = cl.sandbox_image;
   plan.pull_missing = s.settings.config.container.pull_missing;
-  if (s.traits->named_containers) plan.container_name = ContainerName(cl.program, plan.image);
+  if (s.traits->named_containers) plan.container_name = ContainerName(cl.program);
   plan.account_dir = cl.sandbox_account_view;
   plan.self_path = s.host.self_path;
   // podman keeps -e values in its state database: forwarded values go in as
@@ -215,7 +249,9 @@ absl::Status DescribePrintedPlan(PrintedSpawn& s) {
     if (!cl.env_names.empty() && plan.container_name.empty()) {
       return Usage("needs the plan's --name to forward values as the runtime's secrets");
     }
-    plan.env_secrets = PrintedEnvSecrets(cl.program, plan.image);
+    plan.env_secrets = PrintedEnvSecrets(cl.program);
+    absl::Status same = CheckPrintedEnv(cl.program, plan.env_secrets, s.host.envp);
+    if (!same.ok()) return s.Refuse(same);
   }
   return absl::OkStatus();
 }

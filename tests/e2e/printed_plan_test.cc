@@ -64,6 +64,39 @@ TEST_P(PrintedPlanTest, RunAsPrintedOnlyTheForwardedNamesArriveInside) {
   }
 }
 
+// Which forwarded value goes in as the runtime's secret (podman keeps a
+// plain `-e` value in its state) is decided where the plan is printed. Run
+// where a forwarded variable is set that was unset then, or unset that was
+// set then, the plan is refused and nothing runs; on the other runtimes the
+// environment the plan runs in is simply what it forwards.
+TEST_P(PrintedPlanTest, RunInAnotherEnvironmentTheSecretsAreNeverDecidedWrongly) {
+  const std::string marker = project_ + "/ran";
+  for (const bool set_when_printed : {false, true}) {
+    std::vector<std::string> printed_env =
+        RuntimeEnv(set_when_printed ? std::vector<std::string>{"STALE_KEY=stale-value-3"}
+                                    : std::vector<std::string>{});
+    RunResult wrap = Wrap({"--env", "STALE_KEY", "--", "sh", "-c", "touch " + marker}, printed_env);
+    ASSERT_EQ(wrap.exit_code, 0) << wrap.err;
+    const nlohmann::json plan = nlohmann::json::parse(wrap.out);
+    std::vector<std::string> command = {plan["bin"].get<std::string>()};
+    for (const auto& arg : plan["args"]) command.push_back(arg.get<std::string>());
+    std::vector<std::string> run_env =
+        RuntimeEnv(set_when_printed ? std::vector<std::string>{}
+                                    : std::vector<std::string>{"STALE_KEY=stale-value-3"});
+    RunResult ran = RunProcess(command, Options(run_env, 120000, project_));
+    struct stat st;
+    if (runtime() != "podman") {
+      EXPECT_EQ(ran.exit_code, 0) << ran.err;
+      EXPECT_EQ(stat(marker.c_str(), &st), 0);
+      unlink(marker.c_str());
+      continue;
+    }
+    EXPECT_NE(ran.exit_code, 0) << set_when_printed;
+    EXPECT_THAT(ran.err, HasSubstr("printed-plan-stale")) << ran.err;
+    EXPECT_NE(stat(marker.c_str(), &st), 0) << "the plan ran";
+  }
+}
+
 TEST_P(PrintedPlanTest, WorkdirIsTheProjectsMountPointNeverAWeakerPlan) {
   RunResult wrap = Wrap({"--workdir", "/work", "--", "pwd"}, RuntimeEnv());
   ASSERT_EQ(wrap.exit_code, 0) << wrap.err;
