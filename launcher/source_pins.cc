@@ -52,7 +52,9 @@ absl::StatusOr<SourcePin> SourcePins::Pin(const std::string& source) {
   if (known != pinned_.end()) return Handed(known->second);
   const int fd = OpenSource(source);
   if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) {
+    // Below the project a link on the way fails the no-follow walk with
+    // ENOTDIR: a swap, not a removal.
+    if (errno == ENOENT || (errno == ENOTDIR && !Below(source))) {
       return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-mount-source-missing",
                        absl::StrCat("the mount source ", source,
                                     " is gone (moved or removed after np-exec checked it); "
@@ -97,8 +99,12 @@ absl::Status SourcePins::ReadBelow(const std::string& root, int fd) {
   return absl::OkStatus();
 }
 
+bool SourcePins::Below(const std::string& source) const {
+  return root_fd_ >= 0 && absl::StartsWith(source, absl::StrCat(root_, "/"));
+}
+
 int SourcePins::OpenSource(const std::string& source) const {
-  if (root_fd_ < 0 || !absl::StartsWith(source, absl::StrCat(root_, "/"))) {
+  if (!Below(source)) {
     return open(source.c_str(), O_PATH | O_CLOEXEC);
   }
   // A real path below the project has no link on the way: its folders are

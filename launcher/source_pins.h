@@ -61,6 +61,7 @@ class SourcePins {
   // The descriptor of a source: below `root_` through `root_fd_`, else by
   // its path. -1 with errno set when it cannot be opened.
   int OpenSource(const std::string& source) const;
+  bool Below(const std::string& source) const;  // Read through root_fd_.
 
   bool keep_;
   std::string root_;

@@ -86,7 +86,8 @@ TEST(SourcePinsTest, AFolderSwappedInAtTheProjectsPathIsNeverPinned) {
   dir.MakeDir("elsewhere/deep");
   dir.Write("elsewhere/deep/file", "x\n");
   ASSERT_EQ(symlink(dir.Path("elsewhere").c_str(), (project + "/sub").c_str()), 0);
-  EXPECT_FALSE(pins.Pin(project + "/sub/deep/file").ok());
+  EXPECT_EQ(ErrorCode(pins.Pin(project + "/sub/deep/file").status()),
+            "isolation-mount-source-unstable");
 }
 
 TEST(SourcePinsTest, WithoutDescriptorsOnlyTheIdentityIsKept) {
