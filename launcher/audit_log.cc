@@ -13,6 +13,7 @@
 #include "core/errors.h"
 #include "core/sha256.h"
 #include "launcher/output.h"
+#include "launcher/state/nofollow_path.h"
 
 namespace np {
 namespace {
@@ -230,7 +231,7 @@ absl::Status AppendOperatorAudit(const std::string& state_dir, const std::string
                                  nlohmann::json record) {
   const std::string path = absl::StrCat(state_dir, "/", kOperatorAuditName);
   // The store directory is the caller's own (0700, StateStore::Open made it).
-  const int dir = open(state_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const int dir = OpenSubdirNoFollow(AT_FDCWD, state_dir.c_str());
   if (dir < 0) return Unwritable(path, errno);
   struct stat st;
   if (fstat(dir, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {

@@ -78,7 +78,7 @@ bool MakePlaceholder(const NodeAt& node, const ProtectedBind& bind, std::string*
       return false;
     }
     // mkdir's mode is cut by the umask; the placeholder's mode is its mark.
-    const int dir = openat(node.parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int dir = OpenSubdirNoFollow(node.parent, name);
     if (dir < 0 || fchmod(dir, kPlaceholderDirMode) != 0) *why = strerror(errno);
     if (dir >= 0) close(dir);
     return why->empty();

@@ -21,6 +21,7 @@
 #include "core/trust_review.h"
 #include "launcher/output.h"
 #include "launcher/runtime/driver.h"
+#include "launcher/state/nofollow_path.h"
 #include "launcher/state/state_store.h"
 #include "launcher/verbs.h"
 #include "launcher/verbs_trust.h"
@@ -129,8 +130,7 @@ absl::Status OpenInitFiles(const std::string& cwd, InitFiles& files) {
   if (!has_state_dir && mkdirat(files.dir, ".nubos-pilot", 0755) != 0 && errno != EEXIST) {
     return Unsafe(state_path, absl::StrCat("cannot be made: ", strerror(errno)));
   }
-  files.state_dir =
-      openat(files.dir, ".nubos-pilot", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  files.state_dir = OpenSubdirNoFollow(files.dir, ".nubos-pilot");
   if (files.state_dir < 0) return Unsafe(state_path, "is a link or not a folder");
   files.gitignore = openat(files.dir, ".gitignore",
                            O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);

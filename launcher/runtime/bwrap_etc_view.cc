@@ -84,7 +84,7 @@ class Copier {
         close(parent);
         return Failed("cannot create", name, errno);
       }
-      int next = openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      int next = OpenSubdirNoFollow(parent, name.c_str());
       close(parent);
       if (next < 0) return Failed("cannot open", name, errno);
       // As bubblewrap would have made it for the per-file binds.
@@ -120,7 +120,7 @@ class Copier {
     if (mkdirat(dest_dir, name.c_str(), 0700) != 0 && errno != EEXIST) {
       return Failed("cannot create", name, errno);
     }
-    int to = openat(dest_dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int to = OpenSubdirNoFollow(dest_dir, name.c_str());
     if (to < 0) return Failed("cannot open", name, errno);
     // The directory's own permission bits, whatever the umask.
     if (fchmod(to, st.st_mode & 0777) != 0) {
@@ -247,7 +247,7 @@ std::string ReusableView(int dir_fd, uid_t uid, unsigned dir_mode, std::string& 
 // links and directories).
 void RemoveTree(int dir_fd, const std::string& name, int depth = 0) {
   if (depth > kMaxDepth + 2) return;
-  int fd = openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = OpenSubdirNoFollow(dir_fd, name.c_str());
   if (fd >= 0) {
     DIR* dir = fdopendir(fd);
     if (dir != nullptr) {
@@ -307,7 +307,7 @@ absl::StatusOr<std::string> BuildView(int dir_fd, const std::string& view_dir, u
   if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
   const std::string tmp = absl::StrCat("tmp-", getpid(), "-", random);
   if (mkdirat(dir_fd, tmp.c_str(), 0755) != 0) return Failed("cannot create", tmp, errno);
-  int root = openat(dir_fd, tmp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int root = OpenSubdirNoFollow(dir_fd, tmp.c_str());
   if (root < 0) return Failed("cannot open", tmp, errno);
   std::string entries = ModeLine(dir_mode) + "\n";
   Copier copier(root, dir_mode, entries);
@@ -353,12 +353,12 @@ absl::StatusOr<std::string> BuildView(int dir_fd, const std::string& view_dir, u
 absl::StatusOr<std::string> PrepareEtcView(const std::string& store_dir, uid_t uid,
                                            unsigned dir_mode) {
   const std::string view_dir = absl::StrCat(store_dir, "/", kViewDir);
-  int dir_fd = open(view_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int dir_fd = OpenSubdirNoFollow(AT_FDCWD, view_dir.c_str());
   if (dir_fd < 0 && errno == ENOENT) {
     if (mkdir(view_dir.c_str(), 0700) != 0 && errno != EEXIST) {
       return Failed("cannot create", view_dir, errno);
     }
-    dir_fd = open(view_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    dir_fd = OpenSubdirNoFollow(AT_FDCWD, view_dir.c_str());
   }
   if (dir_fd < 0) return Failed("cannot open", view_dir, errno);
   struct stat st;

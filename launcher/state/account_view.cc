@@ -94,7 +94,7 @@ constexpr absl::string_view kPrintedPrefix = "printed-";
 // and it is older than the moment between its mkdir and that lock.
 bool IsStalePrintedView(int spawns, const std::string& name) {
   if (!absl::StartsWith(name, kPrintedPrefix)) return false;
-  const int dir = openat(spawns, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const int dir = OpenSubdirNoFollow(spawns, name.c_str());
   if (dir < 0) return false;
   struct stat st;
   const bool old = fstat(dir, &st) == 0 && time(nullptr) - st.st_ctime > kPrintedViewLockSeconds;
@@ -129,7 +129,7 @@ void RemoveStaleViews(int spawns) {
   }
   closedir(dir);
   for (const std::string& name : stale) {
-    const int view = openat(spawns, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int view = OpenSubdirNoFollow(spawns, name.c_str());
     if (view < 0) continue;
     unlinkat(view, "passwd", 0);
     unlinkat(view, "group", 0);
@@ -190,7 +190,7 @@ absl::StatusOr<std::unique_ptr<AccountView>> AccountView::Create(
   std::unique_ptr<AccountView> view(new AccountView(dir));
   // Held while the view lives: a printed plan's view has no pid in its name,
   // and a later spawn removes it only once no process holds this.
-  view->lock_fd_ = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  view->lock_fd_ = OpenSubdirNoFollow(AT_FDCWD, dir.c_str());
   if (view->lock_fd_ < 0 || flock(view->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     return Failed(dir, errno);
   }

@@ -20,6 +20,7 @@
 #include "core/errors.h"
 #include "core/mounts.h"
 #include "core/paths.h"
+#include "launcher/state/nofollow_path.h"
 
 namespace np {
 namespace {
@@ -79,7 +80,7 @@ absl::StatusOr<int> OpenHomes(const StateStore& store, bool create) {
   if (create && mkdirat(store.dir_fd(), kHomes, 0700) != 0 && errno != EEXIST) {
     return Unwritable(path, errno);
   }
-  const int fd = openat(store.dir_fd(), kHomes, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = OpenSubdirNoFollow(store.dir_fd(), kHomes);
   if (fd < 0) {
     if (errno == ENOENT && !create) return -1;
     return HomeInvalid(path, "cannot be opened as a directory (a link?)");
@@ -96,7 +97,7 @@ absl::StatusOr<int> OpenHomes(const StateStore& store, bool create) {
 // a link is removed itself, a directory is entered only through a
 // descriptor opened with O_NOFOLLOW.
 absl::Status RemoveTree(int parent, const std::string& name, const std::string& shown, int depth) {
-  const int fd = openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = OpenSubdirNoFollow(parent, name.c_str());
   if (fd < 0) {
     if (errno == ENOENT) return absl::OkStatus();
     if (errno != ENOTDIR && errno != ELOOP) return Unwritable(shown, errno);
@@ -150,8 +151,7 @@ void AddUsage(int fd, int depth, uint64_t* bytes, uint64_t* entries) {
     if (fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     *bytes += static_cast<uint64_t>(st.st_blocks) * 512;
     if (!S_ISDIR(st.st_mode) || depth >= kMaxDepth) continue;
-    const int child =
-        openat(dirfd(dir), entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int child = OpenSubdirNoFollow(dirfd(dir), entry->d_name);
     if (child >= 0) AddUsage(child, depth + 1, bytes, entries);
   }
   closedir(dir);
@@ -216,7 +216,7 @@ absl::Status CopyTree(int src, int dst, const std::string& seed, int depth, uint
       status = CopyFile(in, dst, name, st.st_mode, seed, budget);
     } else if (S_ISDIR(st.st_mode) && depth < kMaxDepth) {
       if (mkdirat(dst, name.c_str(), 0700) != 0 && errno != EEXIST) continue;
-      const int sub = openat(dst, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      const int sub = OpenSubdirNoFollow(dst, name.c_str());
       if (sub < 0) continue;
       Fd sub_closer(sub);
       status = CopyTree(dup(in), sub, seed, depth + 1, budget);
@@ -261,8 +261,7 @@ int MakeParents(int dst, absl::string_view relative) {
       close(current);
       return -1;
     }
-    const int next =
-        openat(current, parts[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int next = OpenSubdirNoFollow(current, parts[i].c_str());
     close(current);
     current = next;
   }
@@ -360,7 +359,7 @@ absl::StatusOr<bool> CopySeed(const HomeSeed& seed, const std::string& home_real
   if (mkdirat(parent, name.c_str(), 0700) != 0 && errno != EEXIST) {
     return SeedRefused(relative, "cannot be placed in the home");
   }
-  const int sub = openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const int sub = OpenSubdirNoFollow(parent, name.c_str());
   if (sub < 0) return SeedRefused(relative, "cannot be placed in the home");
   Fd sub_closer(sub);
   absl::Status copied = CopyTree(dup(src), sub, relative, 0, budget);
@@ -380,7 +379,7 @@ absl::StatusOr<std::vector<std::string>> CreateHome(const StateStore& store, int
   std::vector<std::string> seeded;
   absl::Status status;
   {
-    const int dst = openat(homes, temp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int dst = OpenSubdirNoFollow(homes, temp.c_str());
     if (dst < 0) status = Unwritable(shown, errno);
     Fd dst_closer(dst);
     int err = 0;
@@ -496,7 +495,7 @@ absl::StatusOr<AgentHomeLease> AgentHomeLease::Acquire(const StateStore& store,
     return HomeInvalid(path, absl::StrCat("belongs to uid ", st.st_uid));
   }
   // The program may have opened its home to others; the path stays private.
-  const int fd = openat(*homes, stem.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = OpenSubdirNoFollow(*homes, stem.c_str());
   if (fd < 0) return HomeInvalid(path, "cannot be opened as a directory");
   (void)fchmod(fd, 0700);
   close(fd);
@@ -537,7 +536,7 @@ absl::StatusOr<AgentHomeInfo> InspectAgentHome(const StateStore& store, absl::st
   if (fstatat(*homes, stem.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return info;
   if (!S_ISDIR(st.st_mode)) return HomeInvalid(info.path, "is not a directory");
   info.exists = true;
-  const int fd = openat(*homes, stem.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = OpenSubdirNoFollow(*homes, stem.c_str());
   if (fd < 0) return HomeInvalid(info.path, "cannot be opened as a directory");
   uint64_t entries = 0;
   info.bytes = static_cast<uint64_t>(st.st_blocks) * 512;

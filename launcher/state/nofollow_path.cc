@@ -24,6 +24,10 @@ int OpenDirNoFollow(absl::string_view absolute) {
   return dir;
 }
 
+int OpenSubdirNoFollow(int dir, const char* name) {
+  return openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 int OpenDirNoFollowAt(int start, absl::string_view relative) {
   int dir = openat(start, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) return -1;

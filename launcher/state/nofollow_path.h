@@ -25,6 +25,12 @@ int OpenDirNoFollow(absl::string_view absolute);
 // itself) opened one component at a time with O_NOFOLLOW.
 int OpenDirNoFollowAt(int dir, absl::string_view relative);
 
+// The directory `name` below `dir` (AT_FDCWD: `name` is a path) opened for
+// reading, never through a link in its place (ELOOP) and never anything but
+// a directory (ENOTDIR): one component, the last, not followed (for every
+// one, OpenDirNoFollowAt). -1 with errno set. The caller closes it.
+int OpenSubdirNoFollow(int dir, const char* name);
+
 // A small file as ReadSmallFileAt found it.
 struct SmallFile {
   // 0 when the file was opened and examined; else the errno of the open (ENOENT:

@@ -126,7 +126,7 @@ absl::StatusOr<StateStore> StateStore::Open(const std::string& dir, uid_t uid) {
   if (!absolute.ok()) return absolute;
   absl::Status made = MakeDirs(dir);
   if (!made.ok()) return made;
-  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = OpenSubdirNoFollow(AT_FDCWD, dir.c_str());
   if (fd < 0) {
     if (errno == ELOOP || errno == ENOTDIR) return Invalid(dir, "is a link or not a directory");
     return Unwritable(dir, errno);
@@ -199,7 +199,7 @@ absl::StatusOr<int> StateStore::OpenSubdir(absl::string_view name) const {
     return Invalid(dir_, "was asked for a directory with a bad name");
   }
   if (mkdirat(dir_fd_, sub.c_str(), 0700) != 0 && errno != EEXIST) return Unwritable(path, errno);
-  const int fd = openat(dir_fd_, sub.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = OpenSubdirNoFollow(dir_fd_, sub.c_str());
   if (fd < 0) {
     if (errno == ELOOP || errno == ENOTDIR) return Invalid(path, "is a link or not a directory");
     return Unwritable(path, errno);
