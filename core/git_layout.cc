@@ -98,20 +98,21 @@ absl::Status ReadRepository(GitLayout& layout, int dir_fd) {
   }
   layout.git_dir = git_dir;
   layout.common_dir = git_dir;
-  // A git directory inside the folder is read through it, too.
-  const bool inside = git_dir == dot_git;
+  // A file of the git directory: through the folder when the git directory
+  // is its own `.git`, else by its path.
+  auto read_in_git_dir = [&](const char* name) {
+    const std::string file = JoinPath(git_dir, name);
+    return git_dir == dot_git ? ReadFirstLineAt(dir_fd, absl::StrCat(".git/", name).c_str(), file)
+                              : ReadFirstLine(file);
+  };
   const std::string commondir_file = JoinPath(git_dir, "commondir");
-  absl::StatusOr<std::string> common =
-      inside ? ReadFirstLineAt(dir_fd, ".git/commondir", commondir_file)
-             : ReadFirstLine(commondir_file);
+  absl::StatusOr<std::string> common = read_in_git_dir("commondir");
   if (absl::IsNotFound(common.status())) return absl::OkStatus();
   if (!common.ok()) return common.status();
   absl::StatusOr<std::string> real = RealDirectory(git_dir, *common, commondir_file);
   if (!real.ok()) return real.status();
   layout.common_dir = *real;
-  const std::string backlink_file = JoinPath(git_dir, "gitdir");
-  absl::StatusOr<std::string> backlink =
-      inside ? ReadFirstLineAt(dir_fd, ".git/gitdir", backlink_file) : ReadFirstLine(backlink_file);
+  absl::StatusOr<std::string> backlink = read_in_git_dir("gitdir");
   if (backlink.ok() && !backlink->empty() && backlink->find('\0') == std::string::npos) {
     const std::string named = backlink->front() == '/' ? *backlink : JoinPath(git_dir, *backlink);
     char resolved[PATH_MAX];
@@ -177,10 +178,10 @@ absl::Status StepUp(std::string& dir, int& fd) {
 
 // The layout from the folder `dir` names, read through `fd` (consumed),
 // walking up through "..": the descriptor walk of ReadProjectGit.
-absl::StatusOr<GitLayout> WalkUpFrom(std::string dir, int fd, bool walk_up) {
+absl::StatusOr<GitLayout> WalkUpFrom(std::string dir, int fd) {
   for (;;) {
     absl::StatusOr<std::optional<GitLayout>> here = LayoutAt(dir, fd);
-    if (!here.ok() || here->has_value() || !walk_up || dir == "/") {
+    if (!here.ok() || here->has_value() || dir == "/") {
       close(fd);
       if (!here.ok()) return here.status();
       return here->has_value() ? **here : GitLayout{};
@@ -216,27 +217,28 @@ ProjectGit ReadProjectGit(absl::string_view project_real, int project_fd) {
   ProjectGit git;
   git.project_real = std::string(project_real);
   std::string dir = NormalizePath(project_real);
-  const int own_fd = project_fd < 0 ? -1 : fcntl(project_fd, F_DUPFD_CLOEXEC, 0);
-  if (project_fd >= 0 && own_fd < 0) {
-    git.own = Invalid(dir, absl::StrCat("cannot be read: ", strerror(errno)));
+  // The opened project folder; without it, the folder the path names now.
+  int fd = project_fd >= 0 ? fcntl(project_fd, F_DUPFD_CLOEXEC, 0)
+                           : open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    git.own = git.repository = Invalid(dir, absl::StrCat("cannot be read: ", strerror(errno)));
+    return git;
+  }
+  absl::StatusOr<std::optional<GitLayout>> own = LayoutAt(dir, fd);
+  if (own.ok()) {
+    git.own = own->value_or(GitLayout{});
   } else {
-    git.own = own_fd < 0 ? ReadGitLayout(dir, /*walk_up=*/false)
-                         : WalkUpFrom(dir, own_fd, /*walk_up=*/false);
+    git.own = own.status();
   }
   // Walking up from the project looks at the project's own `.git` first,
   // with the answer just read: only a project without one goes on upwards.
-  if (!git.own.ok() || git.own->kind != GitLayout::Kind::kNone || dir == "/") {
+  if (!own.ok() || own->has_value() || dir == "/") {
+    close(fd);
     git.repository = git.own;
     return git;
   }
-  if (project_fd < 0) {
-    const size_t slash = dir.rfind('/');
-    git.repository = ReadGitLayout(slash == 0 ? "/" : dir.substr(0, slash), /*walk_up=*/true);
-    return git;
-  }
-  int fd = fcntl(project_fd, F_DUPFD_CLOEXEC, 0);
-  absl::Status up = fd < 0 ? Invalid(dir, strerror(errno)) : StepUp(dir, fd);
-  git.repository = up.ok() ? WalkUpFrom(dir, fd, /*walk_up=*/true) : up;
+  absl::Status up = StepUp(dir, fd);
+  git.repository = up.ok() ? WalkUpFrom(dir, fd) : up;
   return git;
 }
 

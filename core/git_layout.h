@@ -40,12 +40,12 @@ absl::StatusOr<GitLayout> ReadGitLayout(absl::string_view dir, bool walk_up);
 // the project alone (walk_up false: what the protected paths, the git mounts
 // and the spawn lock judge), `repository` the same walking up (the state
 // store's key: trust, the ratchet, the persistent home). One walk gives both.
-// With `project_fd` (the opened project folder, project_location.h) every
-// level is read through a descriptor: the project's own `.git` below the
-// folder that was opened, whatever its path names meanwhile, and the folders
-// above it through "..", each still named by its path (else
-// `project-git-invalid`). What a `.git` file or link names outside the
-// project is read by that name.
+// Every level is read through a descriptor: the project's own `.git` below
+// `project_fd` (the opened project folder, project_location.h; -1: the folder
+// `project_real` names now), whatever its path names meanwhile, and the
+// folders above it through "..", each still named by its path (else
+// `project-git-invalid`). What a `.git` file or link names is read by that
+// name.
 struct ProjectGit {
   std::string project_real;  // Whose layout this is.
   absl::StatusOr<GitLayout> own = GitLayout{};

@@ -32,10 +32,6 @@ std::vector<std::string> MergeEnvNames(const std::vector<std::string>& configure
   return names;
 }
 
-bool IsInterposerVar(absl::string_view name) {
-  return std::find(kInterposerVars.begin(), kInterposerVars.end(), name) != kInterposerVars.end();
-}
-
 // NP_EXEC_PRELOAD_NAMES for the program's descendants: what the interposer
 // wraps now (default node) plus the project's isolation.interpose names.
 std::string InterposeNames(absl::string_view current, const std::vector<std::string>& extra) {
@@ -483,6 +479,10 @@ absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
 }
 
 }  // namespace
+
+bool IsInterposerVar(absl::string_view name) {
+  return std::find(kInterposerVars.begin(), kInterposerVars.end(), name) != kInterposerVars.end();
+}
 
 absl::Status CheckEngineOnThisHost(Runtime runtime, absl::string_view engine) {
   if (engine.empty() || !TraitsOf(runtime).shares_host_filesystem) return absl::OkStatus();

@@ -30,6 +30,9 @@ namespace np {
 // or a sandbox, so nothing np-exec starts inside a container is interposed.
 inline const std::vector<std::string> kInterposerVars = {"LD_PRELOAD", "NP_EXEC_PRELOAD",
                                                          "NP_EXEC_PRELOAD_NAMES"};
+
+// Whether `name` is one of kInterposerVars, which never reach a runtime client.
+bool IsInterposerVar(absl::string_view name);
 // Environment variable names np-exec itself reads or sets.
 inline constexpr absl::string_view kDepthVar = "NP_EXEC_DEPTH";
 inline constexpr absl::string_view kExecPidVar = "NP_EXEC_EXEC_PID";

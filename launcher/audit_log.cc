@@ -208,21 +208,22 @@ absl::Status WriteLine(int fd, const std::string& path, nlohmann::json record) {
 }  // namespace
 
 absl::Status AppendAudit(const std::string& project_root, nlohmann::json record) {
-  const std::string path = AuditLogPath(project_root);
   const std::string root_path = project_root == "" ? std::string("/") : project_root;
   const int root = open(root_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (root < 0) return Unwritable(path, errno);
-  int open_errno = 0;
-  const int fd = OpenAuditLogAt(root, &open_errno);
+  if (root < 0) return Unwritable(AuditLogPath(project_root), errno);
+  absl::Status written = AppendAuditAt(root, project_root, std::move(record));
   close(root);
-  if (fd < 0) return Unwritable(path, open_errno);
-  return WriteLine(fd, path, std::move(record));
+  return written;
 }
 
 absl::Status AppendAudit(const ProjectLocation& project, nlohmann::json record) {
-  const std::string path = AuditLogPath(project.root);
+  return AppendAuditAt(project.fd(), project.root, std::move(record));
+}
+
+absl::Status AppendAuditAt(int project_fd, const std::string& project_root, nlohmann::json record) {
+  const std::string path = AuditLogPath(project_root);
   int open_errno = 0;
-  const int fd = OpenAuditLogAt(project.fd(), &open_errno);
+  const int fd = OpenAuditLogAt(project_fd, &open_errno);
   if (fd < 0) return Unwritable(path, open_errno);
   return WriteLine(fd, path, std::move(record));
 }

@@ -57,6 +57,10 @@ absl::Status AppendAudit(const std::string& project_root, nlohmann::json record)
 // spawn's lines go to the project it judged even while its path is swapped.
 absl::Status AppendAudit(const ProjectLocation& project, nlohmann::json record);
 
+// The same through `project_fd`, the opened folder `project_root` names (a
+// watchdog's inherited descriptor).
+absl::Status AppendAuditAt(int project_fd, const std::string& project_root, nlohmann::json record);
+
 // Where a refusal goes when the project's own log cannot be written (a
 // `.nubos-pilot` or `audit` that is a link, a FIFO, someone else's file):
 // `<state store>/refusals.jsonl`, outside every project and sandbox, opened

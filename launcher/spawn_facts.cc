@@ -5,8 +5,6 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include <algorithm>
-
 #include "absl/strings/str_format.h"
 #include "core/errors.h"
 #include "core/paths.h"
@@ -48,14 +46,13 @@ SpawnFacts BaseFacts(const HostFacts& host, const std::string& cwd) {
   facts.preload_names = std::string(GetEnv(host.envp, kPreloadNamesVar));
   facts.self_path = host.self_path;
   char** envp = host.envp;
-  facts.env_is_set = [envp](const std::string& name) {
-    // The interposer's variables never reach a runtime client (plan.h).
-    const bool interposer =
-        std::find(kInterposerVars.begin(), kInterposerVars.end(), name) != kInterposerVars.end();
-    // Set, even to "": GetEnv points into the entry (environment.cc).
-    return !interposer && GetEnv(envp, name).data() != nullptr;
-  };
+  facts.env_is_set = [envp](const std::string& name) { return ForwardedValueIsSet(envp, name); };
   return facts;
+}
+
+bool ForwardedValueIsSet(char** envp, const std::string& name) {
+  // Set, even to "": GetEnv points into the entry (environment.cc).
+  return !IsInterposerVar(name) && GetEnv(envp, name).data() != nullptr;
 }
 
 void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver, const Endpoint& endpoint,

@@ -21,6 +21,10 @@ namespace np {
 // markers np-exec passes on, the caller's real home, uid:gid and terminals.
 SpawnFacts BaseFacts(const HostFacts& host, const std::string& cwd);
 
+// Whether the forwarded variable `name` has a value to carry in `envp` (set,
+// even to ""; never one of the interposer's): SpawnFacts::env_is_set.
+bool ForwardedValueIsSet(char** envp, const std::string& name);
+
 // Adds what a container plan needs: the probed runtime binary, a unique
 // container name "<name_prefix>-<pid>-<random>", with `owned` the driver's
 // owner label value (not for a plan np-exec will not run itself), and the runtime's

@@ -82,7 +82,7 @@ std::vector<EnvSecret> PrintedEnvSecrets(const std::vector<std::string>& argv) {
 // `printed-plan-stale`: nothing ran, print the plan again.
 absl::Status CheckPrintedEnv(const std::vector<std::string>& argv,
                              const std::vector<EnvSecret>& secrets, char** envp) {
-  auto set = [envp](const std::string& name) { return GetEnv(envp, name).data() != nullptr; };
+  auto set = [envp](const std::string& name) { return ForwardedValueIsSet(envp, name); };
   auto stale = [](const std::string& name, absl::string_view why) {
     return MakeError(absl::StatusCode::kFailedPrecondition, "printed-plan-stale",
                      absl::StrCat("the printed plan forwards ", name, ", which ", why,

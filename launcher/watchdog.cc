@@ -10,12 +10,10 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <memory>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
-#include "core/project_location.h"
 #include "launcher/audit_log.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
@@ -249,12 +247,14 @@ void RemoveContainerOf(const WatchdogArgs& a) {
   endpoint.bin = a.bin;
   endpoint.socket = a.socket;
   // A container still being created when np-exec died appears later: the
-  // removal is tried again.
+  // removal is tried again; its secrets go with the last try.
   const RuntimeDriver& driver = DriverFor(a.runtime);
-  for (int delay_ms : {0, 1000, 3000}) {
+  for (int delay_ms : {0, 1000}) {
     usleep(static_cast<useconds_t>(delay_ms) * 1000);
-    driver.Cleanup(endpoint, a.name, a.secrets, host);
+    driver.Cleanup(endpoint, a.name, {}, host);
   }
+  usleep(3000 * 1000);
+  driver.Cleanup(endpoint, a.name, a.secrets, host);
 }
 
 // On bubblewrap, its init closes its end of the pipe as it exits, and the
@@ -283,11 +283,10 @@ int WriteKilledLine(const WatchdogArgs& a) {
   record["exit_status"] = nullptr;
   record["np_exec"] = "killed";
   record["duration_ms"] = a.started > 0 ? NowMs() - a.started : 0;
-  if (!a.project_fd) return AppendAudit(a.project, std::move(record)).ok() ? 0 : 1;
-  ProjectLocation opened;
-  opened.root = a.project;
-  opened.dir = std::make_shared<const OpenFd>(kProjectFd);
-  return AppendAudit(opened, std::move(record)).ok() ? 0 : 1;
+  const absl::Status written = a.project_fd
+                                   ? AppendAuditAt(kProjectFd, a.project, std::move(record))
+                                   : AppendAudit(a.project, std::move(record));
+  return written.ok() ? 0 : 1;
 }
 
 }  // namespace
