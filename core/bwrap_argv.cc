@@ -13,6 +13,7 @@
 #include "core/git_identity.h"
 #include "core/mount_pins.h"
 #include "core/paths.h"
+#include "core/warm.h"
 
 namespace np {
 namespace {
@@ -48,6 +49,7 @@ struct BwrapBuild {
   const std::vector<RootEntry>& root_layout;
   SandboxInputs inputs;
   std::string project_target;
+  bool self_bound = false;  // np-exec's own binary is bound at kEgressSelfTarget.
   bool etc_view = false;
   bool egress = false;
   // The extra mounts, less what the sandbox's own binds already show.
@@ -131,7 +133,7 @@ absl::Status CoalesceExtraMounts(BwrapBuild& b) {
   for (const ProtectedMount& bind : b.inputs.protected_mounts) {
     fixed.push_back({bind.source, bind.target});
   }
-  if (b.egress) fixed.push_back({"", "/run/np-exec"});
+  if (b.egress || !b.spawn.warm_dir.empty()) fixed.push_back({"", "/run/np-exec"});
   if (!b.spawn.gitconfig_file.empty()) {
     fixed.push_back({b.spawn.gitconfig_file, std::string(kGitConfigTarget)});
   }
@@ -163,6 +165,9 @@ absl::Status AddNamespacesAndRoot(BwrapBuild& b) {
             "--new-session",
             "--cap-drop",
             "ALL"};
+  // A keeper is the sandbox's PID 1 itself (core/warm.h): every process of a
+  // spawn is its descendant, and none can signal it.
+  if (!b.spawn.warm_dir.empty()) b.argv.insert(b.argv.begin() + 3, "--as-pid-1");
   if (b.config.network != Network::kHost) b.argv.emplace_back("--unshare-net");
   b.argv.insert(b.argv.end(), {"--ro-bind", "/usr", "/usr"});
   for (const RootEntry& entry : b.root_layout) {
@@ -293,10 +298,24 @@ absl::Status BindSelf(BwrapBuild& b, bool already_bound) {
   return absl::OkStatus();
 }
 
+// isolation.container.warm: the rendezvous directory, and np-exec's keeper as
+// the command in place of the program (core/warm.h).
+absl::Status AddKeeper(BwrapBuild& b) {
+  if (b.spawn.warm_dir.empty()) return absl::OkStatus();
+  absl::Status valid = CheckAbsolutePath(b.spawn.warm_dir, "isolation-mount-bad-source");
+  if (!valid.ok()) return valid;
+  absl::Status self = BindSelf(b, b.egress);
+  if (!self.ok()) return self;
+  b.self_bound = true;
+  b.argv.insert(b.argv.end(), {"--ro-bind", b.spawn.warm_dir, std::string(kWarmTarget)});
+  b.command = {std::string(kEgressSelfTarget), std::string(kKeeperVerb)};
+  return absl::OkStatus();
+}
+
 // The pins a printed plan could not bind by descriptor, checked inside first.
 absl::Status AddMountCheck(BwrapBuild& b) {
   if (b.expected.empty()) return absl::OkStatus();
-  absl::Status self = BindSelf(b, b.egress);
+  absl::Status self = BindSelf(b, b.egress || b.self_bound);
   if (!self.ok()) return self;
   const std::vector<std::string> check = MountCheckPrefix(b.expected);
   b.command.insert(b.command.begin(), check.begin(), check.end());
@@ -308,9 +327,12 @@ absl::Status AddMountCheck(BwrapBuild& b) {
 // More arguments than bubblewrap takes go through a descriptor to np-exec's
 // own entry point inside (kArgvEntryVerb).
 absl::Status AddCommand(BwrapBuild& b) {
-  const bool self_bound = b.egress || !b.expected.empty();
-  b.command.insert(b.command.end(), b.spawn.program.begin(), b.spawn.program.end());
-  const std::vector<std::string> tail = {"--remount-ro", "/", "--chdir", b.inputs.workdir, "--"};
+  const bool self_bound = b.egress || b.self_bound || !b.expected.empty();
+  const bool keeper = !b.spawn.warm_dir.empty();
+  // A keeper is handed each spawn's program and directory; it starts in the project.
+  if (!keeper) b.command.insert(b.command.end(), b.spawn.program.begin(), b.spawn.program.end());
+  const std::vector<std::string> tail = {"--remount-ro", "/", "--chdir",
+                                         keeper ? b.project_target : b.inputs.workdir, "--"};
   if (b.argv.size() + tail.size() + b.command.size() + kBwrapLauncherArgs > kBwrapMaxArgs) {
     if (b.spawn.self_binary.empty()) return TooManyArguments(b.argv.size() + b.command.size());
     absl::Status self = BindSelf(b, self_bound);
@@ -333,7 +355,8 @@ using BwrapStep = absl::Status (*)(BwrapBuild&);
 constexpr BwrapStep kBwrapSteps[] = {CheckBwrapSupports,  CheckBwrapInputs,    DecideEtcView,
                                      CoalesceExtraMounts, CheckNoLinkOnTheWay, AddNamespacesAndRoot,
                                      AddEtcAndAccount,    AddScratchAndHome,   AddProjectAndMounts,
-                                     AddEgress,           AddMountCheck,       AddCommand};
+                                     AddEgress,           AddKeeper,           AddMountCheck,
+                                     AddCommand};
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include "core/errors.h"
 #include "core/paths.h"
 #include "core/protected_paths.h"
+#include "core/warm.h"
 
 namespace np {
 namespace {
@@ -501,6 +502,30 @@ absl::Status CheckSeedNeedsPersistentHome(const ContainerConfig& out) {
                    {{"key", "isolation.container.home_seed"}});
 }
 
+// true (the default idle time), false, or {"idle_seconds": N}.
+absl::Status ParseWarmKey(const json& value, ContainerConfig& out) {
+  const char* expected = "true, false, or {\"idle_seconds\": N} with N from 1 to 86400 (a day)";
+  if (value.is_boolean()) {
+    out.warm_idle_seconds =
+        value.get<bool>() ? std::optional<int>(kDefaultWarmIdleSeconds) : std::nullopt;
+    return absl::OkStatus();
+  }
+  if (!value.is_object()) {
+    return InvalidValue("isolation-invalid-value", "isolation.container.warm", value, expected);
+  }
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (it.key() != "idle_seconds") {
+      return InvalidValue("isolation-invalid-value", "isolation.container.warm", value, expected);
+    }
+  }
+  auto idle = value.find("idle_seconds");
+  if (idle == value.end() || !idle->is_number_integer() || *idle < 1 || *idle > 86400) {
+    return InvalidValue("isolation-invalid-value", "isolation.container.warm", value, expected);
+  }
+  out.warm_idle_seconds = idle->get<int>();
+  return absl::OkStatus();
+}
+
 struct ContainerKey {
   absl::string_view name;
   absl::Status (*parse)(const json& value, ContainerConfig& out);
@@ -513,6 +538,7 @@ constexpr ContainerKey kContainerKeyTable[] = {
     {"cpus", ParseCpusKey},       {"mounts", ParseMountsKey}, {"env", ParseEnvKey},
     {"workdir", ParseWorkdirKey}, {"pull", ParsePullKey},     {"allow_hosts", ParseAllowHostsKey},
     {"protect", ParseProtectKey}, {"home", ParseHomeKey},     {"home_seed", ParseHomeSeedKey},
+    {"warm", ParseWarmKey},
 };
 
 absl::Status ParseContainer(const json& c, ContainerConfig& out) {

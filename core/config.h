@@ -79,6 +79,10 @@ struct ContainerConfig {
   // `home_seed`: normalised paths relative to the operator's HOME, copied
   // into a persistent home when it is created; only with a persistent home.
   std::vector<std::string> home_seed;
+  // `warm` (core/warm.h): spawns are handed to a kept sandbox of the same
+  // plan, which ends after this many idle seconds; nullopt: every spawn gets
+  // a sandbox of its own (the default).
+  std::optional<int> warm_idle_seconds;
 };
 
 // The image `program` runs in: `images` by the program's file name, else

@@ -39,6 +39,9 @@ nlohmann::json ContainerConfigToJson(const ContainerConfig& config) {
     out["home"] = "persistent";
     out["home_seed"] = config.home_seed;
   }
+  if (config.warm_idle_seconds.has_value()) {
+    out["warm"] = {{"idle_seconds", *config.warm_idle_seconds}};
+  }
   return out;
 }
 

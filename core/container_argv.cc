@@ -8,6 +8,7 @@
 #include "core/errors.h"
 #include "core/git_identity.h"
 #include "core/paths.h"
+#include "core/warm.h"
 
 namespace np {
 namespace {
@@ -61,9 +62,14 @@ absl::Status AddRunOptions(ContainerBuild& b) {
   // a unix-domain endpoint, never an interface.
   const absl::string_view network =
       NetworkName(config.network == Network::kAllowlist ? Network::kNone : config.network);
-  argv.insert(argv.end(), {"run", "--rm", "-i", "--init", "--network", std::string(network),
-                           "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
-                           "--read-only", "--tmpfs", "/tmp:rw,nosuid,nodev,size=256m"});
+  // A keeper (core/warm.h) is the container's PID 1 itself: every process of
+  // a spawn is its descendant, and none can signal it.
+  const bool keeper = !spawn.warm_dir.empty();
+  argv.insert(argv.end(), {"run", "--rm", "-i"});
+  if (!keeper) argv.emplace_back("--init");
+  argv.insert(argv.end(),
+              {"--network", std::string(network), "--cap-drop", "ALL", "--security-opt",
+               "no-new-privileges", "--read-only", "--tmpfs", "/tmp:rw,nosuid,nodev,size=256m"});
   if (spawn.home_source.empty()) {
     argv.insert(argv.end(),
                 {"--tmpfs", absl::StrCat(kContainerHome, ":rw,nosuid,nodev,size=64m,mode=1777")});
@@ -71,15 +77,17 @@ absl::Status AddRunOptions(ContainerBuild& b) {
   // HOME is np-exec's own constant, not a forwarded variable: the one -e with
   // a value, and it carries nothing from the host.
   argv.insert(argv.end(), {"-e", absl::StrCat("HOME=", kContainerHome)});
-  if (spawn.stdin_tty && spawn.stdout_tty) argv.emplace_back("-t");
+  // A keeper hands each spawn its own descriptors, a terminal included.
+  if (spawn.stdin_tty && spawn.stdout_tty && !keeper) argv.emplace_back("-t");
   argv.emplace_back(config.pull_missing ? "--pull=missing" : "--pull=never");
-  if (config.runtime == Runtime::kPodman && !spawn.init_path.empty()) {
+  if (config.runtime == Runtime::kPodman && !spawn.init_path.empty() && !keeper) {
     argv.push_back(absl::StrCat("--init-path=", spawn.init_path));
   }
   argv.insert(argv.end(), {"--name", spawn.name, "--label", absl::StrCat(kManagedLabel, "=1")});
   // `wrap` plans for a caller who runs the container itself and outlives
-  // np-exec, so it has no owner to reap it by.
-  if (!spawn.owner.empty()) {
+  // np-exec, so it has no owner to reap it by; a warm sandbox outlives the
+  // spawn that starts it, and its holder's watchdog removes it.
+  if (!spawn.owner.empty() && !keeper) {
     argv.insert(argv.end(), {"--label", absl::StrCat(kOwnerLabel, "=", spawn.owner)});
   }
   if (config.user.kind == UserSpec::Kind::kCaller) {
@@ -176,7 +184,11 @@ absl::Status AddEgressAndSelf(ContainerBuild& b) {
     absl::Status bound = AddOwnMount(b, spawn.egress_socket, kEgressSocketTarget, true);
     if (!bound.ok()) return bound;
   }
-  if (b.egress || !b.expected.empty()) {
+  if (!spawn.warm_dir.empty()) {
+    absl::Status bound = AddOwnMount(b, spawn.warm_dir, kWarmTarget, false);
+    if (!bound.ok()) return bound;
+  }
+  if (b.egress || !b.expected.empty() || !spawn.warm_dir.empty()) {
     if (spawn.self_binary.empty()) return SelfBinaryMissing();
     absl::Status bound = AddOwnMount(b, spawn.self_binary, kEgressSelfTarget, false);
     if (!bound.ok()) return bound;
@@ -193,7 +205,10 @@ absl::Status AddEgressAndSelf(ContainerBuild& b) {
 // The forwarded names, the working directory, the image and what runs in it.
 absl::Status AddCommand(ContainerBuild& b) {
   std::vector<std::string>& argv = b.argv;
-  for (const std::string& name : b.spawn.env_names) {
+  const bool keeper = !b.spawn.warm_dir.empty();
+  // A keeper is handed the forwarded values, the directory and the program
+  // with each spawn; the container itself gets none of them.
+  for (const std::string& name : keeper ? std::vector<std::string>() : b.spawn.env_names) {
     const auto secret = std::find_if(b.spawn.env_secrets.begin(), b.spawn.env_secrets.end(),
                                      [&name](const EnvSecret& s) { return s.name == name; });
     if (secret == b.spawn.env_secrets.end()) {
@@ -203,10 +218,15 @@ absl::Status AddCommand(ContainerBuild& b) {
                   {"--secret", absl::StrCat(secret->secret, ",type=env,target=", name)});
     }
   }
-  argv.insert(argv.end(), {"-w", b.inputs.workdir, b.config.image});
+  argv.insert(argv.end(),
+              {"-w", keeper ? ProjectTarget(b.config, b.spawn) : b.inputs.workdir, b.config.image});
   if (!b.expected.empty()) {
     const std::vector<std::string> check = MountCheckPrefix(b.expected);
     argv.insert(argv.end(), check.begin(), check.end());
+  }
+  if (keeper) {
+    argv.insert(argv.end(), {std::string(kEgressSelfTarget), std::string(kKeeperVerb)});
+    return absl::OkStatus();
   }
   if (b.egress) {
     const std::vector<std::string> entry = EgressEntryPrefix();

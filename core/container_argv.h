@@ -103,6 +103,10 @@ struct ContainerSpawn {
   // bubblewrap: PATH inside when it is not kSandboxPath (core/plan.h's
   // SandboxPathFor), set with --setenv; empty: kSandboxPath.
   std::string sandbox_path;
+  // isolation.container.warm (core/warm.h): the host directory bound at
+  // kWarmTarget; non-empty: the sandbox runs np-exec's keeper as its PID 1
+  // instead of the program, which it is handed per spawn.
+  std::string warm_dir;
 };
 
 // The project's mount target: `workdir` when configured, else its host path.

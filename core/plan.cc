@@ -282,6 +282,26 @@ absl::Status CheckOwnFilesOutsideWritable(ContainerPlanning& p) {
   return absl::OkStatus();
 }
 
+// isolation.container.warm: a plan that can be warm starts a keeper in its
+// sandbox instead of the program (core/warm.h); one that cannot says why.
+absl::Status DecideWarm(ContainerPlanning& p) {
+  if (!p.container.warm_idle_seconds.has_value()) return absl::OkStatus();
+  WarmPlan& warm = p.plan.warm;
+  warm.cold_reason =
+      WarmColdReason(p.facts.engine_remote.empty(), p.egress, p.container.persistent_home,
+                     !p.facts.warm_dir.empty() && !p.facts.print_only);
+  if (!warm.cold_reason.empty()) return absl::OkStatus();
+  absl::Status absolute = CheckAbsolutePath(p.facts.warm_dir, "isolation-mount-bad-source");
+  if (!absolute.ok()) return absolute;
+  absl::Status outside = CheckOutsideWritable(p.facts.warm_dir, "the warm sandbox's rendezvous",
+                                              p.policy, p.container.mounts);
+  if (!outside.ok()) return outside;
+  warm.warm = true;
+  warm.idle_seconds = *p.container.warm_idle_seconds;
+  warm.rendezvous_dir = p.spawn.warm_dir = p.facts.warm_dir;
+  return absl::OkStatus();
+}
+
 // The forwarded names that are set, as secrets of the named container, where
 // the runtime keeps `-e` values (its forwards_as_secrets trait).
 std::vector<EnvSecret> PlanEnvSecrets(Runtime runtime, const SpawnFacts& facts,
@@ -315,8 +335,10 @@ absl::Status DescribeSpawn(ContainerPlanning& p) {
   spawn.owner = facts.owner;
   spawn.init_path = facts.init_path;
   spawn.env_names = p.plan.env_names;
+  // A keeper is handed the values with each spawn: none goes to the runtime.
   spawn.env_secrets = p.plan.env_secrets =
-      PlanEnvSecrets(p.container.runtime, facts, p.plan.env_names);
+      p.plan.warm.warm ? std::vector<EnvSecret>()
+                       : PlanEnvSecrets(p.container.runtime, facts, p.plan.env_names);
   spawn.program = p.program;
   spawn.root_layout = facts.root_layout;
   spawn.etc_view = facts.etc_view;
@@ -458,15 +480,27 @@ absl::Status PlanRuntimeExec(ContainerPlanning& p) {
   }
   if (traits.named_containers) plan.container_name = p.facts.container_name;
   plan.self_path = p.facts.self_path;
+  if (plan.warm.warm) {
+    // The keeper's sandbox gets no value of the caller's: TERM and the
+    // forwarded variables are handed over with each spawn.
+    plan.warm.pass = {"TERM"};
+    for (const std::string& name : plan.env.forward) {
+      if (!IsInterposerVar(name) && name != "TERM") plan.warm.pass.push_back(name);
+    }
+    plan.env.pass.clear();
+    plan.env.forward.clear();
+    plan.warm.command = p.spawn.program;
+    plan.warm.workdir = plan.workdir;
+  }
   return absl::OkStatus();
 }
 
 using PlanningStep = absl::Status (*)(ContainerPlanning&);
 constexpr PlanningStep kContainerPlanning[] = {
-    FindProjectMount, ResolveProjectUser, CheckOwnFilesOutsideWritable,
-    DescribeSpawn,    PlanMounts,         PlanProtected,
-    LookUpProgram,    BuildArgv,          ReportProgramLookup,
-    PlanRuntimeExec};
+    FindProjectMount,    ResolveProjectUser, CheckOwnFilesOutsideWritable,
+    DecideWarm,          DescribeSpawn,      PlanMounts,
+    PlanProtected,       LookUpProgram,      BuildArgv,
+    ReportProgramLookup, PlanRuntimeExec};
 
 absl::Status PlanContainer(const Settings& settings, const SpawnFacts& facts,
                            const std::vector<std::string>& program, SpawnPlan& plan) {

@@ -23,6 +23,7 @@
 #include "core/mount_pins.h"
 #include "core/mounts.h"
 #include "core/settings.h"
+#include "core/warm.h"
 
 namespace np {
 
@@ -116,6 +117,10 @@ struct SpawnFacts {
   // home in the operator state (launcher/state/agent_home.h); the launcher creates
   // it before the runtime runs.
   std::string agent_home;
+  // isolation.container.warm: a fresh, private directory of the launcher's,
+  // bound at kWarmTarget when the plan starts a keeper (core/warm.h); empty
+  // (wrap, doctor): the plan runs cold.
+  std::string warm_dir;
   // The caller's account inside (core/passwd_view.h): host paths of the
   // per-spawn passwd and group files; empty: the sandbox's own files.
   std::string passwd_file;
@@ -182,6 +187,9 @@ struct SpawnPlan {
   // bubblewrap's init holds for as long as the sandbox lives (--sync-fd);
   // -1: none. Owned by the launcher.
   int sandbox_sync_fd = -1;
+  // isolation.container.warm: the keeper's plan and the spawn it is handed
+  // (core/warm.h); `warm.warm` false: the plan runs cold.
+  WarmPlan warm;
 };
 
 // Plans one spawn of `program` with the extra forwarded `env_names` (from

@@ -34,6 +34,9 @@ bool ContainerKeyWidens(const std::string& key, const json& value) {
   }
   if (key == "pull") return value != "never";
   if (key == "home") return value != "ephemeral";
+  // A kept sandbox shares its keeper, its mounts and its lifetime across
+  // spawns (core/warm.h): the operator's to allow, or a trusted project's.
+  if (key == "warm") return !value.is_null() && value != false;
   if (key == "user") return !value.is_null();
   if (key == "mounts" || key == "env" || key == "allow_hosts" || key == "home_seed") {
     return !Empty(value);

@@ -7,6 +7,7 @@
 #include "launcher/run.h"
 #include "launcher/verbs.h"
 #include "launcher/verbs_trust.h"
+#include "launcher/warm/keeper.h"
 #include "launcher/watchdog.h"
 
 namespace np {
@@ -51,6 +52,10 @@ absl::StatusOr<Outcome> Dispatch(const CommandLine& cl, const HostFacts& host,
       return Outcome{RunWatchdog(cl.program)};
     case Verb::kArgvEntry:
       return VerbArgvEntry(cl, host);
+    case Verb::kWarm:
+      return VerbWarm(cl, host);
+    case Verb::kKeeper:
+      return Outcome{warm::RunKeeper(host.envp)};
   }
   return Outcome{125};
 }
@@ -59,7 +64,7 @@ absl::StatusOr<Outcome> Dispatch(const CommandLine& cl, const HostFacts& host,
 // the verbs exit 0 or 1.
 CommandKind KindOf(Verb verb) {
   return verb == Verb::kRun || verb == Verb::kSandboxExec || verb == Verb::kEgressEntry ||
-                 verb == Verb::kArgvEntry || verb == Verb::kMountCheck
+                 verb == Verb::kArgvEntry || verb == Verb::kMountCheck || verb == Verb::kKeeper
              ? CommandKind::kRun
              : CommandKind::kVerb;
 }

@@ -124,6 +124,10 @@ nlohmann::json RunRecord(const HostFacts& host, const Settings& settings, const 
         {{"source", m.source}, {"target", m.target}, {"mode", m.writable ? "rw" : "ro"}});
   }
   record["mounts"] = mounts;
+  // Warm: handed to a kept sandbox (core/warm.h); cold: a sandbox of its own,
+  // and when warm was asked for, why not.
+  record["warm"] = plan.warm.warm;
+  if (!plan.warm.cold_reason.empty()) record["warm_cold_reason"] = plan.warm.cold_reason;
   return record;
 }
 

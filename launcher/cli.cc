@@ -14,6 +14,7 @@
 #include "core/errors.h"
 #include "core/paths.h"
 #include "core/plan.h"
+#include "core/warm.h"
 #include "launcher/watchdog.h"
 
 namespace np {
@@ -77,6 +78,10 @@ absl::Status ParseVerbOptions(absl::Span<char* const> args, CommandLine* cl,
       cl->trust_yes = true;
     } else if (cl->help_topic == "home" && arg == "--reset") {
       cl->home_reset = true;
+    } else if (cl->help_topic == "warm" && arg == "--stop") {
+      cl->warm_stop = true;
+    } else if (cl->help_topic == "warm" && arg == "--all") {
+      cl->warm_all = true;
     } else if (cl->help_topic == "init" && TakeOption(args, &i, "--agent", &value, &error)) {
       if (!error.ok()) return error;
       for (absl::string_view agent : absl::StrSplit(value, ',', absl::SkipEmpty())) {
@@ -359,6 +364,19 @@ absl::Status HomeOperands(const std::vector<std::string>& positional, CommandLin
   return absl::OkStatus();
 }
 
+absl::Status WarmOperands(const std::vector<std::string>& positional, CommandLine* cl) {
+  if (!positional.empty()) return Usage("warm takes [--stop [--all]] [--json]");
+  if (cl->warm_all && !cl->warm_stop) return Usage("warm --all goes with --stop");
+  return absl::OkStatus();
+}
+
+// keeper: no arguments (core/warm.h).
+absl::Status ParseKeeper(absl::Span<char* const> args, CommandLine* cl) {
+  (void)cl;
+  if (!args.empty()) return Usage("keeper takes no arguments");
+  return absl::OkStatus();
+}
+
 absl::Status InitOperands(const std::vector<std::string>& positional, CommandLine* cl) {
   (void)cl;
   if (!positional.empty()) {
@@ -390,6 +408,8 @@ constexpr VerbRow kVerbRows[] = {
     {kWatchdogVerb, Verb::kContainerWatchdog, nullptr, ParseWatchdog},
     {kArgvEntryVerb, Verb::kArgvEntry, nullptr, ParseArgvEntry},
     {kMountCheckVerb, Verb::kMountCheck, nullptr, ParseMountCheck},
+    {"warm", Verb::kWarm, WarmOperands, nullptr},
+    {kKeeperVerb, Verb::kKeeper, nullptr, ParseKeeper},
 };
 
 }  // namespace

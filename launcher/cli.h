@@ -36,6 +36,8 @@ enum class Verb {
   kContainerWatchdog,  // Internal: outlives a killed np-exec (watchdog.h).
   kArgvEntry,          // Internal: the sandbox's entry point for an argv past bubblewrap's limit.
   kMountCheck,         // Internal: the sandbox's entry point that checks pinned mounts.
+  kWarm,               // warm [--stop [--all]]: the warm sandboxes (core/warm.h).
+  kKeeper,             // Internal: a warm sandbox's PID 1 (launcher/warm/keeper.h).
 };
 
 struct CommandLine {
@@ -47,6 +49,8 @@ struct CommandLine {
   bool trust_revoke = false;         // trust --revoke
   bool trust_yes = false;            // trust --yes: no question on a terminal
   bool home_reset = false;           // home --reset
+  bool warm_stop = false;            // warm --stop
+  bool warm_all = false;             // warm --stop --all: every project's
   bool shim_mode = false;            // Reached through a shim named after a program.
   bool script_mode = false;          // np-exec SCRIPT.js: runs node.
   bool explicit_program = false;     // "--" came before the program.

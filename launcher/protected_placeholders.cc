@@ -223,6 +223,14 @@ int ProtectedPlaceholders::Finish() {
   return removed;
 }
 
+void ProtectedPlaceholders::Abandon() {
+  // close() never releases a flock another descriptor of it still holds.
+  if (lock_fd_ >= 0) close(lock_fd_);
+  if (project_fd_ >= 0) close(project_fd_);
+  lock_fd_ = -1;
+  project_fd_ = -1;
+}
+
 int RemovePlaceholdersIfAlone(int lock_fd, const std::string& project_real,
                               const std::vector<ProtectedBind>& binds, int project_fd) {
   int removed = 0;

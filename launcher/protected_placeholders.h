@@ -92,6 +92,11 @@ class ProtectedPlaceholders {
   // lock. Returns how many nodes it removed. Idempotent.
   int Finish();
 
+  // Another process took them over with a copy of the lock's descriptor (a
+  // warm sandbox's holder, launcher/warm/holder.h): closes this process's
+  // descriptors, never touching the lock or a node. Idempotent.
+  void Abandon();
+
   // The nodes this call created (relative paths), in bind order.
   const std::vector<std::string>& created() const { return created_; }
 

@@ -25,6 +25,7 @@
 #include "launcher/state/account_view.h"
 #include "launcher/state/agent_home.h"
 #include "launcher/trust_gate.h"
+#include "launcher/warm/registry.h"
 #include "shim/find_real_program.h"
 
 namespace np {
@@ -196,6 +197,20 @@ absl::Status NameSpawnFiles(RunSpawn& run) {
   if (!run.gitconfig.empty()) run.facts.gitconfig_file = AccountGitConfigPath(run.account_dir);
   run.facts.agent_home =
       PlannedAgentHome(run.settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home);
+  // A spawn that may run warm: the private directory its keeper would reach
+  // its holder through (launcher/warm/registry.h).
+  const ContainerConfig& container = run.settings.config.container;
+  if (run.container && container.warm_idle_seconds.has_value() &&
+      WarmColdReason(/*local_engine=*/true, container.network == Network::kAllowlist,
+                     container.persistent_home, /*has_rendezvous=*/true)
+          .empty()) {
+    absl::StatusOr<StateStore> store = OpenStateStore(host);
+    absl::StatusOr<std::string> dir =
+        store.ok() ? warm::MakeRendezvousDir(*store) : absl::StatusOr<std::string>(store.status());
+    if (!dir.ok()) return run.Refuse(dir.status());
+    run.lease.rendezvous.emplace(*dir);
+    run.facts.warm_dir = *dir;
+  }
   return absl::OkStatus();
 }
 

@@ -12,6 +12,7 @@
 #include "launcher/runtime/engine_locality.h"
 #include "launcher/state/account_view.h"
 #include "launcher/state/agent_home.h"
+#include "launcher/warm/run_warm.h"
 #include "launcher/watchdog.h"
 
 namespace np {
@@ -70,6 +71,8 @@ absl::Status MaybeWatchdog(const WrappedSpawn& spawn, SpawnLease& lease, const H
   return absl::OkStatus();
 }
 
+}  // namespace
+
 // What the plan names and trust allowed, made now: the persistent home
 // (created and seeded only now that trust allowed the config asking for it),
 // the caller's account view; then the ratchet remembers the tier before the
@@ -87,7 +90,22 @@ absl::Status TakeSpawnFiles(const WrappedSpawn& spawn, SpawnLease& lease, const 
   return RecordSpawnRan(spawn.trust, host.uid);
 }
 
-}  // namespace
+absl::StatusOr<SpawnPlan> WatchSandbox(const WrappedSpawn& spawn, SpawnLease& lease,
+                                       const HostFacts& host, const nlohmann::json& run_record) {
+  const SpawnPlan& plan = spawn.plan;
+  const bool has_placeholders =
+      std::any_of(plan.protected_binds.begin(), plan.protected_binds.end(),
+                  [](const ProtectedBind& bind) { return bind.placeholder && !bind.writable; });
+  SpawnPlan run_plan = plan;
+  if (plan.container_name.empty() && has_placeholders) {
+    absl::Status piped = lease.sandbox_pipe.Open();
+    if (!piped.ok()) return piped;
+    run_plan.sandbox_sync_fd = lease.sandbox_pipe.write_end();
+  }
+  absl::Status watched = MaybeWatchdog(spawn, lease, host, run_record, has_placeholders);
+  if (!watched.ok()) return watched;
+  return run_plan;
+}
 
 absl::StatusOr<Outcome> RunWrapped(const WrappedSpawn& spawn, SpawnLease& lease,
                                    const HostFacts& host, const Reporter& reporter,
@@ -99,25 +117,17 @@ absl::StatusOr<Outcome> RunWrapped(const WrappedSpawn& spawn, SpawnLease& lease,
         MakeError(absl::StatusCode::kInternal, "spawn-failed",
                   "the plan made no placeholders for its protected paths; nothing ran"));
   }
+  if (plan.warm.warm) return RunWarm(spawn, lease, host, log);
   absl::Status taken = TakeSpawnFiles(spawn, lease, host);
   if (!taken.ok()) return log.Refuse(spawn.tier_record, taken);
   nlohmann::json run_record = RunRecord(host, spawn.settings, plan, spawn.program);
-  const bool has_placeholders =
-      std::any_of(plan.protected_binds.begin(), plan.protected_binds.end(),
-                  [](const ProtectedBind& bind) { return bind.placeholder && !bind.writable; });
-  SpawnPlan run_plan = plan;
-  if (plan.container_name.empty() && has_placeholders) {
-    absl::Status piped = lease.sandbox_pipe.Open();
-    if (!piped.ok()) return log.Refuse(spawn.tier_record, piped);
-    run_plan.sandbox_sync_fd = lease.sandbox_pipe.write_end();
-  }
-  absl::Status watched = MaybeWatchdog(spawn, lease, host, run_record, has_placeholders);
-  if (!watched.ok()) return log.Refuse(spawn.tier_record, watched);
+  absl::StatusOr<SpawnPlan> run_plan = WatchSandbox(spawn, lease, host, run_record);
+  if (!run_plan.ok()) return log.Refuse(spawn.tier_record, run_plan.status());
   log.Append(run_record);
   const auto started = std::chrono::steady_clock::now();
   egress::EgressSession* session = lease.session.get();
   absl::StatusOr<RunOutcome> ran = spawn.driver.Run(
-      run_plan, spawn.endpoint, host, EgressCompanions(session, spawn.settings, host, log));
+      *run_plan, spawn.endpoint, host, EgressCompanions(session, spawn.settings, host, log));
   if (lease.watchdog.has_value()) lease.watchdog->Disarm();
   lease.sandbox_pipe.Close();
   lease.placeholders->Finish();

@@ -50,6 +50,16 @@ absl::StatusOr<Outcome> RunWrapped(const WrappedSpawn& spawn, SpawnLease& lease,
                                    const HostFacts& host, const Reporter& reporter,
                                    const SpawnLog& log);
 
+// RunWrapped's steps the warm path shares (launcher/warm/run_warm.h).
+// What the plan names and trust allowed, made now (the persistent home, the
+// account view), and the ratchet's record of the tier.
+absl::Status TakeSpawnFiles(const WrappedSpawn& spawn, SpawnLease& lease, const HostFacts& host);
+// The plan as the driver runs it, with the watchdog started when the sandbox
+// needs one (a named container, or placeholders to remove), which writes
+// the exit line made from `run_record` if np-exec is killed.
+absl::StatusOr<SpawnPlan> WatchSandbox(const WrappedSpawn& spawn, SpawnLease& lease,
+                                       const HostFacts& host, const nlohmann::json& run_record);
+
 }  // namespace np
 
 #endif  // NP_EXEC_LAUNCHER_RUN_WRAPPED_H_

@@ -18,6 +18,7 @@
 #include "launcher/source_pins.h"
 #include "launcher/state/account_view.h"
 #include "launcher/state/agent_home.h"
+#include "launcher/warm/registry.h"
 #include "launcher/watchdog.h"
 
 namespace np {
@@ -35,6 +36,9 @@ struct SpawnLease {
   std::optional<ProtectedPlaceholders> placeholders;
   // network "allowlist" only; it removes its directory however the run ends.
   std::unique_ptr<egress::EgressSession> session;
+  // isolation.container.warm: this spawn's rendezvous directory
+  // (SpawnFacts::warm_dir), removed when the spawn ends.
+  std::optional<warm::RendezvousDir> rendezvous;
   std::optional<AgentHomeLease> home;
   std::unique_ptr<AccountView> account;
   SandboxPipe sandbox_pipe;

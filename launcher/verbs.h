@@ -43,6 +43,12 @@ absl::StatusOr<Outcome> VerbEgressEntry(const CommandLine& cl, const HostFacts& 
 // mount-check: the sandbox's entry point on docker and podman (and in a
 // printed plan): each pinned mount is what np-exec checked, then the program.
 absl::StatusOr<Outcome> VerbMountCheck(const CommandLine& cl, const HostFacts& host);
+// warm [--stop [--all]]: lists the caller's warm sandboxes, or ends those of
+// the project (every project's with --all) (core/warm.h).
+absl::StatusOr<Outcome> VerbWarm(const CommandLine& cl, const HostFacts& host);
+// The caller's warm sandboxes, for warm, status and doctor, and as text.
+nlohmann::json WarmSandboxesJson(const HostFacts& host);
+std::string WarmSandboxesText(const nlohmann::json& sandboxes);
 // argv-entry: reads the program's argv from a descriptor inside the sandbox and execs it.
 absl::StatusOr<Outcome> VerbArgvEntry(const CommandLine& cl, const HostFacts& host);
 

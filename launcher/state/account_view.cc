@@ -214,7 +214,14 @@ absl::StatusOr<std::unique_ptr<AccountView>> AccountView::Create(
   return view;
 }
 
+void AccountView::Abandon() {
+  dir_.clear();
+  if (lock_fd_ >= 0) close(lock_fd_);
+  lock_fd_ = -1;
+}
+
 AccountView::~AccountView() {
+  if (dir_.empty()) return;
   unlink(AccountPasswdPath(dir_).c_str());
   unlink(AccountGroupPath(dir_).c_str());
   unlink(AccountGitConfigPath(dir_).c_str());

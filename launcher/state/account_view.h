@@ -47,6 +47,9 @@ class AccountView {
 
   // Removes both files and the directory.
   ~AccountView();
+  // Another process (a warm sandbox's holder) keeps the view: this one only
+  // closes its descriptor and removes nothing.
+  void Abandon();
   AccountView(const AccountView&) = delete;
   AccountView& operator=(const AccountView&) = delete;
 

@@ -1,0 +1,87 @@
+#include "launcher/warm/client.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+#include "launcher/warm/channel.h"
+
+namespace np::warm {
+namespace {
+
+// The signals forwarded to the program, as on the cold path (supervise.h),
+// and the terminal's window size.
+constexpr int kForwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH};
+
+absl::Status Lost() {
+  return MakeError(absl::StatusCode::kUnavailable, "warm-sandbox-lost",
+                   "the warm sandbox ended before the program's end was reported; whether it "
+                   "ran to its end is unknown");
+}
+
+// The holder's refusal: {"error": {"code", "message"}}, or a keeper's text.
+absl::Status Refusal(const nlohmann::json& error) {
+  if (error.is_object()) {
+    const std::string code = error.value("code", "warm-sandbox-lost");
+    return MakeError(absl::StatusCode::kUnavailable, code, error.value("message", code),
+                     error.value("details", nlohmann::json()));
+  }
+  return MakeError(absl::StatusCode::kInvalidArgument, "warm-protocol",
+                   absl::StrCat("the warm sandbox refused the spawn: ",
+                                error.is_string() ? error.get<std::string>() : error.dump()));
+}
+
+// Blocks the forwarded signals for as long as it lives and reads them from a
+// signalfd.
+class ForwardedSignals {
+ public:
+  ForwardedSignals() {
+    sigemptyset(&set_);
+    for (int signal : kForwarded) sigaddset(&set_, signal);
+    sigprocmask(SIG_BLOCK, &set_, &old_);
+    fd_ = OwnedFd(signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK));
+  }
+  ~ForwardedSignals() {
+    fd_.Reset();
+    sigprocmask(SIG_SETMASK, &old_, nullptr);
+  }
+  int fd() const { return fd_.get(); }
+
+ private:
+  sigset_t set_;
+  sigset_t old_;
+  OwnedFd fd_;
+};
+
+}  // namespace
+
+absl::StatusOr<WarmResult> RunInSandbox(int connection, const WarmRequest& request) {
+  ForwardedSignals signals;
+  absl::Status sent =
+      Send(connection, {{"op", "spawn"}, {"spawn", WarmRequestToJson(request)}}, {0, 1, 2});
+  if (!sent.ok()) return Lost();
+  pollfd watched[2] = {{connection, POLLIN, 0}, {signals.fd(), POLLIN, 0}};
+  for (;;) {
+    if (poll(watched, signals.fd() >= 0 ? 2 : 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      return Lost();
+    }
+    if (signals.fd() >= 0 && watched[1].revents != 0) {
+      signalfd_siginfo info;
+      while (read(signals.fd(), &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
+        (void)Send(connection, {{"op", "signal"}, {"signal", static_cast<int>(info.ssi_signo)}});
+      }
+    }
+    if (watched[0].revents == 0) continue;
+    absl::StatusOr<Message> message = Receive(connection);
+    if (!message.ok()) return Lost();
+    if (message->body.contains("error")) return Refusal(message->body["error"]);
+    if (message->body.contains("result")) return WarmResultFromJson(message->body["result"]);
+  }
+}
+
+}  // namespace np::warm

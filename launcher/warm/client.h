@@ -1,0 +1,22 @@
+// A spawn's side of a warm sandbox (core/warm.h): the request with its three
+// standard descriptors sent to the sandbox's holder, which hands the
+// connection on to the keeper; then the signals np-exec receives forwarded
+// to the program, until the keeper answers with how it ended. Touches
+// sockets and signals.
+#ifndef NP_EXEC_LAUNCHER_WARM_CLIENT_H_
+#define NP_EXEC_LAUNCHER_WARM_CLIENT_H_
+
+#include "absl/status/statusor.h"
+#include "core/warm.h"
+
+namespace np::warm {
+
+// Runs `request` through the holder connected at `connection`, handing over
+// descriptors 0, 1 and 2. Codes: `warm-sandbox-lost` (the sandbox ended
+// before it answered), the holder's refusal (the sandbox could not be set
+// up: `isolation-container-unavailable` and the like), `warm-channel`.
+absl::StatusOr<WarmResult> RunInSandbox(int connection, const WarmRequest& request);
+
+}  // namespace np::warm
+
+#endif  // NP_EXEC_LAUNCHER_WARM_CLIENT_H_

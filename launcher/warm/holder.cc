@@ -1,0 +1,217 @@
+#include "launcher/warm/holder.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+#include "launcher/warm/registry.h"
+
+namespace np::warm {
+namespace {
+
+constexpr int kRequestTimeoutMs = 10000;
+
+// What the dispatcher thread and the holder's main thread share.
+struct Holding {
+  int idle_ms = 0;
+  int slot_dir = -1;
+  int rendezvous_listener = -1;
+  int control_listener = -1;
+  int ended = -1;  // An eventfd: the sandbox's runtime has exited.
+  std::string rendezvous_dir;
+  std::mutex mutex;
+  absl::Status run_error;  // Why the sandbox did not come up, once it ended.
+};
+
+// Closes every descriptor the caller of np-exec left open for it (the ones
+// without close-on-exec: np-exec opens its own with it), so the holder keeps
+// no pipe or terminal of the spawn that started it.
+void CloseInherited() {
+  DIR* fds = opendir("/proc/self/fd");
+  if (fds == nullptr) return;
+  std::vector<int> inherited;
+  while (dirent* entry = readdir(fds)) {
+    int fd = -1;
+    if (!absl::SimpleAtoi(entry->d_name, &fd) || fd < 3 || fd == dirfd(fds)) continue;
+    const int flags = fcntl(fd, F_GETFD);
+    if (flags >= 0 && (flags & FD_CLOEXEC) == 0) inherited.push_back(fd);
+  }
+  closedir(fds);
+  for (int fd : inherited) close(fd);
+  const int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; fd < 3 && null >= 0; ++fd) dup2(null, fd);
+  if (null > 2) close(null);
+}
+
+nlohmann::json StatusJson(const absl::Status& status) {
+  return {{"code", ErrorCode(status)},
+          {"message", std::string(status.message())},
+          {"details", ErrorDetails(status)}};
+}
+
+// A client's request, handed to the keeper with the client's connection.
+bool Dispatch(int keeper, int client, bool* stop) {
+  absl::StatusOr<Message> message = Receive(client, kRequestTimeoutMs);
+  if (!message.ok()) return false;
+  const std::string op = message->body.value("op", "");
+  if (op == "stop") {
+    *stop = true;
+    return false;
+  }
+  if (op != "spawn" || message->fds.size() != 3) return false;
+  std::vector<int> fds = {client};
+  for (const OwnedFd& fd : message->fds) fds.push_back(fd.get());
+  return Send(keeper, {{"op", "spawn"}, {"spawn", message->body["spawn"]}}, fds).ok();
+}
+
+// Until the sandbox ends: the keeper's rendezvous, then one spawn at a time,
+// the idle time, `warm --stop`.
+void Dispatcher(Holding& holding) {
+  OwnedFd keeper;
+  bool busy = false;
+  bool stop = false;
+  OwnedFd idle_lock(
+      openat(holding.slot_dir, std::string(kSlotLock).c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
+  for (;;) {
+    pollfd watched[3] = {{holding.ended, POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLIN, 0}};
+    if (keeper.get() < 0) {
+      watched[1].fd = holding.rendezvous_listener;
+    } else {
+      watched[1].fd = keeper.get();
+      if (!busy) watched[2].fd = holding.control_listener;
+    }
+    const int ready = poll(watched, 3, keeper.get() >= 0 && !busy ? holding.idle_ms : -1);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0 || watched[0].revents != 0) break;
+    if (ready == 0) {
+      // Idle for the idle time: ends unless a client has just claimed it.
+      if (idle_lock.get() >= 0 && flock(idle_lock.get(), LOCK_EX | LOCK_NB) == 0) break;
+      continue;
+    }
+    if (keeper.get() < 0 && watched[1].revents != 0) {
+      keeper = OwnedFd(accept4(holding.rendezvous_listener, nullptr, nullptr, SOCK_CLOEXEC));
+      // Nothing else in the sandbox can reach the channel by a path from now on.
+      RemoveRendezvousDir(holding.rendezvous_dir);
+      continue;
+    }
+    if (keeper.get() >= 0 && watched[1].revents != 0) {
+      absl::StatusOr<Message> message = Receive(keeper.get(), kRequestTimeoutMs);
+      if (!message.ok()) break;  // The keeper ended: so does the sandbox.
+      if (message->body.value("op", "") == "done") busy = false;
+      if (!busy && stop) break;
+      continue;
+    }
+    if (watched[2].revents != 0) {
+      OwnedFd client(accept4(holding.control_listener, nullptr, nullptr, SOCK_CLOEXEC));
+      if (client.get() < 0) continue;
+      busy = Dispatch(keeper.get(), client.get(), &stop);
+      if (!busy && stop) break;
+    }
+  }
+  unlinkat(holding.slot_dir, std::string(kControlSocket).c_str(), 0);
+  if (keeper.get() >= 0) (void)Send(keeper.get(), {{"op", "exit"}});
+  // A spawn that connected before the sandbox came up learns why it did not.
+  std::lock_guard<std::mutex> guard(holding.mutex);
+  if (!holding.run_error.ok()) {
+    for (;;) {
+      pollfd pending{holding.control_listener, POLLIN, 0};
+      if (poll(&pending, 1, 0) <= 0) break;
+      OwnedFd client(accept4(holding.control_listener, nullptr, nullptr, SOCK_CLOEXEC));
+      if (client.get() < 0) break;
+      (void)Receive(client.get(), 1000);
+      (void)Send(client.get(), {{"error", StatusJson(holding.run_error)}});
+    }
+  }
+}
+
+// The holder's body, in the forked process: never returns.
+[[noreturn]] void Hold(HolderStart& start) {
+  CloseInherited();
+  const WrappedSpawn& spawn = start.spawn;
+  absl::StatusOr<SpawnPlan> run_plan =
+      WatchSandbox(spawn, start.lease, start.host, start.run_record);
+  Holding holding;
+  holding.idle_ms = spawn.plan.warm.idle_seconds * 1000;
+  holding.slot_dir = start.slot.slot.dir.get();
+  holding.rendezvous_listener = start.rendezvous.get();
+  holding.control_listener = start.slot.listener.get();
+  holding.rendezvous_dir = spawn.plan.warm.rendezvous_dir;
+  OwnedFd ended(eventfd(0, EFD_CLOEXEC));
+  holding.ended = ended.get();
+  if (!run_plan.ok()) {
+    holding.run_error = run_plan.status();
+    uint64_t one = 1;
+    (void)!write(ended.get(), &one, sizeof(one));
+    Dispatcher(holding);
+  } else {
+    // The dispatcher takes no signal: the supervision below forwards them.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    std::thread dispatcher([&holding] { Dispatcher(holding); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    absl::StatusOr<RunOutcome> ran = spawn.driver.Run(*run_plan, spawn.endpoint, start.host, {});
+    {
+      std::lock_guard<std::mutex> guard(holding.mutex);
+      if (!ran.ok()) holding.run_error = ran.status();
+    }
+    uint64_t one = 1;
+    (void)!write(ended.get(), &one, sizeof(one));
+    dispatcher.join();
+  }
+  SpawnLease& lease = start.lease;
+  if (lease.watchdog.has_value()) lease.watchdog->Disarm();
+  lease.sandbox_pipe.Close();
+  if (lease.placeholders.has_value()) lease.placeholders->Finish();
+  lease.account.reset();
+  RemoveRendezvousDir(holding.rendezvous_dir);
+  RemoveSlot(start.warm_dir, start.slot.slot.name);
+  _exit(0);
+}
+
+}  // namespace
+
+absl::StatusOr<Slot> StartHolder(HolderStart start) {
+  const pid_t first = fork();
+  if (first < 0) {
+    return MakeError(absl::StatusCode::kInternal, "spawn-failed",
+                     absl::StrCat("fork: ", strerror(errno)));
+  }
+  if (first == 0) {
+    // The holder outlives this spawn: a session of its own, not np-exec's child.
+    setsid();
+    // The spawn's claim on the slot stays np-exec's alone.
+    start.slot.slot.lock.Reset();
+    if (fork() != 0) _exit(0);
+    Hold(start);
+  }
+  int status = 0;
+  while (waitpid(first, &status, 0) < 0 && errno == EINTR) {
+  }
+  // The holder keeps them from here on.
+  if (start.lease.placeholders.has_value()) start.lease.placeholders->Abandon();
+  if (start.lease.account != nullptr) start.lease.account->Abandon();
+  start.rendezvous.Reset();
+  start.slot.listener.Reset();
+  absl::StatusOr<OwnedFd> connection =
+      ConnectAt(start.slot.slot.dir.get(), std::string(kControlSocket));
+  if (!connection.ok()) return connection.status();
+  Slot slot = std::move(start.slot.slot);
+  slot.connection = *std::move(connection);
+  return slot;
+}
+
+}  // namespace np::warm

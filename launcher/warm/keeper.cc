@@ -1,0 +1,228 @@
+#include "launcher/warm/keeper.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+#include "core/warm.h"
+#include "launcher/warm/channel.h"
+#include "launcher/warm/sandbox_reset.h"
+
+namespace np::warm {
+namespace {
+
+constexpr int kRequestTimeoutMs = 10000;
+constexpr int kKillTimeoutMs = 5000;
+
+// The signals a client may forward to its program.
+bool Forwardable(int signal) {
+  switch (signal) {
+    case SIGHUP:
+    case SIGINT:
+    case SIGQUIT:
+    case SIGTERM:
+    case SIGUSR1:
+    case SIGUSR2:
+    case SIGWINCH:
+    case SIGCONT:
+    case SIGALRM:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The program's environment: the keeper's own (the sandbox's: PATH, HOME and
+// np-exec's constants) with the spawn's entries on top; TERM only as the
+// spawn gives it.
+std::vector<std::string> ProgramEnvironment(char** envp, const std::vector<std::string>& spawn) {
+  std::map<std::string, std::string> entries;
+  for (char** entry = envp; *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    const size_t eq = text.find('=');
+    if (eq == std::string::npos || text.compare(0, eq, "TERM") == 0) continue;
+    entries[text.substr(0, eq)] = text;
+  }
+  for (const std::string& text : spawn) entries[text.substr(0, text.find('='))] = text;
+  std::vector<std::string> out;
+  out.reserve(entries.size());
+  for (auto& [name, text] : entries) out.push_back(std::move(text));
+  return out;
+}
+
+std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (std::string& text : strings) out.push_back(text.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+void WriteError(const std::string& text) {
+  const std::string line = absl::StrCat("np-exec: ", text, "\n");
+  (void)!write(2, line.data(), line.size());
+}
+
+// In the child: the spawn's descriptors, session and directory, then the program.
+[[noreturn]] void ExecSpawn(WarmRequest& request, std::vector<OwnedFd>& fds, char** envp) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  signal(SIGPIPE, SIG_DFL);
+  setsid();
+  for (int i = 0; i < 3; ++i) {
+    if (dup2(fds[i].get(), i) < 0) _exit(126);
+  }
+  close_range(3, ~0U, 0);
+  if (chdir(request.cwd.c_str()) != 0) {
+    WriteError(absl::StrCat("cannot change to ", request.cwd, ": ", strerror(errno)));
+    _exit(126);
+  }
+  std::vector<std::string> env = ProgramEnvironment(envp, request.env);
+  std::vector<char*> argv = Pointers(request.argv);
+  std::vector<char*> envv = Pointers(env);
+  for (char* entry : envv) {
+    if (entry != nullptr && strncmp(entry, "PATH=", 5) == 0) setenv("PATH", entry + 5, 1);
+  }
+  execvpe(argv[0], argv.data(), envv.data());
+  const int err = errno;
+  WriteError(absl::StrCat("cannot run ", request.argv.front(), ": ", strerror(err)));
+  _exit(err == ENOENT ? 127 : 126);
+}
+
+// Waits for the program, forwarding the client's signals; returns its
+// wait status, or nullopt when the client went away first.
+std::optional<int> Supervise(pid_t child, int client, int signals) {
+  pollfd watched[2] = {{client, POLLIN, 0}, {signals, POLLIN, 0}};
+  for (;;) {
+    if (poll(watched, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return std::nullopt;
+    }
+    if (watched[1].revents != 0) {
+      signalfd_siginfo info;
+      (void)!read(signals, &info, sizeof(info));
+      int status = 0;
+      if (waitpid(child, &status, WNOHANG) == child) return status;
+    }
+    if (watched[0].revents != 0) {
+      absl::StatusOr<Message> message = Receive(client, kRequestTimeoutMs);
+      if (!message.ok()) return std::nullopt;
+      const nlohmann::json& body = message->body;
+      if (body.value("op", "") == "signal" && body.contains("signal") &&
+          body["signal"].is_number_integer() && Forwardable(body["signal"].get<int>())) {
+        const int signal = body["signal"].get<int>();
+        if (kill(-child, signal) != 0) kill(child, signal);
+      }
+    }
+  }
+}
+
+// Everything a spawn may have left: processes, scratch files, IPC objects.
+absl::Status Reset(const std::vector<std::string>& scratch) {
+  absl::Status killed = KillAllOthers(kKillTimeoutMs);
+  if (!killed.ok()) return killed;
+  for (const std::string& mount : scratch) {
+    absl::Status emptied = EmptyMount(mount);
+    if (!emptied.ok()) return emptied;
+  }
+  return RemoveSysvIpc();
+}
+
+// One spawn: the client's connection (for its signals and the result) and
+// the spawn's three descriptors, as the holder handed them over; an error
+// ends the keeper.
+absl::Status ServeSpawn(Message& message, char** envp, int signals,
+                        const std::vector<std::string>& scratch) {
+  const int client = message.fds[0].get();
+  absl::StatusOr<WarmRequest> request =
+      WarmRequestFromJson(message.body.value("spawn", nlohmann::json()));
+  if (!request.ok()) {
+    (void)Send(client, {{"error", std::string(request.status().message())}});
+    return absl::OkStatus();
+  }
+  std::vector<OwnedFd> stdio;
+  for (size_t i = 1; i < 4; ++i) stdio.push_back(std::move(message.fds[i]));
+  const pid_t child = fork();
+  if (child < 0) return Reset(scratch);
+  if (child == 0) ExecSpawn(*request, stdio, envp);
+  stdio.clear();
+  for (std::string& entry : request->env) std::fill(entry.begin(), entry.end(), '\0');
+  const std::optional<int> status = Supervise(child, client, signals);
+  absl::Status reset = Reset(scratch);
+  if (!reset.ok()) return reset;
+  if (!status.has_value()) return absl::OkStatus();
+  WarmResult result;
+  if (WIFSIGNALED(*status)) {
+    result.signal = WTERMSIG(*status);
+    result.exit_code = 128 + result.signal;
+  } else {
+    result.exit_code = WEXITSTATUS(*status);
+  }
+  (void)Send(client, {{"result", WarmResultToJson(result)}});
+  return absl::OkStatus();
+}
+
+std::string ReadMountInfo() {
+  std::ifstream in("/proc/self/mountinfo");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+int RunKeeper(char** envp) {
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  signal(SIGPIPE, SIG_IGN);
+  std::vector<std::string> scratch = ScratchMounts(ReadMountInfo());
+  scratch.erase(std::remove(scratch.begin(), scratch.end(), "/dev"), scratch.end());
+  if (access("/dev/shm", F_OK) == 0 &&
+      std::find(scratch.begin(), scratch.end(), "/dev/shm") == scratch.end()) {
+    scratch.push_back("/dev/shm");
+  }
+  sigset_t child_signals;
+  sigemptyset(&child_signals);
+  sigaddset(&child_signals, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &child_signals, nullptr);
+  OwnedFd signals(signalfd(-1, &child_signals, SFD_CLOEXEC | SFD_NONBLOCK));
+  absl::StatusOr<OwnedFd> control = ConnectPath(absl::StrCat(kWarmTarget, "/", kRendezvousName));
+  if (signals.get() < 0 || !control.ok()) {
+    WriteError("the warm sandbox's keeper could not reach its holder");
+    return 125;
+  }
+  for (;;) {
+    absl::StatusOr<Message> message = Receive(control->get());
+    if (!message.ok()) break;
+    const std::string op = message->body.value("op", "");
+    if (op == "exit") break;
+    if (op != "spawn" || message->fds.size() != 4) continue;
+    absl::Status served = ServeSpawn(*message, envp, signals.get(), scratch);
+    message->fds.clear();
+    if (!served.ok()) {
+      WriteError(std::string(served.message()));
+      return 125;
+    }
+    if (!Send(control->get(), {{"op", "done"}}).ok()) break;
+  }
+  (void)KillAllOthers(kKillTimeoutMs);
+  return 0;
+}
+
+}  // namespace np::warm

@@ -1,0 +1,188 @@
+#include "launcher/warm/registry.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/errors.h"
+#include "launcher/state/nofollow_path.h"
+
+namespace np::warm {
+namespace {
+
+constexpr size_t kKeyPrefix = 32;
+constexpr size_t kMaxInfoBytes = 64 << 10;
+
+absl::Status Unwritable(absl::string_view what, int err) {
+  return MakeError(absl::StatusCode::kUnavailable, "state-store-unwritable",
+                   absl::StrCat("np-exec's warm sandbox directory: ", what, ": ", strerror(err)));
+}
+
+std::string RandomHex() {
+  uint32_t random = 0;
+  if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
+  return absl::StrFormat("%08x", random);
+}
+
+std::vector<std::string> Entries(int warm_dir, absl::string_view prefix) {
+  std::vector<std::string> out;
+  const int copy = openat(warm_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (copy < 0) return out;
+  DIR* stream = fdopendir(copy);
+  if (stream == nullptr) {
+    close(copy);
+    return out;
+  }
+  while (dirent* entry = readdir(stream)) {
+    const absl::string_view name = entry->d_name;
+    if (name == "." || name == ".." || absl::StartsWith(name, "rv-")) continue;
+    if (absl::StartsWith(name, prefix)) out.emplace_back(name);
+  }
+  closedir(stream);
+  return out;
+}
+
+// The slot's info, when it is a regular file of the caller's.
+std::optional<nlohmann::json> ReadInfo(int dir) {
+  SmallFile file = ReadSmallFileAt(dir, std::string(kSlotInfo).c_str(), kMaxInfoBytes);
+  if (file.error != 0 || !S_ISREG(file.st.st_mode) || file.st.st_uid != geteuid() ||
+      file.text.size() > kMaxInfoBytes) {
+    return std::nullopt;
+  }
+  nlohmann::json info = nlohmann::json::parse(file.text, nullptr, false);
+  if (info.is_discarded() || !info.is_object()) return std::nullopt;
+  return info;
+}
+
+// The slot `name` opened, with its lock file.
+std::optional<Slot> OpenSlot(int warm_dir, const std::string& name) {
+  Slot slot;
+  slot.name = name;
+  slot.dir = OwnedFd(OpenSubdirNoFollow(warm_dir, name.c_str()));
+  if (slot.dir.get() < 0) return std::nullopt;
+  slot.lock = OwnedFd(
+      openat(slot.dir.get(), std::string(kSlotLock).c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
+  if (slot.lock.get() < 0) return std::nullopt;
+  return slot;
+}
+
+}  // namespace
+
+absl::StatusOr<OwnedFd> OpenWarmDir(const StateStore& store) {
+  absl::StatusOr<int> dir = store.OpenSubdir(kWarmDir);
+  if (!dir.ok()) return dir.status();
+  return OwnedFd(*dir);
+}
+
+absl::StatusOr<std::string> MakeRendezvousDir(const StateStore& store) {
+  absl::StatusOr<OwnedFd> warm = OpenWarmDir(store);
+  if (!warm.ok()) return warm.status();
+  const std::string name = absl::StrCat("rv-", getpid(), "-", RandomHex());
+  if (mkdirat(warm->get(), name.c_str(), 0700) != 0) return Unwritable("mkdir", errno);
+  return absl::StrCat(store.dir(), "/", kWarmDir, "/", name);
+}
+
+void RemoveRendezvousDir(const std::string& path) {
+  if (path.empty()) return;
+  const int dir = OpenSubdirNoFollow(AT_FDCWD, path.c_str());
+  if (dir >= 0) {
+    unlinkat(dir, std::string(kRendezvousName).c_str(), 0);
+    close(dir);
+  }
+  rmdir(path.c_str());
+}
+
+std::optional<Slot> ClaimIdle(int warm_dir, const std::string& key) {
+  for (const std::string& name : Entries(warm_dir, key.substr(0, kKeyPrefix) + "-")) {
+    std::optional<Slot> slot = OpenSlot(warm_dir, name);
+    if (!slot.has_value()) continue;
+    if (flock(slot->lock.get(), LOCK_EX | LOCK_NB) != 0) continue;  // A spawn runs in it.
+    std::optional<nlohmann::json> info = ReadInfo(slot->dir.get());
+    if (!info.has_value() || info->value("key", "") != key) continue;
+    absl::StatusOr<OwnedFd> connection = ConnectAt(slot->dir.get(), std::string(kControlSocket));
+    if (!connection.ok()) {
+      // Its holder is gone: nobody else can be using it while we hold the lock.
+      RemoveSlot(warm_dir, name);
+      continue;
+    }
+    slot->connection = *std::move(connection);
+    return slot;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<NewSlot> MakeSlot(int warm_dir, const std::string& key, const nlohmann::json& info) {
+  NewSlot made;
+  made.slot.name = absl::StrCat(key.substr(0, kKeyPrefix), "-", RandomHex());
+  if (mkdirat(warm_dir, made.slot.name.c_str(), 0700) != 0) return Unwritable("mkdir", errno);
+  made.slot.dir = OwnedFd(OpenSubdirNoFollow(warm_dir, made.slot.name.c_str()));
+  if (made.slot.dir.get() < 0) return Unwritable("open", errno);
+  made.slot.lock = OwnedFd(openat(made.slot.dir.get(), std::string(kSlotLock).c_str(),
+                                  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (made.slot.lock.get() < 0 || flock(made.slot.lock.get(), LOCK_EX | LOCK_NB) != 0) {
+    return Unwritable("lock", errno);
+  }
+  const std::string text = info.dump();
+  const int file = openat(made.slot.dir.get(), std::string(kSlotInfo).c_str(),
+                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (file < 0) return Unwritable("info.json", errno);
+  const bool written = write(file, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(file);
+  if (!written) return Unwritable("info.json", EIO);
+  absl::StatusOr<OwnedFd> listener = ListenAt(made.slot.dir.get(), std::string(kControlSocket));
+  if (!listener.ok()) return listener.status();
+  made.listener = *std::move(listener);
+  return made;
+}
+
+void RemoveSlot(int warm_dir, const std::string& name) {
+  const int dir = OpenSubdirNoFollow(warm_dir, name.c_str());
+  if (dir >= 0) {
+    for (absl::string_view file : {kControlSocket, kSlotLock, kSlotInfo}) {
+      unlinkat(dir, std::string(file).c_str(), 0);
+    }
+    close(dir);
+  }
+  unlinkat(warm_dir, name.c_str(), AT_REMOVEDIR);
+}
+
+std::vector<nlohmann::json> ListSandboxes(int warm_dir) {
+  std::vector<nlohmann::json> out;
+  for (const std::string& name : Entries(warm_dir, "")) {
+    std::optional<Slot> slot = OpenSlot(warm_dir, name);
+    if (!slot.has_value()) continue;
+    std::optional<nlohmann::json> info = ReadInfo(slot->dir.get());
+    if (!info.has_value()) continue;
+    const bool idle = flock(slot->lock.get(), LOCK_EX | LOCK_NB) == 0;
+    (*info)["busy"] = !idle;
+    (*info)["name"] = name;
+    out.push_back(*std::move(info));
+  }
+  return out;
+}
+
+int StopSandboxes(int warm_dir, const std::string& project) {
+  int asked = 0;
+  for (const std::string& name : Entries(warm_dir, "")) {
+    std::optional<Slot> slot = OpenSlot(warm_dir, name);
+    if (!slot.has_value()) continue;
+    std::optional<nlohmann::json> info = ReadInfo(slot->dir.get());
+    if (!info.has_value() || (!project.empty() && info->value("project", "") != project)) continue;
+    absl::StatusOr<OwnedFd> connection = ConnectAt(slot->dir.get(), std::string(kControlSocket));
+    if (!connection.ok()) {
+      if (flock(slot->lock.get(), LOCK_EX | LOCK_NB) == 0) RemoveSlot(warm_dir, name);
+      continue;
+    }
+    if (Send(connection->get(), {{"op", "stop"}}).ok()) ++asked;
+  }
+  return asked;
+}
+
+}  // namespace np::warm

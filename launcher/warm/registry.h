@@ -1,0 +1,89 @@
+// Where the warm sandboxes of one user are found: the state store's `warm/`
+// directory (0700, the caller's), one directory per sandbox,
+// "<key's first 32 hex digits>-<8 random hex digits>", holding
+//   ctl.sock   the holder's listening socket (launcher/warm/holder.h)
+//   lock       flock'd exclusively by the client a spawn runs for, and by the
+//              holder when it ends an idle sandbox: one spawn at a time
+//   info.json  {key, project, runtime, holder_pid, started, idle_seconds}
+// and the rendezvous directories of spawns being planned, "rv-...". Only
+// np-exec's own processes of this user reach any of it; the sandboxes never
+// do. Touches the filesystem and sockets.
+#ifndef NP_EXEC_LAUNCHER_WARM_REGISTRY_H_
+#define NP_EXEC_LAUNCHER_WARM_REGISTRY_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/warm.h"
+#include "launcher/state/state_store.h"
+#include "launcher/warm/channel.h"
+#include "nlohmann/json.hpp"
+
+namespace np::warm {
+
+inline constexpr absl::string_view kWarmDir = "warm";
+inline constexpr absl::string_view kControlSocket = "ctl.sock";
+inline constexpr absl::string_view kSlotLock = "lock";
+inline constexpr absl::string_view kSlotInfo = "info.json";
+
+// One warm sandbox, claimed for one spawn: its directory, the lock held, and
+// the connection to its holder.
+struct Slot {
+  std::string name;
+  OwnedFd dir;
+  OwnedFd lock;
+  OwnedFd connection;
+};
+
+// The store's warm/ directory. Codes: the store's.
+absl::StatusOr<OwnedFd> OpenWarmDir(const StateStore& store);
+
+// A fresh, private rendezvous directory below warm/ for a spawn's plan
+// (SpawnFacts::warm_dir); its absolute path. Codes: the store's,
+// `state-store-unwritable`.
+absl::StatusOr<std::string> MakeRendezvousDir(const StateStore& store);
+// Removes it (and a socket left in it).
+void RemoveRendezvousDir(const std::string& path);
+
+// A spawn's rendezvous directory, removed when the spawn ends (a holder that
+// took it over removes it as soon as its keeper has connected).
+class RendezvousDir {
+ public:
+  explicit RendezvousDir(std::string path) : path_(std::move(path)) {}
+  RendezvousDir(const RendezvousDir&) = delete;
+  RendezvousDir& operator=(const RendezvousDir&) = delete;
+  ~RendezvousDir() { RemoveRendezvousDir(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// The first sandbox of `key` that is idle and whose holder answers, claimed;
+// nullopt when there is none. Directories of holders that are gone are
+// removed on the way.
+std::optional<Slot> ClaimIdle(int warm_dir, const std::string& key);
+
+// A new sandbox's directory for `key`, claimed, with its listening socket
+// (`listener`) and info.json written. Codes: `state-store-unwritable`,
+// `warm-channel`.
+struct NewSlot {
+  Slot slot;
+  OwnedFd listener;
+};
+absl::StatusOr<NewSlot> MakeSlot(int warm_dir, const std::string& key, const nlohmann::json& info);
+
+// Removes a slot's directory (its holder is ending or gone).
+void RemoveSlot(int warm_dir, const std::string& name);
+
+// Every warm sandbox of this user: its info, and whether a spawn runs in it.
+std::vector<nlohmann::json> ListSandboxes(int warm_dir);
+
+// Asks every warm sandbox (of `project`, when not empty) to end; the number asked.
+int StopSandboxes(int warm_dir, const std::string& project);
+
+}  // namespace np::warm
+
+#endif  // NP_EXEC_LAUNCHER_WARM_REGISTRY_H_

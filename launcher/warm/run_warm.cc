@@ -1,0 +1,131 @@
+#include "launcher/warm/run_warm.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/config_json.h"
+#include "core/warm.h"
+#include "launcher/audit_log.h"
+#include "launcher/environment.h"
+#include "launcher/state/account_view.h"
+#include "launcher/state/nofollow_path.h"
+#include "launcher/state/state_store.h"
+#include "launcher/warm/client.h"
+#include "launcher/warm/holder.h"
+#include "launcher/warm/registry.h"
+
+namespace np {
+namespace {
+
+constexpr size_t kMaxAccountFileBytes = 1 << 20;
+
+// What a bound descriptor points at: device, inode and type.
+std::string FdIdentity(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return absl::StrCat("unreadable-", fd);
+  return absl::StrCat(st.st_dev, ":", st.st_ino, ":", st.st_mode & S_IFMT);
+}
+
+// The per-spawn account view's files, by content (their paths differ per spawn).
+std::string AccountContent(const std::string& dir) {
+  if (dir.empty()) return "";
+  std::string out;
+  for (const std::string& path :
+       {AccountPasswdPath(dir), AccountGroupPath(dir), AccountGitConfigPath(dir)}) {
+    SmallFile file = ReadSmallFileAt(AT_FDCWD, path.c_str(), kMaxAccountFileBytes);
+    absl::StrAppend(&out, file.error == 0 ? file.text : absl::StrCat("<", file.error, ">"),
+                    "\n--\n");
+  }
+  return out;
+}
+
+std::string PlanKey(const WrappedSpawn& spawn, const HostFacts& host) {
+  const SpawnPlan& plan = spawn.plan;
+  const std::vector<std::string> parts = {
+      plan.exec_path,
+      ContainerConfigToJson(spawn.settings.config.container).dump(),
+      spawn.settings.raw_config.dump(),
+      spawn.image_id,
+      absl::StrCat(host.self.dev, ":", host.self.ino),
+      absl::StrJoin(plan.env.set, "\n"),
+      absl::StrJoin(plan.warm.pass, ","),
+      absl::StrCat(plan.warm.idle_seconds),
+      AccountContent(plan.account_dir)};
+  return WarmKey(WarmKeyMaterial(plan.argv, FdIdentity, plan.account_dir,
+                                 {plan.warm.rendezvous_dir, plan.container_name}, parts));
+}
+
+// An idle sandbox of the plan's key, or a new one this spawn starts.
+absl::StatusOr<warm::Slot> SandboxFor(const WrappedSpawn& spawn, SpawnLease& lease,
+                                      const HostFacts& host, const nlohmann::json& run_record) {
+  absl::StatusOr<StateStore> store = OpenStateStore(host);
+  if (!store.ok()) return store.status();
+  absl::StatusOr<warm::OwnedFd> warm_dir = warm::OpenWarmDir(*store);
+  if (!warm_dir.ok()) return warm_dir.status();
+  const std::string key = PlanKey(spawn, host);
+  std::optional<warm::Slot> idle = warm::ClaimIdle(warm_dir->get(), key);
+  if (idle.has_value()) return *std::move(idle);
+  const nlohmann::json info = {{"key", key},
+                               {"project", spawn.settings.project_root},
+                               {"runtime", RuntimeName(spawn.plan.runtime)},
+                               {"program", spawn.program.front()},
+                               {"started", static_cast<long long>(time(nullptr))},
+                               {"idle_seconds", spawn.plan.warm.idle_seconds}};
+  absl::StatusOr<warm::NewSlot> made = warm::MakeSlot(warm_dir->get(), key, info);
+  if (!made.ok()) return made.status();
+  const int rendezvous_dir = OpenSubdirNoFollow(AT_FDCWD, spawn.plan.warm.rendezvous_dir.c_str());
+  warm::OwnedFd rendezvous_dir_fd(rendezvous_dir);
+  absl::StatusOr<warm::OwnedFd> rendezvous =
+      warm::ListenAt(rendezvous_dir, std::string(kRendezvousName));
+  if (!rendezvous.ok()) {
+    warm::RemoveSlot(warm_dir->get(), made->slot.name);
+    return rendezvous.status();
+  }
+  return warm::StartHolder(
+      {spawn, lease, host, warm_dir->get(), *std::move(made), *std::move(rendezvous), run_record});
+}
+
+WarmRequest RequestFor(const SpawnPlan& plan, const HostFacts& host) {
+  WarmRequest request;
+  request.argv = plan.warm.command;
+  request.cwd = plan.warm.workdir;
+  for (const std::string& name : plan.warm.pass) {
+    const char* value = nullptr;
+    for (char** entry = host.envp; entry != nullptr && *entry != nullptr; ++entry) {
+      if (strncmp(*entry, name.c_str(), name.size()) == 0 && (*entry)[name.size()] == '=') {
+        value = *entry + name.size() + 1;
+      }
+    }
+    if (value != nullptr) request.env.push_back(absl::StrCat(name, "=", value));
+  }
+  return request;
+}
+
+}  // namespace
+
+absl::StatusOr<Outcome> RunWarm(const WrappedSpawn& spawn, SpawnLease& lease, const HostFacts& host,
+                                const SpawnLog& log) {
+  absl::Status taken = TakeSpawnFiles(spawn, lease, host);
+  if (!taken.ok()) return log.Refuse(spawn.tier_record, taken);
+  nlohmann::json run_record = RunRecord(host, spawn.settings, spawn.plan, spawn.program);
+  absl::StatusOr<warm::Slot> slot = SandboxFor(spawn, lease, host, run_record);
+  if (!slot.ok()) return log.Refuse(spawn.tier_record, slot.status());
+  log.Append(run_record);
+  const auto started = std::chrono::steady_clock::now();
+  absl::StatusOr<WarmResult> result =
+      warm::RunInSandbox(slot->connection.get(), RequestFor(spawn.plan, host));
+  if (!result.ok()) return log.EndRun(std::move(run_record), result.status(), started);
+  const long long duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::steady_clock::now() - started)
+                                    .count();
+  log.Append(ExitRecord(std::move(run_record), result->exit_code, duration_ms));
+  return Outcome{result->exit_code};
+}
+
+}  // namespace np
