@@ -35,7 +35,8 @@ bool ContainerKeyWidens(const std::string& key, const json& value) {
   if (key == "pull") return value != "never";
   if (key == "home") return value != "ephemeral";
   if (key == "user") return !value.is_null();
-  if (key == "mounts" || key == "env" || key == "allow_hosts" || key == "home_seed") {
+  if (key == "mounts" || key == "env" || key == "allow_hosts" || key == "home_seed" ||
+      key == "credentials") {
     return !Empty(value);
   }
   return true;
