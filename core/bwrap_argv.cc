@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/bwrap_targets.h"
+#include "core/credentials.h"
 #include "core/egress_entry.h"
 #include "core/errors.h"
 #include "core/git_identity.h"
@@ -278,8 +279,20 @@ absl::Status AddEgress(BwrapBuild& b) {
   }
   b.argv.insert(b.argv.end(), {"--bind", spawn.egress_socket, std::string(kEgressSocketTarget),
                                "--ro-bind", spawn.self_binary, std::string(kEgressSelfTarget)});
-  // np-exec's constants, not the caller's values.
-  for (const std::string& assignment : EgressProxyEnvironment()) {
+  // The session CA's certificate and trust bundle, never its key.
+  if (!spawn.credential_env.empty()) {
+    for (const std::string* path : {&spawn.credential_ca, &spawn.credential_bundle}) {
+      absl::Status valid = CheckAbsolutePath(*path, "isolation-mount-bad-source");
+      if (!valid.ok()) return valid;
+    }
+    b.argv.insert(b.argv.end(),
+                  {"--ro-bind", spawn.credential_ca, std::string(kCredentialCaTarget), "--ro-bind",
+                   spawn.credential_bundle, std::string(kCredentialBundleTarget)});
+  }
+  // np-exec's constants and the credentials' placeholders, not the caller's values.
+  std::vector<std::string> assignments = EgressProxyEnvironment();
+  assignments.insert(assignments.end(), spawn.credential_env.begin(), spawn.credential_env.end());
+  for (const std::string& assignment : assignments) {
     const size_t eq = assignment.find('=');
     b.argv.insert(b.argv.end(), {"--setenv", assignment.substr(0, eq), assignment.substr(eq + 1)});
   }

@@ -441,6 +441,29 @@ absl::Status CheckAllowHostsMatchNetwork(const json& c, const ContainerConfig& o
   return absl::OkStatus();
 }
 
+absl::Status ParseCredentialsKey(const json& value, ContainerConfig& out) {
+  absl::StatusOr<std::vector<Credential>> credentials = ParseCredentials(value);
+  if (!credentials.ok()) return credentials.status();
+  out.credentials = *std::move(credentials);
+  return absl::OkStatus();
+}
+
+// A credential acts only through the egress proxy, for a host the proxy lets
+// through: under another network it would be a promise nothing keeps.
+absl::Status CheckCredentialsMatchNetwork(const json& c, const ContainerConfig& out) {
+  if (out.network != Network::kAllowlist) {
+    if (!c.contains("credentials") || out.credentials.empty()) return absl::OkStatus();
+    return MakeError(
+        absl::StatusCode::kInvalidArgument, "isolation-credentials-without-allowlist",
+        absl::StrCat("isolation.container.credentials is set but "
+                     "isolation.container.network is \"",
+                     NetworkName(out.network),
+                     "\": the proxy that adds them serves network \"allowlist\""),
+        {{"key", "isolation.container.credentials"}, {"network", NetworkName(out.network)}});
+  }
+  return CheckCredentialHosts(out.credentials, out.allow_hosts);
+}
+
 // In a rootful engine uid 0 reads root-only files through read-only mounts
 // and leaves setuid-root binaries in the project for the operator to run:
 // only the operator's own file may ask for it, never a project's, trusted or
@@ -533,11 +556,22 @@ struct ContainerKey {
 
 // isolation.container's keys, in the order they are parsed and listed.
 constexpr ContainerKey kContainerKeyTable[] = {
-    {"runtime", ParseRuntimeKey}, {"image", ParseImageKey},   {"images", ParseImagesKey},
-    {"network", ParseNetworkKey}, {"user", ParseUserKey},     {"memory", ParseMemoryKey},
-    {"cpus", ParseCpusKey},       {"mounts", ParseMountsKey}, {"env", ParseEnvKey},
-    {"workdir", ParseWorkdirKey}, {"pull", ParsePullKey},     {"allow_hosts", ParseAllowHostsKey},
-    {"protect", ParseProtectKey}, {"home", ParseHomeKey},     {"home_seed", ParseHomeSeedKey},
+    {"runtime", ParseRuntimeKey},
+    {"image", ParseImageKey},
+    {"images", ParseImagesKey},
+    {"network", ParseNetworkKey},
+    {"user", ParseUserKey},
+    {"memory", ParseMemoryKey},
+    {"cpus", ParseCpusKey},
+    {"mounts", ParseMountsKey},
+    {"env", ParseEnvKey},
+    {"workdir", ParseWorkdirKey},
+    {"pull", ParsePullKey},
+    {"allow_hosts", ParseAllowHostsKey},
+    {"protect", ParseProtectKey},
+    {"home", ParseHomeKey},
+    {"home_seed", ParseHomeSeedKey},
+    {"credentials", ParseCredentialsKey},
     {"warm", ParseWarmKey},
 };
 
@@ -554,7 +588,9 @@ absl::Status ParseContainer(const json& c, ContainerConfig& out) {
   }
   absl::Status seed = CheckSeedNeedsPersistentHome(out);
   if (!seed.ok()) return seed;
-  return CheckAllowHostsMatchNetwork(c, out);
+  absl::Status hosts = CheckAllowHostsMatchNetwork(c, out);
+  if (!hosts.ok()) return hosts;
+  return CheckCredentialsMatchNetwork(c, out);
 }
 
 // null is the default, as in the reference's resolveTier (its test IS-5).

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/allowlist.h"
+#include "core/credentials.h"
 #include "core/tier.h"
 #include "nlohmann/json.hpp"
 
@@ -72,6 +73,9 @@ struct ContainerConfig {
   std::vector<std::string> protect;
   // `allow_hosts`: set exactly when network is kAllowlist (never empty then).
   Allowlist allow_hosts;
+  // `credentials` (core/credentials.h): keys the egress proxy adds for
+  // hosts on allow_hosts; they act on network kAllowlist only.
+  std::vector<Credential> credentials;
   // `home`: false is "ephemeral" (a tmpfs that vanishes with the sandbox),
   // true "persistent" (a per-project directory in the operator state store,
   // launcher/state/agent_home.h).
@@ -113,7 +117,10 @@ struct ProjectConfig {
 // `isolation-invalid-allow-hosts`), and with any other network
 // `isolation-allow-hosts-without-allowlist`. `home` is "ephemeral" or
 // "persistent"; `home_seed` (ParseHomeSeedPath), only with a persistent home,
-// is `isolation-invalid-value` otherwise.
+// is `isolation-invalid-value` otherwise. `credentials` has ParseCredentials'
+// codes, `isolation-credentials-without-allowlist` when this file sets it
+// under another network, and `isolation-credential-host-not-allowed` when a
+// credential's host is not on the (merged) allow_hosts.
 absl::StatusOr<ProjectConfig> ParseProjectConfig(const nlohmann::json& root);
 
 // The same with `base` as the starting container settings (the operator

@@ -32,6 +32,7 @@ nlohmann::json ContainerConfigToJson(const ContainerConfig& config) {
   // Only when set, so the other networks keep the reference's shape.
   if (config.network == Network::kAllowlist) {
     out["allow_hosts"] = AllowlistToStrings(config.allow_hosts);
+    if (!config.credentials.empty()) out["credentials"] = CredentialsToJson(config.credentials);
   }
   // Only when set, so a config without it keeps the reference's shape.
   if (!config.images.empty()) out["images"] = config.images;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "core/credentials.h"
 #include "core/egress_entry.h"
 #include "core/errors.h"
 #include "core/git_identity.h"
@@ -183,6 +184,13 @@ absl::Status AddEgressAndSelf(ContainerBuild& b) {
     if (spawn.egress_socket.empty() || spawn.self_binary.empty()) return AllowlistNeedsNpExec();
     absl::Status bound = AddOwnMount(b, spawn.egress_socket, kEgressSocketTarget, true);
     if (!bound.ok()) return bound;
+    // The session CA's certificate and trust bundle, never its key.
+    if (!spawn.credential_env.empty()) {
+      bound = AddOwnMount(b, spawn.credential_ca, kCredentialCaTarget, false);
+      if (bound.ok())
+        bound = AddOwnMount(b, spawn.credential_bundle, kCredentialBundleTarget, false);
+      if (!bound.ok()) return bound;
+    }
   }
   if (!spawn.warm_dir.empty()) {
     absl::Status bound = AddOwnMount(b, spawn.warm_dir, kWarmTarget, false);
@@ -196,6 +204,10 @@ absl::Status AddEgressAndSelf(ContainerBuild& b) {
   if (b.egress) {
     // np-exec's constants, not the caller's values: the one place -e has one.
     for (const std::string& assignment : EgressProxyEnvironment()) {
+      b.argv.insert(b.argv.end(), {"-e", assignment});
+    }
+    // Placeholders and the CA's paths: np-exec's values, never a key.
+    for (const std::string& assignment : spawn.credential_env) {
       b.argv.insert(b.argv.end(), {"-e", assignment});
     }
   }

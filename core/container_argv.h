@@ -83,6 +83,14 @@ struct ContainerSpawn {
   // egress proxy's unix-domain endpoint and of np-exec's own binary, both bind-mounted in.
   std::string egress_socket;
   std::string self_binary;
+  // network "allowlist" with credentials (core/credentials.h): the host
+  // paths of the session CA's certificate and of the trust bundle, bound
+  // read-only at kCredentialCaTarget and kCredentialBundleTarget, and the
+  // variables set inside (CredentialSandboxEnvironment: placeholders, never
+  // a key); all empty without credentials.
+  std::string credential_ca;
+  std::string credential_bundle;
+  std::vector<std::string> credential_env;
   // A persistent home (isolation.container.home "persistent"): its directory
   // on the host, bound read-write at kContainerHome in place of the tmpfs.
   std::string home_source;

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "core/bwrap_argv.h"
 #include "core/container_user.h"
+#include "core/credentials.h"
 #include "core/egress_entry.h"
 #include "core/errors.h"
 #include "core/git_identity.h"
@@ -257,6 +258,14 @@ absl::Status CheckOwnFilesOutsideWritable(ContainerPlanning& p) {
   if (p.egress && (facts.print_only || facts.egress_socket.empty() || facts.self_path.empty())) {
     return AllowlistNeedsNpExec();
   }
+  if (p.egress && !container.credentials.empty()) {
+    // The key stays on the host: never forwarded by name as well.
+    absl::Status kept = CheckCredentialsNotForwarded(container.credentials, p.plan.env_names);
+    if (!kept.ok()) return kept;
+    if (facts.credential_ca.empty() || facts.credential_bundle.empty()) {
+      return AllowlistNeedsNpExec();
+    }
+  }
   p.account_view = container.user.kind == UserSpec::Kind::kCaller && !facts.passwd_file.empty();
   p.git_identity = p.account_view && !facts.gitconfig_file.empty();
   if (container.persistent_home && facts.agent_home.empty()) {
@@ -325,6 +334,11 @@ absl::Status DescribeSpawn(ContainerPlanning& p) {
   // bubblewrap the way past its argument limit (bwrap_argv.h).
   spawn.self_binary = facts.self_path;
   if (p.egress) spawn.egress_socket = p.plan.egress_socket = facts.egress_socket;
+  if (p.egress && !p.container.credentials.empty()) {
+    spawn.credential_ca = facts.credential_ca;
+    spawn.credential_bundle = facts.credential_bundle;
+    spawn.credential_env = CredentialSandboxEnvironment(p.container.credentials);
+  }
   spawn.project_root = p.policy.project_real;
   spawn.cwd = facts.cwd;
   spawn.uid = facts.uid;

@@ -113,6 +113,11 @@ struct SpawnFacts {
   // network "allowlist": the host path of this spawn's egress proxy endpoint,
   // in the private directory the launcher made (launcher/egress/session.h).
   std::string egress_socket;
+  // network "allowlist" with credentials: the host paths of the session CA's
+  // certificate and trust bundle the launcher wrote into the egress directory
+  // (EgressSession::ServeCredentials); required then.
+  std::string credential_ca;
+  std::string credential_bundle;
   // isolation.container.home "persistent": the host path of this project's
   // home in the operator state (launcher/state/agent_home.h); the launcher creates
   // it before the runtime runs.

@@ -38,7 +38,8 @@ bool ContainerKeyWidens(const std::string& key, const json& value) {
   // spawns (core/warm.h): the operator's to allow, or a trusted project's.
   if (key == "warm") return !value.is_null() && value != false;
   if (key == "user") return !value.is_null();
-  if (key == "mounts" || key == "env" || key == "allow_hosts" || key == "home_seed") {
+  if (key == "mounts" || key == "env" || key == "allow_hosts" || key == "home_seed" ||
+      key == "credentials") {
     return !Empty(value);
   }
   return true;

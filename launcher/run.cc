@@ -103,7 +103,16 @@ absl::StatusOr<std::unique_ptr<egress::EgressSession>> MaybeEgressSession(const 
   for (const MountSpec& mount : settings.config.container.mounts) {
     if (mount.writable) writable.push_back(mount.source);
   }
-  return egress::EgressSession::Create(host.xdg_runtime_dir, writable);
+  absl::StatusOr<std::unique_ptr<egress::EgressSession>> session =
+      egress::EgressSession::Create(host.xdg_runtime_dir, writable);
+  if (!session.ok()) return session;
+  // The credentials' keys, read here once and kept in the proxy alone.
+  absl::Status served = (*session)->ServeCredentials(
+      settings.config.container.credentials,
+      [&host](const std::string& name) { return std::string(GetEnv(host.envp, name)); },
+      egress::SystemRootsPem());
+  if (!served.ok()) return served;
+  return session;
 }
 
 // One spawn on the run path: what it read, what it decided and what it holds
@@ -187,7 +196,11 @@ absl::Status NameSpawnFiles(RunSpawn& run) {
       MaybeEgressSession(run.settings, host);
   if (!session.ok()) return run.Refuse(session.status());
   run.lease.session = *std::move(session);
-  if (run.lease.session != nullptr) run.facts.egress_socket = run.lease.session->socket_path();
+  if (run.lease.session != nullptr) {
+    run.facts.egress_socket = run.lease.session->socket_path();
+    run.facts.credential_ca = run.lease.session->ca_path();
+    run.facts.credential_bundle = run.lease.session->bundle_path();
+  }
   run.account_dir = PlannedAccountViewDir(run.settings, host);
   if (!run.account_dir.empty()) {
     run.facts.passwd_file = AccountPasswdPath(run.account_dir);
@@ -294,8 +307,15 @@ absl::StatusOr<Outcome> CarryOut(RunSpawn& run) {
   if (plan.wrapped) {
     // A variable the program reads, set here and not forwarded, is named
     // (core/env_notice.h).
+    // A credential's variable reaches the program as its placeholder.
+    std::vector<std::string> reaching = plan.env_names;
+    if (!plan.egress_socket.empty()) {
+      for (const Credential& credential : run.settings.config.container.credentials) {
+        reaching.push_back(credential.env);
+      }
+    }
     const std::string notice = UnforwardedVariablesNotice(
-        run.cl.program.front(), plan.env_names,
+        run.cl.program.front(), reaching,
         [&host](const std::string& name) { return !GetEnv(host.envp, name).empty(); });
     if (!notice.empty()) WriteAll(2, notice);
     const WrappedSpawn spawn{run.settings, plan,         run.cl.program,  *run.driver,

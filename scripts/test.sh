@@ -96,7 +96,7 @@ install_packages() {
   # ripgrep for scripts/bench.sh (srt, the peer it measures, needs the last two);
   # ccache for every build below.
   local required=(build-essential ccache cmake clang-format libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev
-    googletest libbenchmark-dev libseccomp-dev clang libclang-rt-14-dev docker.io podman catatonit
+    googletest libbenchmark-dev libseccomp-dev libssl-dev clang libclang-rt-14-dev docker.io podman catatonit
     busybox-static bubblewrap tini jq groff-base util-linux iproute2 git ca-certificates
     lintian python3-debian strace hyperfine socat ripgrep)
   # The interposer's real-node tests exec /usr/bin/node itself.

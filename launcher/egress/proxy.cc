@@ -62,17 +62,24 @@ nlohmann::json EgressRecordToJson(const EgressRecord& record) {
     }
     return s;
   };
-  return {{"egress",
-           {{"method", ascii(record.method)},
-            {"host", ascii(record.host)},
-            {"port", record.port},
-            {"allowed", record.allowed},
-            {"reason_code", ascii(record.reason_code)},
-            {"reason", ascii(record.reason)},
-            {"address", record.address},
-            {"bytes_up", record.bytes_up},
-            {"bytes_down", record.bytes_down},
-            {"duration_ms", record.duration_ms}}}};
+  nlohmann::json out = {{"egress",
+                         {{"method", ascii(record.method)},
+                          {"host", ascii(record.host)},
+                          {"port", record.port},
+                          {"allowed", record.allowed},
+                          {"reason_code", ascii(record.reason_code)},
+                          {"reason", ascii(record.reason)},
+                          {"address", record.address},
+                          {"bytes_up", record.bytes_up},
+                          {"bytes_down", record.bytes_down},
+                          {"duration_ms", record.duration_ms}}}};
+  if (!record.credential_header.empty()) {
+    out["egress"]["credential"] = {{"header", ascii(record.credential_header)},
+                                   {"tls_terminated", record.tls_terminated},
+                                   {"requests", record.requests},
+                                   {"injected", record.injected}};
+  }
+  return out;
 }
 
 absl::StatusOr<std::unique_ptr<EgressProxy>> EgressProxy::Start(ProxyOptions options) {
@@ -173,8 +180,9 @@ void EgressProxy::ReapFinished(bool all) {
 void EgressProxy::Serve(int client) {
   const int64_t start = MonotonicMs();
   EgressRecord record;
-  ConnectionContext context{&options_.allowlist, &options_.resolver, stop_read_,
-                            options_.head_timeout_ms, options_.connect_timeout_ms};
+  ConnectionContext context{
+      &options_.allowlist,      &options_.resolver,          stop_read_,
+      options_.head_timeout_ms, options_.connect_timeout_ms, options_.credentials.get()};
   ServeConnection(client, context, &record);
   record.duration_ms = MonotonicMs() - start;
   // Recorded before the close, so a refused client that sees its connection

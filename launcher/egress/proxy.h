@@ -54,11 +54,21 @@ struct EgressRecord {
   uint64_t bytes_up = 0;    // client -> upstream (for plain HTTP, the rewritten head too)
   uint64_t bytes_down = 0;  // upstream -> client, not counting the proxy's own replies
   int64_t duration_ms = 0;  // accept to close
+  // A credential host (launcher/egress/credential_tunnel.h): the header the
+  // proxy adds, whether it terminated the client's TLS, how many requests
+  // it read and into how many it put the key. Never the key itself.
+  std::string credential_header;
+  bool tls_terminated = false;
+  int requests = 0;
+  int injected = 0;
 };
 
 // {"egress": {method, host, port, allowed, reason_code, reason, address,
-// bytes_up, bytes_down, duration_ms}}, for AppendAudit.
+// bytes_up, bytes_down, duration_ms}}, for AppendAudit; for a credential host
+// also "credential": {header, tls_terminated, requests, injected}.
 nlohmann::json EgressRecordToJson(const EgressRecord& record);
+
+struct CredentialRoutes;
 
 struct ProxyOptions {
   // The socket to create. Its directory must exist, be a real directory owned
@@ -68,6 +78,9 @@ struct ProxyOptions {
   mode_t socket_mode = 0600;
   Allowlist allowlist;
   Resolver resolver;  // empty: SystemResolver()
+  // The credential hosts (credential_tunnel.h), whose CONNECTs the proxy
+  // terminates; nullptr: none, every tunnel is plain.
+  std::shared_ptr<CredentialRoutes> credentials;
   // Called once per connection attempt, never concurrently (the proxy
   // serialises the calls), on a thread of the proxy: it must not call Stop().
   std::function<void(const EgressRecord&)> on_record;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "core/http_proxy_request.h"
+#include "launcher/egress/credential_tunnel.h"
 #include "launcher/egress/relay.h"
 
 namespace np::egress {
@@ -140,6 +141,23 @@ std::optional<std::vector<IpAddress>> CheckedAddresses(int client, const Connect
   return *resolved;
 }
 
+// Connects to the first of the checked addresses that answers; -1 after
+// answering the client when none does.
+int ConnectChecked(int client, const std::vector<IpAddress>& addresses, uint16_t port,
+                   const ConnectionContext& context, EgressRecord* record) {
+  for (const IpAddress& address : addresses) {
+    const int upstream = ConnectOne(address, port, context);
+    if (upstream >= 0) {
+      record->address = FormatIpAddress(address);
+      return upstream;
+    }
+  }
+  Fail(record, "egress-connect-failed",
+       absl::StrCat("cannot connect to ", record->host, ":", port));
+  SendError(client, 502, record->reason_code, record->reason, context.stop_fd);
+  return -1;
+}
+
 }  // namespace
 
 void SendError(int client, int status, absl::string_view code, absl::string_view reason,
@@ -172,24 +190,23 @@ void ServeConnection(int client, const ConnectionContext& context, EgressRecord*
   if (!addresses.has_value()) return;
   record->allowed = true;
 
-  int upstream = -1;
-  for (const IpAddress& address : *addresses) {
-    upstream = ConnectOne(address, request.port, context);
-    if (upstream >= 0) {
-      record->address = FormatIpAddress(address);
-      break;
-    }
-  }
-  if (upstream < 0) {
-    Fail(record, "egress-connect-failed",
-         absl::StrCat("cannot connect to ", record->host, ":", request.port));
-    SendError(client, 502, record->reason_code, record->reason, context.stop_fd);
-    return;
-  }
+  const int upstream = ConnectChecked(client, *addresses, request.port, context, record);
+  if (upstream < 0) return;
 
   RelayOptions relay;
   relay.stop_fd = context.stop_fd;
   const std::string early = buffer.substr(request.head_size);
+  const CredentialRoute* route =
+      request.kind == ProxyRequest::Kind::kConnect && context.credentials != nullptr
+          ? context.credentials->Find(request.host, request.port)
+          : nullptr;
+  if (route != nullptr) {
+    // A credential host: TLS terminated here, the key added on the way.
+    const TunnelContext tunnel{context.stop_fd, context.connect_timeout_ms};
+    ServeCredentialTunnel(client, upstream, early, *route, *context.credentials, tunnel, record);
+    close(upstream);
+    return;
+  }
   if (request.kind == ProxyRequest::Kind::kConnect) {
     if (!SendAll(client, kEstablished, context.stop_fd, kReplyTimeoutMs)) {
       close(upstream);

@@ -19,6 +19,7 @@ struct ConnectionContext {
   int stop_fd;
   int head_timeout_ms;
   int connect_timeout_ms;
+  CredentialRoutes* credentials;  // nullptr: none
 };
 
 // Serves the non-blocking `client` to its end and fills in what happened

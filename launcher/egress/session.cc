@@ -20,6 +20,8 @@ namespace np::egress {
 namespace {
 
 constexpr char kSocketName[] = "egress.sock";
+constexpr char kCaFileName[] = "session-ca.pem";
+constexpr char kBundleFileName[] = "ca-bundle.pem";
 
 std::string RealPath(const std::string& path) {
   char real[PATH_MAX];
@@ -44,9 +46,30 @@ std::string BaseDir(const std::string& runtime_dir,
   return real;
 }
 
+// Writes `text` to a new file `name` in the directory (never through a link
+// or over something there), readable by the sandbox's user whatever it is.
+absl::Status WriteNewFile(const std::string& dir, const char* name, const std::string& text) {
+  const std::string path = absl::StrCat(dir, "/", name);
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && fchmod(fd, 0644) == 0;
+  for (size_t done = 0; ok && done < text.size();) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<size_t>(n);
+  }
+  const int err = errno;
+  if (fd >= 0) ok = close(fd) == 0 && ok;
+  if (ok) return absl::OkStatus();
+  unlink(path.c_str());
+  return MakeError(absl::StatusCode::kFailedPrecondition, "egress-socket-dir-failed",
+                   absl::StrCat("cannot write ", path, ": ", strerror(err)), {{"path", path}});
+}
+
 // In the forked watchdog: async-signal-safe calls only (np-exec may already
 // run threads of its own).
-[[noreturn]] void Watch(int fd, const char* socket_path, const char* dir) {
+[[noreturn]] void Watch(int fd, const char* socket_path, const char* ca_path,
+                        const char* bundle_path, const char* dir) {
   // Nothing of np-exec's: a caller that waits for EOF on np-exec's stdout or
   // stderr must not wait for the watchdog too.
   if (fd != 3) {
@@ -70,6 +93,8 @@ std::string BaseDir(const std::string& runtime_dir,
   // A byte: np-exec removed both itself. EOF (np-exec died): remove them.
   if (n != 1) {
     unlink(socket_path);
+    unlink(ca_path);
+    unlink(bundle_path);
     rmdir(dir);
   }
   _exit(0);
@@ -90,6 +115,8 @@ absl::StatusOr<std::unique_ptr<EgressSession>> EgressSession::Create(
   }
   const std::string dir(buffer.data());
   const std::string socket_path = absl::StrCat(dir, "/", kSocketName);
+  const std::string ca_path = absl::StrCat(dir, "/", kCaFileName);
+  const std::string bundle_path = absl::StrCat(dir, "/", kBundleFileName);
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
     const int err = errno;
@@ -100,7 +127,7 @@ absl::StatusOr<std::unique_ptr<EgressSession>> EgressSession::Create(
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[1]);
-    Watch(fds[0], socket_path.c_str(), dir.c_str());
+    Watch(fds[0], socket_path.c_str(), ca_path.c_str(), bundle_path.c_str(), dir.c_str());
   }
   close(fds[0]);
   if (pid < 0) {
@@ -127,6 +154,8 @@ void EgressSession::StopProxy() {
 EgressSession::~EgressSession() {
   StopProxy();
   unlink(socket_path_.c_str());
+  unlink(absl::StrCat(dir_, "/", kCaFileName).c_str());
+  unlink(absl::StrCat(dir_, "/", kBundleFileName).c_str());
   rmdir(dir_.c_str());
   const char word = 1;
   (void)!write(watchdog_fd_, &word, 1);
@@ -134,6 +163,45 @@ EgressSession::~EgressSession() {
   int status;
   while (waitpid(watchdog_, &status, 0) < 0 && errno == EINTR) {
   }
+}
+
+absl::Status EgressSession::ServeCredentials(
+    const std::vector<Credential>& credentials,
+    const std::function<std::string(const std::string&)>& lookup,
+    const std::string& system_roots_pem) {
+  if (credentials.empty()) return absl::OkStatus();
+  std::vector<CredentialRoute> routes;
+  for (const Credential& credential : credentials) {
+    std::string value = lookup(credential.env);
+    if (value.empty()) {
+      return MakeError(
+          absl::StatusCode::kFailedPrecondition, "egress-credential-unset",
+          absl::StrCat("isolation.container.credentials names ", credential.env, " for ",
+                       credential.host, ", but ", credential.env,
+                       " is not set (or empty) in np-exec's environment; set it, or remove the "
+                       "credential to run without it"),
+          {{"env", credential.env}, {"host", credential.host}});
+    }
+    routes.push_back({credential, std::move(value)});
+  }
+  absl::StatusOr<std::shared_ptr<CredentialRoutes>> made = MakeCredentialRoutes(std::move(routes));
+  if (!made.ok()) return made.status();
+  const std::string ca_pem = (*made)->ca->CertificatePem();
+  std::string bundle = system_roots_pem;
+  if (!bundle.empty() && bundle.back() != '\n') bundle.push_back('\n');
+  absl::Status written = WriteNewFile(dir_, kCaFileName, ca_pem);
+  if (written.ok()) written = WriteNewFile(dir_, kBundleFileName, bundle + ca_pem);
+  if (!written.ok()) return written;
+  credentials_ = *std::move(made);
+  return absl::OkStatus();
+}
+
+std::string EgressSession::ca_path() const {
+  return credentials_ != nullptr ? absl::StrCat(dir_, "/", kCaFileName) : std::string();
+}
+
+std::string EgressSession::bundle_path() const {
+  return credentials_ != nullptr ? absl::StrCat(dir_, "/", kBundleFileName) : std::string();
 }
 
 Companion EgressSession::ProxyCompanion(Allowlist allowlist,
@@ -149,6 +217,7 @@ Companion EgressSession::ProxyCompanion(Allowlist allowlist,
     options.socket_mode = 0666;
     options.allowlist = allowlist;
     options.on_record = on_record;
+    options.credentials = credentials_;
     absl::StatusOr<std::unique_ptr<EgressProxy>> proxy = EgressProxy::Start(std::move(options));
     if (!proxy.ok()) {
       start_error_ = proxy.status();

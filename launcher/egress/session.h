@@ -14,7 +14,8 @@
 // without the word that np-exec cleaned up itself, the watchdog removes the
 // socket and the directory. The watchdog holds no other descriptor, ignores
 // the terminal's signals and leaves its session. Forks; touches files and
-// sockets (the proxy).
+// sockets (the proxy). With credentials the directory also holds the
+// session CA's certificate and a trust bundle, removed the same way.
 #ifndef NP_EXEC_LAUNCHER_EGRESS_SESSION_H_
 #define NP_EXEC_LAUNCHER_EGRESS_SESSION_H_
 
@@ -28,6 +29,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/allowlist.h"
+#include "core/credentials.h"
+#include "launcher/egress/credential_tunnel.h"
 #include "launcher/egress/proxy.h"
 #include "launcher/supervise.h"
 
@@ -49,6 +52,20 @@ class EgressSession {
   const std::string& dir() const { return dir_; }
   const std::string& socket_path() const { return socket_path_; }
 
+  // The credential hosts: makes the session CA (its key stays in this
+  // process), writes its certificate (kCaFileName) and the bundle of
+  // `system_roots_pem` plus it (kBundleFileName) into the directory, 0644,
+  // for the sandbox to trust, and hands the routes to the proxy the
+  // companion starts. `lookup` reads a variable of np-exec's environment.
+  // Codes: egress-credential-unset (a credential's variable is unset or
+  // empty here), egress-ca-failed, egress-socket-dir-failed.
+  absl::Status ServeCredentials(const std::vector<Credential>& credentials,
+                                const std::function<std::string(const std::string&)>& lookup,
+                                const std::string& system_roots_pem);
+  // The host paths of the two files; empty without credentials.
+  std::string ca_path() const;
+  std::string bundle_path() const;
+
   // The companion that serves the proxy for exactly as long as the runtime
   // runs. `on_record` gets every connection attempt (see ProxyOptions).
   Companion ProxyCompanion(Allowlist allowlist, std::function<void(const EgressRecord&)> on_record);
@@ -65,6 +82,7 @@ class EgressSession {
   int watchdog_fd_;  // The write end; closing it without a byte means "clean up".
   pid_t watchdog_;
   std::unique_ptr<EgressProxy> proxy_;
+  std::shared_ptr<CredentialRoutes> credentials_;
   absl::Status start_error_;
 };
 

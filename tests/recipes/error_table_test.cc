@@ -33,7 +33,8 @@ const std::set<std::string>& NotCodes() {
       // HTTP header names the egress proxy drops, and address classes.
       "not-needed",  // A trust state, as status reports it.
       "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "link-local",
-      "unique-local"};
+      // Request headers a credential may not name, and the framing ones.
+      "content-length", "transfer-encoding", "unique-local"};
   return *names;
 }
 
