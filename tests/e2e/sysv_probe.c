@@ -1,0 +1,38 @@
+/* A static helper the warm sandbox e2e test copies into the project and runs
+ * inside the sandbox: `make` creates one SysV shared memory segment, one
+ * semaphore set and one message queue (private keys, left behind on purpose)
+ * and prints "made"; `count` prints "sysv=N", the number of SysV IPC objects
+ * the sandbox's IPC namespace holds. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
+
+static int count_lines(const char *table) {
+  FILE *f = fopen(table, "r");
+  if (f == NULL) return 0;
+  int lines = 0;
+  char buffer[512];
+  while (fgets(buffer, sizeof(buffer), f) != NULL) ++lines;
+  fclose(f);
+  return lines > 0 ? lines - 1 : 0; /* the header */
+}
+
+int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "make") == 0) {
+    if (shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600) < 0) return perror("shmget"), 1;
+    if (semget(IPC_PRIVATE, 1, IPC_CREAT | 0600) < 0) return perror("semget"), 1;
+    if (msgget(IPC_PRIVATE, IPC_CREAT | 0600) < 0) return perror("msgget"), 1;
+    puts("made");
+    return 0;
+  }
+  if (argc == 2 && strcmp(argv[1], "count") == 0) {
+    printf("sysv=%d\n", count_lines("/proc/sysvipc/shm") + count_lines("/proc/sysvipc/sem") +
+                            count_lines("/proc/sysvipc/msg"));
+    return 0;
+  }
+  fputs("usage: sysv_probe make|count\n", stderr);
+  return 2;
+}

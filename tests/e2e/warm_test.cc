@@ -1,0 +1,247 @@
+// Warm sandboxes (isolation.container.warm, core/warm.h) on docker, podman and
+// bubblewrap, checked on the host: two consecutive spawns run in one sandbox,
+// and nothing of the first (a background process that called setsid and
+// ignores TERM, files in /tmp, HOME and /dev/shm, a SysV shared memory
+// segment, its forwarded value) is there when the second starts; the program
+// cannot reach its keeper (no path to the channel, no descriptor to read,
+// no signal that ends it); SIGKILL of np-exec during a warm spawn leaves no
+// process, and the idle sandbox ends; exit statuses and forwarded signals are
+// the cold path's; another plan, or a spawn while the sandbox is busy, gets a
+// sandbox of its own.
+#include <signal.h>
+#include <unistd.h>
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/e2e/e2e_support.h"
+
+namespace np::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class WarmTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    NP_REQUIRE_RUNTIME(runtime());
+    project_ = dir_.MakeDir("project");
+    MakeProject(project_, ContainerConfig(runtime(), "np-test:local",
+                                          {{"warm", {{"idle_seconds", idle_seconds_}}},
+                                           {"env", {"NP_WARM_VALUE"}}}));
+    // The SysV IPC probe is copied into the project, which the sandbox sees.
+    RunResult copied =
+        RunProcess({"/bin/cp", NP_SYSV_PROBE, project_ + "/sysv-probe"}, Options({}, 10000));
+    ASSERT_EQ(copied.exit_code, 0) << copied.err;
+  }
+  void TearDown() override {
+    if (project_.empty()) return;
+    Np({"warm", "--stop"});
+    // Each test leaves no sandbox of its project behind.
+    WaitFor([&] { return Sandboxes().empty(); }, 30000);
+  }
+
+  const std::string& runtime() const { return GetParam(); }
+
+  RunResult Np(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+    std::vector<std::string> argv = {NpExecBin()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProcess(argv, Options(RuntimeEnv(env), 120000, project_));
+  }
+
+  RunResult Spawn(const std::string& script, const std::string& value) {
+    return Np({"--", "sh", "-c", script}, {absl::StrCat("NP_WARM_VALUE=", value)});
+  }
+
+  // This project's warm sandboxes, as `np-exec warm --json` lists them.
+  std::vector<nlohmann::json> Sandboxes() {
+    RunResult listed = Np({"warm", "--json"});
+    std::vector<nlohmann::json> out;
+    nlohmann::json parsed = nlohmann::json::parse(listed.out, nullptr, false);
+    if (parsed.is_discarded()) return out;
+    for (const nlohmann::json& sandbox : parsed.value("warm_sandboxes", nlohmann::json::array())) {
+      if (sandbox.value("project", "") == project_) out.push_back(sandbox);
+    }
+    return out;
+  }
+
+  // The audit log's run lines of the container tier, in order.
+  std::vector<nlohmann::json> RunLines() {
+    int bad = 0;
+    std::vector<nlohmann::json> out;
+    for (const nlohmann::json& line : ReadAuditLog(project_, &bad)) {
+      if (line.value("decision", "") == "run") out.push_back(line);
+    }
+    return out;
+  }
+
+  static std::string Seconds() { return std::to_string(300 + std::random_device()() % 600); }
+  // The cmdline a `sleep SECONDS` starts with (np-exec's own, which names the
+  // program later, never does).
+  static std::string SleepMarker(const std::string& seconds) {
+    return std::string("sleep\0", 6) + seconds + std::string("\0", 1);
+  }
+
+  int idle_seconds_ = 60;
+  TempDir dir_;
+  std::string project_;
+};
+
+TEST_P(WarmTest, TheSecondSpawnRunsInTheSameSandboxAndFindsNothingOfTheFirst) {
+  const std::string seconds = Seconds();
+  const std::string first_value = absl::StrCat("first-value-", seconds);
+  // A process that leaves the spawn's session and ignores TERM, a double
+  // fork, files in every scratch place, a shared memory segment.
+  RunResult first =
+      Spawn(absl::StrCat("setsid sh -c 'trap \"\" TERM; exec sleep ", seconds,
+                         "' </dev/null >/dev/null 2>&1 & "
+                         "(sleep ",
+                         seconds,
+                         " </dev/null >/dev/null 2>&1 &); "
+                         "echo left >/tmp/left-behind; echo left >\"$HOME/left-behind\"; "
+                         "echo left >/dev/shm/left-behind; "
+                         "./sysv-probe make; ./sysv-probe count; "
+                         "echo \"value=$NP_WARM_VALUE\""),
+            first_value);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_THAT(first.out, HasSubstr("value=" + first_value));
+  EXPECT_THAT(first.out, HasSubstr("made\nsysv=3\n")) << "the IPC objects were not made";
+  // Gone before np-exec returned, not merely later.
+  EXPECT_THAT(PidsWithCmdlinePrefix(SleepMarker(seconds)), ::testing::IsEmpty())
+      << "a process of the first spawn outlived it";
+
+  RunResult second = Spawn(
+      "ls -A /tmp \"$HOME\" /dev/shm; ./sysv-probe count; "
+      "echo \"value=$NP_WARM_VALUE\"; "
+      "cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' '\\n' | "
+      "grep -c 'first-valu[e]'; "
+      "echo \"init=$(tr '\\0' ' ' </proc/1/cmdline)\"",
+      "second-value");
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_THAT(second.out, Not(HasSubstr("left-behind")));
+  EXPECT_THAT(second.out, HasSubstr("sysv=0"));
+  EXPECT_THAT(second.out, HasSubstr("value=second-value"));
+  EXPECT_THAT(second.out, Not(HasSubstr("value=first")));
+  EXPECT_THAT(second.out, HasSubstr("\n0\n")) << "the first spawn's value is readable";
+  EXPECT_THAT(second.out, HasSubstr("init=/run/np-exec/np-exec keeper"));
+
+  const std::vector<nlohmann::json> runs = RunLines();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].value("warm", false), true);
+  EXPECT_EQ(runs[1].value("warm", false), true);
+  // One sandbox served both, and np-exec's log and the listing agree.
+  EXPECT_EQ(Sandboxes().size(), 1u);
+  if (runtime() != "bwrap") {
+    // No value of a warm spawn reaches the engine's state.
+    for (const std::string& name : LabelledContainers(runtime(), "np-exec-")) {
+      RunResult inspected = RunRuntime(runtime(), {"inspect", name});
+      EXPECT_THAT(inspected.out, Not(HasSubstr("second-value")));
+      EXPECT_THAT(inspected.out, Not(HasSubstr(first_value)));
+    }
+  }
+}
+
+TEST_P(WarmTest, TheProgramCannotReachOrEndItsKeeper) {
+  RunResult probe = Spawn(
+      "echo \"rendezvous=[$(ls -A /run/np-exec/warm)]\"; "
+      "for p in $(awk 'NR > 1 && $8 ~ /^\\// { print $8 }' /proc/net/unix); do "
+      "  [ -e \"$p\" ] && echo \"reachable $p\"; done; "
+      "echo \"descriptors=$(readlink /proc/1/fd/* 2>/dev/null | grep -c .)\"; "
+      "echo \"environ=$(cat /proc/1/environ 2>/dev/null | wc -c)\"; "
+      "kill -KILL 1 2>/dev/null; kill -TERM 1 2>/dev/null; kill -INT 1 2>/dev/null; echo alive",
+      "v");
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  EXPECT_THAT(probe.out, HasSubstr("rendezvous=[]"));
+  EXPECT_THAT(probe.out, Not(HasSubstr("reachable")));
+  EXPECT_THAT(probe.out, HasSubstr("descriptors=0"));
+  EXPECT_THAT(probe.out, HasSubstr("environ=0"));
+  EXPECT_THAT(probe.out, HasSubstr("alive"));
+  // The keeper took no signal: the next spawn runs in the same sandbox.
+  RunResult next = Spawn("tr '\\0' ' ' </proc/1/cmdline", "v");
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_THAT(next.out, HasSubstr("/run/np-exec/np-exec keeper"));
+  EXPECT_EQ(Sandboxes().size(), 1u);
+}
+
+TEST_P(WarmTest, ExitStatusesAndForwardedSignalsAreTheColdPaths) {
+  EXPECT_EQ(Spawn("exit 7", "v").exit_code, 7);
+  EXPECT_EQ(Spawn("kill -TERM $$", "v").exit_code, 128 + SIGTERM);
+  EXPECT_EQ(Np({"--", "/no/such/program"}).exit_code, 127);
+  // SIGTERM to np-exec reaches the program, which records it.
+  const std::string got = project_ + "/got-signal";
+  const std::string seconds = Seconds();
+  std::vector<std::string> argv = {
+      NpExecBin(), "--", "sh", "-c",
+      absl::StrCat("trap 'echo TERM > \"", got, "\"; exit 143' TERM; sleep ", seconds, " & wait")};
+  const pid_t pid = StartProcess(argv, Options(RuntimeEnv({"NP_WARM_VALUE=v"}), 0, project_),
+                                 dir_.Path("out"), dir_.Path("err"));
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(WaitFor([&] { return !PidsWithCmdlinePrefix(SleepMarker(seconds)).empty(); }, 60000))
+      << ReadFile(dir_.Path("err"));
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  EXPECT_EQ(WaitProcess(pid, 20000), 143) << ReadFile(dir_.Path("err"));
+  EXPECT_EQ(ReadFile(got), "TERM\n");
+  EXPECT_THAT(PidsWithCmdlinePrefix(SleepMarker(seconds)), ::testing::IsEmpty());
+  for (const nlohmann::json& run : RunLines()) EXPECT_EQ(run.value("warm", false), true);
+}
+
+TEST_P(WarmTest, SigkillOfNpExecLeavesNoProcessAndTheIdleSandboxEnds) {
+  idle_seconds_ = 3;
+  MakeProject(project_, ContainerConfig(runtime(), "np-test:local",
+                                        {{"warm", {{"idle_seconds", idle_seconds_}}},
+                                         {"env", {"NP_WARM_VALUE"}}}));
+  const std::string seconds = Seconds();
+  const pid_t pid =
+      StartProcess({NpExecBin(), "--", "sleep", seconds}, Options(RuntimeEnv(), 0, project_),
+                   dir_.Path("out"), dir_.Path("err"));
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(WaitFor([&] { return !PidsWithCmdlinePrefix(SleepMarker(seconds)).empty(); }, 60000))
+      << ReadFile(dir_.Path("err"));
+  ASSERT_EQ(Sandboxes().size(), 1u);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  WaitProcess(pid, 10000);
+  EXPECT_TRUE(WaitFor([&] { return PidsWithCmdlinePrefix(SleepMarker(seconds)).empty(); }, 10000))
+      << "the program outlived its killed np-exec";
+  // After the idle time nothing of the sandbox is left: no keeper, no
+  // container, no listing.
+  const std::string keeper = std::string("/run/np-exec/np-exec\0keeper", 27);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return Sandboxes().empty() && PidsWithCmdline(keeper).empty() &&
+               (runtime() == "bwrap" || LabelledContainers(runtime(), "np-exec-").empty());
+      },
+      30000))
+      << "a warm sandbox outlived its idle time";
+}
+
+TEST_P(WarmTest, AnotherPlanOrABusySandboxGetsASandboxOfItsOwn) {
+  ASSERT_EQ(Spawn("true", "v").exit_code, 0);
+  ASSERT_EQ(Sandboxes().size(), 1u);
+  // Another forwarded name: another plan.
+  RunResult other = Np({"--env", "NP_WARM_OTHER", "--", "true"});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_EQ(Sandboxes().size(), 2u);
+  // While the first sandbox runs a spawn, a spawn of the same plan gets
+  // another sandbox.
+  const std::string seconds = Seconds();
+  const pid_t busy = StartProcess({NpExecBin(), "--", "sleep", seconds},
+                                  Options(RuntimeEnv({"NP_WARM_VALUE=v"}), 0, project_),
+                                  dir_.Path("out"), dir_.Path("err"));
+  ASSERT_GT(busy, 0);
+  ASSERT_TRUE(WaitFor([&] { return !PidsWithCmdlinePrefix(SleepMarker(seconds)).empty(); }, 60000));
+  RunResult beside = Spawn("echo beside", "v");
+  EXPECT_EQ(beside.exit_code, 0) << beside.err;
+  EXPECT_THAT(beside.out, HasSubstr("beside"));
+  EXPECT_EQ(Sandboxes().size(), 3u) << ::testing::PrintToString(Sandboxes());
+  kill(busy, SIGTERM);
+  EXPECT_EQ(WaitProcess(busy, 20000), 128 + SIGTERM);
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtimes, WarmTest, ::testing::Values("docker", "podman", "bwrap"),
+                         RuntimeName);
+
+}  // namespace
+}  // namespace np::testing
