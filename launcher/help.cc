@@ -31,6 +31,7 @@ Usage:
   np-exec which NAME [--json]
   np-exec trust [--show | --revoke] [--yes] [--json]
   np-exec home [--reset] [--json]
+  np-exec warm [--stop [--all]] [--json]
   np-exec init [--runtime R] [--agent NAME[,NAME...]]... [--json]
   np-exec --help | --version | VERB --help
 
@@ -144,6 +145,15 @@ it then asks, --yes does not. --show prints the record with the same review,
 --revoke forgets the trust. The record lives in $XDG_STATE_HOME/np-exec/.
 )";
 
+constexpr absl::string_view kWarm =
+    R"(Usage: np-exec warm [--stop [--all]] [--json]
+
+Lists your warm sandboxes (isolation.container.warm): the runtime, the first
+program, the project, whether a spawn runs in it, and its idle time. --stop
+ends this project's warm sandboxes, each once its current spawn has ended;
+--all every project's.
+)";
+
 constexpr absl::string_view kHome =
     R"(Usage: np-exec home [--reset] [--json]
 
@@ -187,6 +197,7 @@ absl::string_view HelpText(absl::string_view topic) {
   if (topic == "which") return kWhich;
   if (topic == "trust") return kTrust;
   if (topic == "home") return kHome;
+  if (topic == "warm") return kWarm;
   if (topic == "init") return kInit;
   return {};
 }

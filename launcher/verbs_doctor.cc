@@ -191,6 +191,7 @@ void CheckProtectionAndTrust(const Subject& s, Report& r) {
 // Where the persistent agent home is and how large (agent_home.h).
 void CheckHome(const Subject& s, Report& r) {
   r.out["home"] = nullptr;
+  r.out["warm_sandboxes"] = WarmSandboxesJson(s.host);
   if (s.settings.project_root.empty()) return;
   r.out["home"] = AgentHomeJson(s.settings, s.host);
   if (s.settings.config.container.persistent_home && r.out["home"].contains("error")) {
@@ -287,6 +288,9 @@ std::string ImageAndHomeText(const nlohmann::json& o) {
                     ")\n");
   }
   if (!o["home"].is_null()) absl::StrAppend(&text, "home: ", AgentHomeText(o["home"]), "\n");
+  if (o.contains("warm_sandboxes") && !o["warm_sandboxes"].empty()) {
+    absl::StrAppend(&text, "warm sandboxes:\n", WarmSandboxesText(o["warm_sandboxes"]));
+  }
   return text;
 }
 

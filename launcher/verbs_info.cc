@@ -116,6 +116,9 @@ std::string StatusText(const Settings& settings, const TierDescription& descript
     absl::StrAppend(&text, "advisory: ", out["advisory"].get<std::string>(), "\n");
   }
   absl::StrAppend(&text, "trust: ", out["trust"].value("state", "unknown"), "\n");
+  if (!out["warm_sandboxes"].empty()) {
+    absl::StrAppend(&text, "warm sandboxes:\n", WarmSandboxesText(out["warm_sandboxes"]));
+  }
   return text;
 }
 
@@ -155,6 +158,7 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
   out["trust"] =
       trust.ok() ? TrustStatusJson(*trust)
                  : nlohmann::json({{"state", "unreadable"}, {"error", ErrorCode(trust.status())}});
+  out["warm_sandboxes"] = WarmSandboxesJson(host);
   if (cl.json) {
     WriteJson(out);
   } else {
