@@ -14,9 +14,11 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "launcher/state/nofollow_path.h"
 #include "launcher/warm/registry.h"
 
 namespace np::warm {
@@ -54,6 +56,21 @@ void CloseInherited() {
   const int null = open("/dev/null", O_RDWR | O_CLOEXEC);
   for (int fd = 0; fd < 3 && null >= 0; ++fd) dup2(null, fd);
   if (null > 2) close(null);
+}
+
+// What the runtime said on stderr when the sandbox did not come up (its first
+// bytes), for the spawn that waited for it.
+std::string RuntimeLog(int slot_dir) {
+  SmallFile log = ReadSmallFileAt(slot_dir, std::string(kRuntimeLog).c_str(), 2048);
+  return log.error == 0 ? log.text.substr(0, 2048) : "";
+}
+
+absl::Status NeverCameUp(int slot_dir) {
+  std::string said(absl::StripAsciiWhitespace(RuntimeLog(slot_dir)));
+  return MakeError(absl::StatusCode::kUnavailable, "isolation-container-unavailable",
+                   absl::StrCat("the warm sandbox's runtime ended before its keeper started; the "
+                                "program did not run, and np-exec does not fall back",
+                                said.empty() ? "" : absl::StrCat(". The runtime said: ", said)));
 }
 
 nlohmann::json StatusJson(const absl::Status& status) {
@@ -125,6 +142,7 @@ void Dispatcher(Holding& holding) {
   if (keeper.get() >= 0) (void)Send(keeper.get(), {{"op", "exit"}});
   // A spawn that connected before the sandbox came up learns why it did not.
   std::lock_guard<std::mutex> guard(holding.mutex);
+  if (holding.run_error.ok() && keeper.get() < 0) holding.run_error = NeverCameUp(holding.slot_dir);
   if (!holding.run_error.ok()) {
     for (;;) {
       pollfd pending{holding.control_listener, POLLIN, 0};
@@ -140,6 +158,13 @@ void Dispatcher(Holding& holding) {
 // The holder's body, in the forked process: never returns.
 [[noreturn]] void Hold(HolderStart& start) {
   CloseInherited();
+  // The runtime's stderr, read back if the sandbox does not come up.
+  const int log = openat(start.slot.slot.dir.get(), std::string(kRuntimeLog).c_str(),
+                         O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (log >= 0) {
+    dup2(log, 2);
+    close(log);
+  }
   const WrappedSpawn& spawn = start.spawn;
   absl::StatusOr<SpawnPlan> run_plan =
       WatchSandbox(spawn, start.lease, start.host, start.run_record);

@@ -145,7 +145,7 @@ absl::StatusOr<NewSlot> MakeSlot(int warm_dir, const std::string& key, const nlo
 void RemoveSlot(int warm_dir, const std::string& name) {
   const int dir = OpenSubdirNoFollow(warm_dir, name.c_str());
   if (dir >= 0) {
-    for (absl::string_view file : {kControlSocket, kSlotLock, kSlotInfo}) {
+    for (absl::string_view file : {kControlSocket, kSlotLock, kSlotInfo, kRuntimeLog}) {
       unlinkat(dir, std::string(file).c_str(), 0);
     }
     close(dir);

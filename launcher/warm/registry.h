@@ -4,7 +4,8 @@
 //   ctl.sock   the holder's listening socket (launcher/warm/holder.h)
 //   lock       flock'd exclusively by the client a spawn runs for, and by the
 //              holder when it ends an idle sandbox: one spawn at a time
-//   info.json  {key, project, runtime, holder_pid, started, idle_seconds}
+//   info.json  {key, project, runtime, program, started, idle_seconds}
+//   runtime.log  what the sandbox's runtime wrote on stderr
 // and the rendezvous directories of spawns being planned, "rv-...". Only
 // np-exec's own processes of this user reach any of it; the sandboxes never
 // do. Touches the filesystem and sockets.
@@ -27,6 +28,8 @@ inline constexpr absl::string_view kWarmDir = "warm";
 inline constexpr absl::string_view kControlSocket = "ctl.sock";
 inline constexpr absl::string_view kSlotLock = "lock";
 inline constexpr absl::string_view kSlotInfo = "info.json";
+// The runtime's stderr, told to the first spawn if the sandbox never came up.
+inline constexpr absl::string_view kRuntimeLog = "runtime.log";
 
 // One warm sandbox, claimed for one spawn: its directory, the lock held, and
 // the connection to its holder.
