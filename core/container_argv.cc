@@ -230,15 +230,23 @@ absl::Status AddCommand(ContainerBuild& b) {
                   {"--secret", absl::StrCat(secret->secret, ",type=env,target=", name)});
     }
   }
-  argv.insert(argv.end(),
-              {"-w", keeper ? ProjectTarget(b.config, b.spawn) : b.inputs.workdir, b.config.image});
+  if (keeper) {
+    // np-exec itself is the entry point, whatever the image's own: the
+    // keeper must be the container's PID 1 (it refuses to run otherwise).
+    argv.insert(argv.end(), {"--entrypoint", std::string(kEgressSelfTarget), "-w",
+                             ProjectTarget(b.config, b.spawn), b.config.image});
+    if (!b.expected.empty()) {
+      const std::vector<std::string> check = MountCheckPrefix(b.expected);
+      argv.insert(argv.end(), check.begin() + 1, check.end());
+      argv.emplace_back(kEgressSelfTarget);
+    }
+    argv.emplace_back(kKeeperVerb);
+    return absl::OkStatus();
+  }
+  argv.insert(argv.end(), {"-w", b.inputs.workdir, b.config.image});
   if (!b.expected.empty()) {
     const std::vector<std::string> check = MountCheckPrefix(b.expected);
     argv.insert(argv.end(), check.begin(), check.end());
-  }
-  if (keeper) {
-    argv.insert(argv.end(), {std::string(kEgressSelfTarget), std::string(kKeeperVerb)});
-    return absl::OkStatus();
   }
   if (b.egress) {
     const std::vector<std::string> entry = EgressEntryPrefix();

@@ -329,6 +329,61 @@ else
   echo "(no docker daemon or no node: the reference row is skipped)"
 fi
 
+# --- 2d. warm sandboxes (issue 28) ---------------------------------------------
+# A warm spawn on each runtime beside the direct tier (the baseline), the cold
+# spawn of the same project, `docker exec` into a running container, and srt,
+# in one interleaved run; then the memory an idle warm sandbox holds.
+warm_project() {  # warm_project NAME RUNTIME: a container project with warm on
+  local dir
+  dir="$(project "$1" container "$2")"
+  jq '.isolation.container.warm = {"idle_seconds": 900}' "$dir/.nubos-pilot/config.json" \
+    >"$dir/.nubos-pilot/config.json.new"
+  mv "$dir/.nubos-pilot/config.json.new" "$dir/.nubos-pilot/config.json"
+  (cd "$dir" && "$np" trust >/dev/null)
+  echo "$dir"
+}
+echo "== warm sandboxes"
+warm=(--cmd "np-exec -- /bin/true (direct)" --cwd "$direct" -- "$np" -- /bin/true)
+if command -v bwrap >/dev/null; then
+  wbwrap="$(warm_project warm-bwrap bwrap)"
+  warm+=(--cmd "warm: np-exec -- true (bwrap)" --cwd "$wbwrap" -- "$np" -- true)
+  warm+=(--cmd "cold: np-exec -- true (bwrap)" --cwd "$cbwrap" -- "$np" -- true)
+fi
+if [ "$have_docker" = 1 ]; then
+  wdocker="$(warm_project warm-docker docker)"
+  warm+=(--cmd "warm: np-exec -- true (docker)" --cwd "$wdocker" -- "$np" -- true)
+  warm+=(--cmd "cold: np-exec -- true (docker)" --cwd "$cdocker" -- "$np" -- true)
+  docker rm -f np-bench-exec >/dev/null 2>&1 || true
+  docker run -d --rm --name np-bench-exec --network none np-test:local sleep 3600 >/dev/null
+  warm+=(--cmd "docker exec into a running container" --cwd "$direct" -- docker exec np-bench-exec true)
+fi
+if [ -n "${cpodman:-}" ]; then
+  wpodman="$(warm_project warm-podman podman)"
+  warm+=(--cmd "warm: np-exec -- true (podman)" --cwd "$wpodman" -- "$np" -- true)
+  warm+=(--cmd "cold: np-exec -- true (podman)" --cwd "$cpodman" -- "$np" -- true)
+fi
+if [ -n "$srt" ]; then
+  warm+=(--cmd "srt /bin/true" --cwd "$cbwrap" -- "${srt_cmd[@]}" /bin/true)
+fi
+run --title warm --runs "$R_RUNTIMES" --warmup "$WARM" "${warm[@]}"
+# An idle warm bubblewrap sandbox: the proportional set size of its holder,
+# bubblewrap and the keeper (the keeper's parent is bubblewrap, whose parent
+# is the holder).
+warm_kb=""
+if [ -n "${wbwrap:-}" ]; then
+  for keeper in $(pgrep -f '^/run/np-exec/np-exec keeper$'); do
+    bw="$(ps -o ppid= -p "$keeper" | tr -d ' ')"
+    [ "$(cat "/proc/$bw/comm" 2>/dev/null)" = bwrap ] || continue
+    holder="$(ps -o ppid= -p "$bw" | tr -d ' ')"
+    warm_kb="$(for p in "$holder" "$bw" "$keeper"; do
+      awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup"; done | awk '{s += $1} END {print s}')"
+    echo "idle warm bubblewrap sandbox: holder $holder, bwrap $bw, keeper $keeper: $warm_kb KB (Pss)"
+    break
+  done
+fi
+(cd "$direct" && "$np" warm --stop --all >/dev/null) || true
+[ "$have_docker" = 1 ] && docker rm -f np-bench-exec >/dev/null 2>&1 || true
+
 # --- 3. summary -----------------------------------------------------------------
 echo "== targets (design.md section 6, issue 9)"
 med() { awk -F'\t' -v t="$1" -v l="$2" '$1==t && $2==l {print $5}' "$tsv" | tail -1; }
@@ -354,6 +409,14 @@ verdict "srt / np-exec on bwrap, /bin/true" "$(rat peers-bwrap-true 'srt /bin/tr
 verdict "srt / np-exec on bwrap, a write" "$(rat peers-bwrap-write 'srt write into the project')" ">=" 50 x
 verdict "reference node path / np-exec on docker" \
   "$(rat peers-docker 'reference: node + docker version + docker run')" ">=" 1 x
+verdict "warm spawn on bwrap / direct spawn" "$(rat warm 'warm: np-exec -- true (bwrap)')" "<=" 2 x
+for r in docker podman; do
+  w="$(med warm "warm: np-exec -- true ($r)")"
+  c="$(med warm "cold: np-exec -- true ($r)")"
+  verdict "warm / cold spawn on $r"     "$(awk -v w="$w" -v c="$c" 'BEGIN{ if (w > 0 && c > 0) printf "%.3f", w / c }')" "<=" 0.05 x
+done
+verdict "srt / warm spawn on bwrap" "$(awk -v s="$(med warm 'srt /bin/true')"   -v w="$(med warm 'warm: np-exec -- true (bwrap)')" 'BEGIN{ if (s > 0 && w > 0) printf "%.0f", s / w }')" ">=" 100 x
+verdict "an idle warm bubblewrap sandbox (Pss)" "$warm_kb" "<=" 5120 KB
 echo "== peers: ratio min / median / max over the rounds, peak RSS of the tree (KB)"
 awk -F'\t' '$1 ~ /^(peers-|preload)/ {printf "%-20s %-46s %7.3f %7.3f %7.3f %9d\n", $1, $2, $8, $7, $9, $11}' "$tsv"
 if [ "$short" = 1 ]; then

@@ -131,6 +131,12 @@ void RemoveStaleViews(int spawns) {
   for (const std::string& name : stale) {
     const int view = OpenSubdirNoFollow(spawns, name.c_str());
     if (view < 0) continue;
+    // Its np-exec is gone, but a process it handed the view to (a warm
+    // sandbox's holder) still holds its lock: in use.
+    if (flock(view, LOCK_EX | LOCK_NB) != 0) {
+      close(view);
+      continue;
+    }
     unlinkat(view, "passwd", 0);
     unlinkat(view, "group", 0);
     unlinkat(view, "gitconfig", 0);

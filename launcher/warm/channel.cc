@@ -169,7 +169,8 @@ absl::StatusOr<Message> Receive(int socket, int timeout_ms) {
     read_so_far += static_cast<size_t>(got);
   }
   out.body = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
-  if (out.body.is_discarded()) return ProtocolError("not JSON");
+  // Every message is an object, so reading a key of it never throws.
+  if (out.body.is_discarded() || !out.body.is_object()) return ProtocolError("not a JSON object");
   return out;
 }
 

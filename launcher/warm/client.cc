@@ -17,6 +17,13 @@ namespace {
 // and the terminal's window size.
 constexpr int kForwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH};
 
+// The sandbox ended before the keeper started the program: nothing ran, and
+// the spawn may go to another sandbox.
+absl::Status Gone() {
+  return MakeError(absl::StatusCode::kUnavailable, "warm-sandbox-gone",
+                   "the warm sandbox ended before it started the program; nothing ran");
+}
+
 absl::Status Lost() {
   return MakeError(absl::StatusCode::kUnavailable, "warm-sandbox-lost",
                    "the warm sandbox ended before the program's end was reported; whether it "
@@ -59,16 +66,19 @@ class ForwardedSignals {
 
 }  // namespace
 
-absl::StatusOr<WarmResult> RunInSandbox(int connection, const WarmRequest& request) {
+absl::StatusOr<WarmResult> RunInSandbox(int connection, const WarmRequest& request,
+                                        const nlohmann::json& record) {
   ForwardedSignals signals;
   absl::Status sent =
-      Send(connection, {{"op", "spawn"}, {"spawn", WarmRequestToJson(request)}}, {0, 1, 2});
-  if (!sent.ok()) return Lost();
+      Send(connection, {{"op", "spawn"}, {"spawn", WarmRequestToJson(request)}, {"record", record}},
+           {0, 1, 2});
+  if (!sent.ok()) return Gone();
+  bool started = false;
   pollfd watched[2] = {{connection, POLLIN, 0}, {signals.fd(), POLLIN, 0}};
   for (;;) {
     if (poll(watched, signals.fd() >= 0 ? 2 : 1, -1) < 0) {
       if (errno == EINTR) continue;
-      return Lost();
+      return started ? Lost() : Gone();
     }
     if (signals.fd() >= 0 && watched[1].revents != 0) {
       signalfd_siginfo info;
@@ -78,7 +88,8 @@ absl::StatusOr<WarmResult> RunInSandbox(int connection, const WarmRequest& reque
     }
     if (watched[0].revents == 0) continue;
     absl::StatusOr<Message> message = Receive(connection);
-    if (!message.ok()) return Lost();
+    if (!message.ok()) return started ? Lost() : Gone();
+    if (message->body.contains("started")) started = true;
     if (message->body.contains("error")) return Refusal(message->body["error"]);
     if (message->body.contains("result")) return WarmResultFromJson(message->body["result"]);
   }

@@ -8,14 +8,19 @@
 
 #include "absl/status/statusor.h"
 #include "core/warm.h"
+#include "nlohmann/json.hpp"
 
 namespace np::warm {
 
 // Runs `request` through the holder connected at `connection`, handing over
-// descriptors 0, 1 and 2. Codes: `warm-sandbox-lost` (the sandbox ended
-// before it answered), the holder's refusal (the sandbox could not be set
-// up: `isolation-container-unavailable` and the like), `warm-channel`.
-absl::StatusOr<WarmResult> RunInSandbox(int connection, const WarmRequest& request);
+// descriptors 0, 1 and 2; `record` is the spawn's run line, from which the
+// holder writes the exit line if this np-exec is killed. Codes:
+// `warm-sandbox-gone` (the sandbox ended before it started the program:
+// nothing ran, and the spawn may try another sandbox), `warm-sandbox-lost`
+// (it ended after, before it answered), the holder's refusal (the sandbox
+// could not be set up: `isolation-container-unavailable` and the like).
+absl::StatusOr<WarmResult> RunInSandbox(int connection, const WarmRequest& request,
+                                        const nlohmann::json& record);
 
 }  // namespace np::warm
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <thread>
 
@@ -18,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "launcher/audit_log.h"
 #include "launcher/state/nofollow_path.h"
 #include "launcher/warm/registry.h"
 
@@ -25,6 +27,12 @@ namespace np::warm {
 namespace {
 
 constexpr int kRequestTimeoutMs = 10000;
+
+long long NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // What the dispatcher thread and the holder's main thread share.
 struct Holding {
@@ -34,6 +42,9 @@ struct Holding {
   int control_listener = -1;
   int ended = -1;  // An eventfd: the sandbox's runtime has exited.
   std::string rendezvous_dir;
+  // The project the sandbox serves, opened (for the exit line of a killed spawn).
+  int project_fd = -1;
+  std::string project_root;
   std::mutex mutex;
   absl::Status run_error;  // Why the sandbox did not come up, once it ended.
 };
@@ -79,8 +90,9 @@ nlohmann::json StatusJson(const absl::Status& status) {
           {"details", ErrorDetails(status)}};
 }
 
-// A client's request, handed to the keeper with the client's connection.
-bool Dispatch(int keeper, int client, bool* stop) {
+// A client's request, handed to the keeper with the client's connection;
+// its run line kept in `record` for as long as it runs.
+bool Dispatch(int keeper, int client, bool* stop, nlohmann::json* record) {
   absl::StatusOr<Message> message = Receive(client, kRequestTimeoutMs);
   if (!message.ok()) return false;
   const std::string op = message->body.value("op", "");
@@ -89,9 +101,42 @@ bool Dispatch(int keeper, int client, bool* stop) {
     return false;
   }
   if (op != "spawn" || message->fds.size() != 3) return false;
+  *record = message->body.value("record", nlohmann::json());
+  record->emplace("started_ms", NowMs());
   std::vector<int> fds = {client};
   for (const OwnedFd& fd : message->fds) fds.push_back(fd.get());
   return Send(keeper, {{"op", "spawn"}, {"spawn", message->body["spawn"]}}, fds).ok();
+}
+
+// A spawn whose np-exec was killed gets its exit line from the holder, as a
+// cold spawn's gets it from its watchdog: np_exec "killed", no exit status;
+// through the project folder the holder holds open.
+void WriteKilledLine(const Holding& holding, nlohmann::json record) {
+  if (!record.is_object() || holding.project_root.empty()) return;
+  const long long started = record.value("started_ms", NowMs());
+  record.erase("started_ms");
+  record.erase("decision");
+  record["event"] = "exit";
+  record["exit_status"] = nullptr;
+  record["np_exec"] = "killed";
+  record["duration_ms"] = NowMs() - started;
+  (void)AppendAuditAt(holding.project_fd, holding.project_root, std::move(record));
+}
+
+// Spawns that connected but were never handed over: told why the sandbox
+// did not come up, when it did not (else they find it gone and go on).
+void AnswerWaiting(Holding& holding, bool came_up) {
+  std::lock_guard<std::mutex> guard(holding.mutex);
+  if (holding.run_error.ok() && !came_up) holding.run_error = NeverCameUp(holding.slot_dir);
+  if (holding.run_error.ok()) return;
+  for (;;) {
+    pollfd pending{holding.control_listener, POLLIN, 0};
+    if (poll(&pending, 1, 0) <= 0) break;
+    OwnedFd client(accept4(holding.control_listener, nullptr, nullptr, SOCK_CLOEXEC));
+    if (client.get() < 0) break;
+    (void)Receive(client.get(), 1000);
+    (void)Send(client.get(), {{"error", StatusJson(holding.run_error)}});
+  }
 }
 
 // Until the sandbox ends: the keeper's rendezvous, then one spawn at a time,
@@ -100,6 +145,7 @@ void Dispatcher(Holding& holding) {
   OwnedFd keeper;
   bool busy = false;
   bool stop = false;
+  nlohmann::json record;  // The run line of the spawn in progress.
   OwnedFd idle_lock(
       openat(holding.slot_dir, std::string(kSlotLock).c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
   for (;;) {
@@ -127,32 +173,24 @@ void Dispatcher(Holding& holding) {
     if (keeper.get() >= 0 && watched[1].revents != 0) {
       absl::StatusOr<Message> message = Receive(keeper.get(), kRequestTimeoutMs);
       if (!message.ok()) break;  // The keeper ended: so does the sandbox.
-      if (message->body.value("op", "") == "done") busy = false;
+      if (message->body.value("op", "") == "done") {
+        busy = false;
+        if (message->body.value("abandoned", false)) WriteKilledLine(holding, record);
+        record = nullptr;
+      }
       if (!busy && stop) break;
       continue;
     }
     if (watched[2].revents != 0) {
       OwnedFd client(accept4(holding.control_listener, nullptr, nullptr, SOCK_CLOEXEC));
       if (client.get() < 0) continue;
-      busy = Dispatch(keeper.get(), client.get(), &stop);
+      busy = Dispatch(keeper.get(), client.get(), &stop, &record);
       if (!busy && stop) break;
     }
   }
   unlinkat(holding.slot_dir, std::string(kControlSocket).c_str(), 0);
   if (keeper.get() >= 0) (void)Send(keeper.get(), {{"op", "exit"}});
-  // A spawn that connected before the sandbox came up learns why it did not.
-  std::lock_guard<std::mutex> guard(holding.mutex);
-  if (holding.run_error.ok() && keeper.get() < 0) holding.run_error = NeverCameUp(holding.slot_dir);
-  if (!holding.run_error.ok()) {
-    for (;;) {
-      pollfd pending{holding.control_listener, POLLIN, 0};
-      if (poll(&pending, 1, 0) <= 0) break;
-      OwnedFd client(accept4(holding.control_listener, nullptr, nullptr, SOCK_CLOEXEC));
-      if (client.get() < 0) break;
-      (void)Receive(client.get(), 1000);
-      (void)Send(client.get(), {{"error", StatusJson(holding.run_error)}});
-    }
-  }
+  AnswerWaiting(holding, /*came_up=*/keeper.get() >= 0);
 }
 
 // The holder's body, in the forked process: never returns.
@@ -174,6 +212,8 @@ void Dispatcher(Holding& holding) {
   holding.rendezvous_listener = start.rendezvous.get();
   holding.control_listener = start.slot.listener.get();
   holding.rendezvous_dir = spawn.plan.warm.rendezvous_dir;
+  holding.project_fd = spawn.settings.project.fd();
+  holding.project_root = spawn.settings.project_root;
   OwnedFd ended(eventfd(0, EFD_CLOEXEC));
   holding.ended = ended.get();
   if (!run_plan.ok()) {

@@ -134,51 +134,6 @@ std::optional<int> Supervise(pid_t child, int client, int signals) {
   }
 }
 
-// Everything a spawn may have left: processes, scratch files, IPC objects.
-absl::Status Reset(const std::vector<std::string>& scratch) {
-  absl::Status killed = KillAllOthers(kKillTimeoutMs);
-  if (!killed.ok()) return killed;
-  for (const std::string& mount : scratch) {
-    absl::Status emptied = EmptyMount(mount);
-    if (!emptied.ok()) return emptied;
-  }
-  return RemoveSysvIpc();
-}
-
-// One spawn: the client's connection (for its signals and the result) and
-// the spawn's three descriptors, as the holder handed them over; an error
-// ends the keeper.
-absl::Status ServeSpawn(Message& message, char** envp, int signals,
-                        const std::vector<std::string>& scratch) {
-  const int client = message.fds[0].get();
-  absl::StatusOr<WarmRequest> request =
-      WarmRequestFromJson(message.body.value("spawn", nlohmann::json()));
-  if (!request.ok()) {
-    (void)Send(client, {{"error", std::string(request.status().message())}});
-    return absl::OkStatus();
-  }
-  std::vector<OwnedFd> stdio;
-  for (size_t i = 1; i < 4; ++i) stdio.push_back(std::move(message.fds[i]));
-  const pid_t child = fork();
-  if (child < 0) return Reset(scratch);
-  if (child == 0) ExecSpawn(*request, stdio, envp);
-  stdio.clear();
-  for (std::string& entry : request->env) std::fill(entry.begin(), entry.end(), '\0');
-  const std::optional<int> status = Supervise(child, client, signals);
-  absl::Status reset = Reset(scratch);
-  if (!reset.ok()) return reset;
-  if (!status.has_value()) return absl::OkStatus();
-  WarmResult result;
-  if (WIFSIGNALED(*status)) {
-    result.signal = WTERMSIG(*status);
-    result.exit_code = 128 + result.signal;
-  } else {
-    result.exit_code = WEXITSTATUS(*status);
-  }
-  (void)Send(client, {{"result", WarmResultToJson(result)}});
-  return absl::OkStatus();
-}
-
 std::string ReadMountInfo() {
   std::ifstream in("/proc/self/mountinfo");
   std::stringstream text;
@@ -186,17 +141,107 @@ std::string ReadMountInfo() {
   return text.str();
 }
 
+// The sandbox as the keeper found it: what it empties, and what it checks.
+struct Baseline {
+  std::vector<std::string> scratch;
+  SandboxFingerprint fingerprint;
+};
+
+// Everything a spawn may have left: processes, scratch files, IPC objects;
+// then what a reset does not undo must be as it was.
+absl::Status Reset(const Baseline& baseline) {
+  absl::Status killed = KillAllOthers(kKillTimeoutMs);
+  if (!killed.ok()) return killed;
+  for (const std::string& mount : baseline.scratch) {
+    absl::Status emptied = EmptyMount(mount);
+    if (!emptied.ok()) return emptied;
+  }
+  absl::Status removed = RemoveSysvIpc();
+  if (!removed.ok()) return removed;
+  const std::string changed = FingerprintDifference(
+      baseline.fingerprint, TakeFingerprint(ReadMountInfo(), baseline.scratch));
+  if (changed.empty()) return absl::OkStatus();
+  return MakeError(absl::StatusCode::kInternal, "warm-reset-failed",
+                   absl::StrCat("a spawn changed what the warm sandbox's reset does not undo (",
+                                changed, "); the sandbox ends"));
+}
+
+// One spawn: the client's connection (for its signals and the result) and
+// the spawn's three descriptors, as the holder handed them over; an error
+// How a spawn ended for the keeper: whether the client went away before it
+// learned how the program ended (its np-exec was killed), and the reset,
+// which when it failed ends the keeper.
+struct Served {
+  bool abandoned = false;
+  absl::Status reset;
+};
+
+Served ServeSpawn(Message& message, char** envp, int signals, const Baseline& baseline) {
+  const int client = message.fds[0].get();
+  absl::StatusOr<WarmRequest> request =
+      WarmRequestFromJson(message.body.value("spawn", nlohmann::json()));
+  if (!request.ok()) {
+    (void)Send(client, {{"error", std::string(request.status().message())}});
+    return {};
+  }
+  std::vector<OwnedFd> stdio;
+  for (size_t i = 1; i < 4; ++i) stdio.push_back(std::move(message.fds[i]));
+  const pid_t child = fork();
+  if (child < 0) {
+    (void)Send(client, {{"error", "the keeper could not fork"}});
+    return {false, Reset(baseline)};
+  }
+  if (child == 0) ExecSpawn(*request, stdio, envp);
+  stdio.clear();
+  for (std::string& entry : request->env) std::fill(entry.begin(), entry.end(), '\0');
+  // From here on the spawn counts as run: a client that loses the sandbox
+  // now must not run it again elsewhere.
+  (void)Send(client, {{"started", true}});
+  const std::optional<int> status = Supervise(child, client, signals);
+  // Every process is killed and the scratch emptied before the client
+  // learns the status; a reset that fails still reports it, then ends the
+  // sandbox.
+  const absl::Status reset = Reset(baseline);
+  bool abandoned = !status.has_value();
+  if (status.has_value()) {
+    WarmResult result;
+    if (WIFSIGNALED(*status)) {
+      result.signal = WTERMSIG(*status);
+      result.exit_code = 128 + result.signal;
+    } else {
+      result.exit_code = WEXITSTATUS(*status);
+    }
+    abandoned = !Send(client, {{"result", WarmResultToJson(result)}}).ok();
+  }
+  return {abandoned, reset};
+}
+
 }  // namespace
 
 int RunKeeper(char** envp) {
-  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  // As the namespace's init, no process inside can signal it; not dumpable,
+  // none can trace it or read its memory and descriptors.
+  if (getpid() != 1 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    WriteError("the warm sandbox's keeper must be its PID 1, not dumpable; the sandbox ends");
+    return 125;
+  }
   signal(SIGPIPE, SIG_IGN);
-  std::vector<std::string> scratch = ScratchMounts(ReadMountInfo());
+  const std::string mountinfo = ReadMountInfo();
+  Baseline baseline;
+  baseline.scratch = ScratchMounts(mountinfo);
+  std::vector<std::string>& scratch = baseline.scratch;
   scratch.erase(std::remove(scratch.begin(), scratch.end(), "/dev"), scratch.end());
   if (access("/dev/shm", F_OK) == 0 &&
       std::find(scratch.begin(), scratch.end(), "/dev/shm") == scratch.end()) {
     scratch.push_back("/dev/shm");
   }
+  // Fail closed: a keeper that cannot see /tmp among its scratch mounts
+  // cannot tell what a spawn leaves.
+  if (std::find(scratch.begin(), scratch.end(), "/tmp") == scratch.end()) {
+    WriteError("the warm sandbox's keeper finds no /tmp to empty; the sandbox ends");
+    return 125;
+  }
+  baseline.fingerprint = TakeFingerprint(mountinfo, scratch);
   sigset_t child_signals;
   sigemptyset(&child_signals);
   sigaddset(&child_signals, SIGCHLD);
@@ -213,13 +258,14 @@ int RunKeeper(char** envp) {
     const std::string op = message->body.value("op", "");
     if (op == "exit") break;
     if (op != "spawn" || message->fds.size() != 4) continue;
-    absl::Status served = ServeSpawn(*message, envp, signals.get(), scratch);
+    const Served served = ServeSpawn(*message, envp, signals.get(), baseline);
     message->fds.clear();
-    if (!served.ok()) {
-      WriteError(std::string(served.message()));
+    const bool told = Send(control->get(), {{"op", "done"}, {"abandoned", served.abandoned}}).ok();
+    if (!served.reset.ok()) {
+      WriteError(std::string(served.reset.message()));
       return 125;
     }
-    if (!Send(control->get(), {{"op", "done"}}).ok()) break;
+    if (!told) break;
   }
   (void)KillAllOthers(kKillTimeoutMs);
   return 0;

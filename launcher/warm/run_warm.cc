@@ -4,12 +4,16 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "core/config_json.h"
+#include "core/errors.h"
 #include "core/warm.h"
 #include "launcher/audit_log.h"
 #include "launcher/environment.h"
@@ -45,6 +49,28 @@ std::string AccountContent(const std::string& dir) {
   return out;
 }
 
+// What the caller is confined by, which a sandbox started by another caller
+// would not carry over: its namespaces, cgroup, seccomp and no_new_privs
+// state, groups. A caller confined otherwise gets a sandbox of its own.
+std::string CallerContext() {
+  std::string out;
+  for (const char* ns : {"cgroup", "ipc", "mnt", "net", "pid", "user", "uts"}) {
+    char target[256];
+    const std::string link = absl::StrCat("/proc/self/ns/", ns);
+    const ssize_t n = readlink(link.c_str(), target, sizeof(target));
+    absl::StrAppend(&out, ns, "=", n > 0 ? absl::string_view(target, static_cast<size_t>(n)) : "?",
+                    "\n");
+  }
+  SmallFile status = ReadSmallFileAt(AT_FDCWD, "/proc/self/status", 64 << 10);
+  for (absl::string_view line : absl::StrSplit(status.text, '\n')) {
+    for (absl::string_view field : {"Groups:", "NoNewPrivs:", "Seccomp:", "CapBnd:"}) {
+      if (absl::StartsWith(line, field)) absl::StrAppend(&out, line, "\n");
+    }
+  }
+  absl::StrAppend(&out, ReadSmallFileAt(AT_FDCWD, "/proc/self/cgroup", 64 << 10).text);
+  return out;
+}
+
 std::string PlanKey(const WrappedSpawn& spawn, const HostFacts& host) {
   const SpawnPlan& plan = spawn.plan;
   const std::vector<std::string> parts = {
@@ -56,14 +82,18 @@ std::string PlanKey(const WrappedSpawn& spawn, const HostFacts& host) {
       absl::StrJoin(plan.env.set, "\n"),
       absl::StrJoin(plan.warm.pass, ","),
       absl::StrCat(plan.warm.idle_seconds),
-      AccountContent(plan.account_dir)};
+      AccountContent(plan.account_dir),
+      EngineEndpointJson(spawn.endpoint).dump(),
+      CallerContext()};
   return WarmKey(WarmKeyMaterial(plan.argv, FdIdentity, plan.account_dir,
                                  {plan.warm.rendezvous_dir, plan.container_name}, parts));
 }
 
-// An idle sandbox of the plan's key, or a new one this spawn starts.
+// An idle sandbox of the plan's key, or a new one this spawn starts
+// (`started_one`: with this spawn's lease, which it then holds).
 absl::StatusOr<warm::Slot> SandboxFor(const WrappedSpawn& spawn, SpawnLease& lease,
-                                      const HostFacts& host, const nlohmann::json& run_record) {
+                                      const HostFacts& host, const nlohmann::json& run_record,
+                                      bool* started_one) {
   absl::StatusOr<StateStore> store = OpenStateStore(host);
   if (!store.ok()) return store.status();
   absl::StatusOr<warm::OwnedFd> warm_dir = warm::OpenWarmDir(*store);
@@ -71,6 +101,7 @@ absl::StatusOr<warm::Slot> SandboxFor(const WrappedSpawn& spawn, SpawnLease& lea
   const std::string key = PlanKey(spawn, host);
   std::optional<warm::Slot> idle = warm::ClaimIdle(warm_dir->get(), key);
   if (idle.has_value()) return *std::move(idle);
+  *started_one = true;
   const nlohmann::json info = {{"key", key},
                                {"project", spawn.settings.project_root},
                                {"runtime", RuntimeName(spawn.plan.runtime)},
@@ -114,12 +145,18 @@ absl::StatusOr<Outcome> RunWarm(const WrappedSpawn& spawn, SpawnLease& lease, co
   absl::Status taken = TakeSpawnFiles(spawn, lease, host);
   if (!taken.ok()) return log.Refuse(spawn.tier_record, taken);
   nlohmann::json run_record = RunRecord(host, spawn.settings, spawn.plan, spawn.program);
-  absl::StatusOr<warm::Slot> slot = SandboxFor(spawn, lease, host, run_record);
-  if (!slot.ok()) return log.Refuse(spawn.tier_record, slot.status());
   log.Append(run_record);
   const auto started = std::chrono::steady_clock::now();
-  absl::StatusOr<WarmResult> result =
-      warm::RunInSandbox(slot->connection.get(), RequestFor(spawn.plan, host));
+  // A sandbox that ends before it starts the program (its idle time ran out,
+  // its keeper ended) ran nothing: the spawn goes to another, or to a new one.
+  bool started_one = false;
+  absl::StatusOr<WarmResult> result = absl::UnavailableError("no sandbox");
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    absl::StatusOr<warm::Slot> slot = SandboxFor(spawn, lease, host, run_record, &started_one);
+    if (!slot.ok()) return log.EndRun(std::move(run_record), slot.status(), started);
+    result = warm::RunInSandbox(slot->connection.get(), RequestFor(spawn.plan, host), run_record);
+    if (result.ok() || ErrorCode(result.status()) != "warm-sandbox-gone" || started_one) break;
+  }
   if (!result.ok()) return log.EndRun(std::move(run_record), result.status(), started);
   const long long duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                     std::chrono::steady_clock::now() - started)

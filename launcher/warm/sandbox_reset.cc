@@ -3,10 +3,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/msg.h>
+#include <sys/resource.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
@@ -14,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -21,8 +24,10 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/errors.h"
+#include "core/warm.h"
 
 namespace np::warm {
 namespace {
@@ -107,7 +112,94 @@ std::vector<int> SysvIds(const char* table) {
   return ids;
 }
 
+// The mount table without what changes by itself (propagation peers).
+std::string MountTable(absl::string_view mountinfo) {
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(mountinfo, '\n', absl::SkipEmpty())) {
+    std::vector<absl::string_view> fields = absl::StrSplit(line, ' ');
+    if (fields.size() < 6) continue;
+    // The rendezvous directory, which the holder removes once the keeper is
+    // connected (its root then reads as deleted).
+    if (fields[4] == kWarmTarget) continue;
+    absl::StrAppend(&out, fields[0], " ", fields[2], " ", fields[3], " ", fields[4], " ", fields[5],
+                    "\n");
+  }
+  return out;
+}
+
+std::string Stat(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return absl::StrCat(path, " -\n");
+  std::string text = absl::StrCat(path, " ", st.st_mode, " ", st.st_uid, " ", st.st_gid, " ",
+                                  st.st_ino, " ", st.st_dev);
+  if (S_ISLNK(st.st_mode)) {
+    char target[4096];
+    const ssize_t n = readlink(path.c_str(), target, sizeof(target));
+    if (n > 0) absl::StrAppend(&text, " -> ", absl::string_view(target, static_cast<size_t>(n)));
+  }
+  return text + "\n";
+}
+
+// /dev's own entries (not what the scratch mounts below it hold).
+std::string DevEntries() {
+  std::vector<std::string> names;
+  DIR* dev = opendir("/dev");
+  if (dev == nullptr) return "unreadable";
+  while (dirent* entry = readdir(dev)) names.emplace_back(entry->d_name);
+  closedir(dev);
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const std::string& name : names) {
+    if (name != "..") absl::StrAppend(&out, Stat(name == "." ? "/dev" : "/dev/" + name));
+  }
+  return out;
+}
+
+std::string OwnSchedule() {
+  std::string out;
+  for (int resource = 0; resource < RLIM_NLIMITS; ++resource) {
+    struct rlimit limit;
+    if (getrlimit(resource, &limit) == 0) {
+      absl::StrAppend(&out, resource, "=", limit.rlim_cur, "/", limit.rlim_max, " ");
+    }
+  }
+  errno = 0;
+  const int nice = getpriority(PRIO_PROCESS, 0);
+  absl::StrAppend(&out, "nice=", nice, " policy=", sched_getscheduler(0));
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
+    absl::StrAppend(&out, " cpus=", CPU_COUNT(&cpus));
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &cpus)) absl::StrAppend(&out, ",", cpu);
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+SandboxFingerprint TakeFingerprint(absl::string_view mountinfo,
+                                   const std::vector<std::string>& scratch) {
+  SandboxFingerprint print;
+  print.parts.emplace_back("the mount table", MountTable(mountinfo));
+  print.parts.emplace_back("/dev", DevEntries());
+  std::string roots;
+  for (const std::string& mount : scratch) absl::StrAppend(&roots, Stat(mount));
+  print.parts.emplace_back("the scratch mounts' roots", roots);
+  print.parts.emplace_back("the keeper's limits and scheduling", OwnSchedule());
+  return print;
+}
+
+std::string FingerprintDifference(const SandboxFingerprint& before,
+                                  const SandboxFingerprint& after) {
+  std::vector<std::string> differ;
+  for (size_t i = 0; i < before.parts.size() && i < after.parts.size(); ++i) {
+    if (before.parts[i] != after.parts[i]) differ.push_back(before.parts[i].first);
+  }
+  if (before.parts.size() != after.parts.size()) differ.emplace_back("the fingerprint");
+  return absl::StrJoin(differ, ", ");
+}
 
 std::vector<std::string> ScratchMounts(absl::string_view mountinfo) {
   std::vector<std::string> out;

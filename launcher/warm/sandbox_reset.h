@@ -6,6 +6,7 @@
 #define NP_EXEC_LAUNCHER_WARM_SANDBOX_RESET_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -32,6 +33,23 @@ absl::Status EmptyMount(const std::string& mount_point);
 // Removes every SysV shared memory segment, semaphore set and message queue
 // of the IPC namespace. Codes: `warm-reset-failed`.
 absl::Status RemoveSysvIpc();
+
+// What a spawn must leave as the keeper found it, since the reset does not
+// undo it, in named parts: the mount table (a protected path's mount the host
+// detached by replacing the file, a mount added or changed), /dev's entries
+// (a link or file planted there), the scratch mounts' own roots (their mode
+// and owner), the keeper's resource limits, nice value, scheduling policy
+// and CPU affinity (which prlimit, setpriority and the like change from
+// outside). The keeper takes it at start and compares it after every reset;
+// any difference ends the sandbox.
+struct SandboxFingerprint {
+  std::vector<std::pair<std::string, std::string>> parts;  // {name, text}
+};
+SandboxFingerprint TakeFingerprint(absl::string_view mountinfo,
+                                   const std::vector<std::string>& scratch);
+// The names of the parts that differ ("" when none does).
+std::string FingerprintDifference(const SandboxFingerprint& before,
+                                  const SandboxFingerprint& after);
 
 }  // namespace np::warm
 

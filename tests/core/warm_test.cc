@@ -220,9 +220,9 @@ TEST(WarmArgvTest, AnEngineRunsTheKeeperWithoutInitTtyOwnerOrValues) {
     EXPECT_TRUE(HasSequence(*argv, {"--mount",
                                     "type=bind,source=/s/warm/rv-1-aa,target=/run/np-exec/"
                                     "warm,readonly"}));
-    EXPECT_TRUE(HasSequence(*argv, {"-w", "/home/u/proj", config.image}));
+    EXPECT_TRUE(HasSequence(*argv, {"--entrypoint", "/run/np-exec/np-exec", "-w", "/home/u/proj",
+                                    config.image, "keeper"}));
     EXPECT_EQ(argv->back(), "keeper");
-    EXPECT_EQ((*argv)[argv->size() - 2], "/run/np-exec/np-exec");
     EXPECT_FALSE(Contains(*argv, "agent.js"));
   }
 }

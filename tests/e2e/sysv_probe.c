@@ -2,11 +2,14 @@
  * inside the sandbox: `make` creates one SysV shared memory segment, one
  * semaphore set and one message queue (private keys, left behind on purpose)
  * and prints "made"; `count` prints "sysv=N", the number of SysV IPC objects
- * the sandbox's IPC namespace holds. */
+ * the sandbox's IPC namespace holds; `limit-init` lowers PID 1's file size
+ * limit (prlimit, as a program of the same user may) and prints "lowered". */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/msg.h>
+#include <sys/resource.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
 
@@ -33,6 +36,12 @@ int main(int argc, char **argv) {
                             count_lines("/proc/sysvipc/msg"));
     return 0;
   }
-  fputs("usage: sysv_probe make|count\n", stderr);
+  if (argc == 2 && strcmp(argv[1], "limit-init") == 0) {
+    struct rlimit small = {4096, RLIM_INFINITY};
+    if (prlimit(1, RLIMIT_FSIZE, &small, NULL) != 0) return perror("prlimit"), 1;
+    puts("lowered");
+    return 0;
+  }
+  fputs("usage: sysv_probe make|count|limit-init\n", stderr);
   return 2;
 }

@@ -144,6 +144,32 @@ TEST_P(WarmTest, TheSecondSpawnRunsInTheSameSandboxAndFindsNothingOfTheFirst) {
   }
 }
 
+// What a reset cannot undo (a link planted in /dev, the keeper's limits
+// lowered from outside) ends the sandbox: the next spawn starts in a new one
+// that has neither; a directory made unreadable is emptied all the same.
+TEST_P(WarmTest, WhatAResetCannotUndoEndsTheSandbox) {
+  RunResult plant = Spawn(
+      "rm -f /dev/stderr 2>/dev/null && echo planted >/dev/stderr; "
+      "mkdir /tmp/locked && echo secret >/tmp/locked/f && chmod 0400 /tmp/locked; echo done",
+      "v");
+  ASSERT_EQ(plant.exit_code, 0) << plant.err;
+  RunResult after = Spawn(
+      "echo \"stderr=$(readlink /dev/stderr)\"; ls -A /tmp; echo \"init=$(cat /proc/1/cmdline | "
+      "tr '\\0' ' ')\"",
+      "v");
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_THAT(after.out, HasSubstr("stderr=/proc/self/fd/2"));
+  EXPECT_THAT(after.out, Not(HasSubstr("locked")));
+  RunResult lower = Spawn("./sysv-probe limit-init", "v");
+  ASSERT_EQ(lower.exit_code, 0) << lower.err;
+  EXPECT_THAT(lower.out, HasSubstr("lowered"));
+  RunResult limits = Spawn("grep 'Max file size' /proc/1/limits", "v");
+  ASSERT_EQ(limits.exit_code, 0) << limits.err;
+  EXPECT_THAT(limits.out, HasSubstr("unlimited"));
+  EXPECT_THAT(limits.out, Not(HasSubstr("4096")));
+  for (const nlohmann::json& run : RunLines()) EXPECT_EQ(run.value("warm", false), true);
+}
+
 TEST_P(WarmTest, TheProgramCannotReachOrEndItsKeeper) {
   RunResult probe = Spawn(
       "echo \"rendezvous=[$(ls -A /run/np-exec/warm)]\"; "
@@ -205,6 +231,20 @@ TEST_P(WarmTest, SigkillOfNpExecLeavesNoProcessAndTheIdleSandboxEnds) {
   WaitProcess(pid, 10000);
   EXPECT_TRUE(WaitFor([&] { return PidsWithCmdlinePrefix(SleepMarker(seconds)).empty(); }, 10000))
       << "the program outlived its killed np-exec";
+  // Its exit line, as a cold spawn's watchdog writes it: np-exec killed, no status.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        int bad = 0;
+        for (const nlohmann::json& line : ReadAuditLog(project_, &bad)) {
+          if (line.value("event", "") == "exit" && line.value("pid", 0) == pid &&
+              line.value("np_exec", "") == "killed" && line["exit_status"].is_null()) {
+            return true;
+          }
+        }
+        return false;
+      },
+      10000))
+      << ReadFile(project_ + "/.nubos-pilot/audit/np-exec.jsonl");
   // After the idle time nothing of the sandbox is left: no keeper, no
   // container, no listing.
   const std::string keeper = std::string("/run/np-exec/np-exec\0keeper", 27);

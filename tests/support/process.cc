@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 extern char** environ;
 
@@ -132,9 +133,28 @@ std::string TestStateHome() {
   return home->path;
 }
 
+// NP_E2E_WARM=1 (scripts/test.sh's warm step): an operator file of this
+// test process's own that turns warm sandboxes on for every project
+// (isolation.container.warm), so the whole suite runs its container spawns
+// warm; "" otherwise.
+std::string WarmOperatorConfigHome() {
+  const char* warm = getenv("NP_E2E_WARM");
+  if (warm == nullptr || std::string(warm) != "1") return "";
+  static const std::string* home = [] {
+    const std::string dir = TestStateHome() + "/operator-config";
+    std::filesystem::create_directories(dir + "/nubos-pilot");
+    std::ofstream(dir + "/nubos-pilot/config.json")
+        << R"({"isolation": {"container": {"warm": {"idle_seconds": 5}}}})";
+    return new std::string(dir);
+  }();
+  return *home;
+}
+
 std::vector<std::string> BaseEnv(const std::vector<std::string>& extra) {
   std::vector<std::string> env;
   env.push_back("XDG_STATE_HOME=" + TestStateHome());
+  const std::string operator_home = WarmOperatorConfigHome();
+  if (!operator_home.empty()) env.push_back("XDG_CONFIG_HOME=" + operator_home);
   // The sanitizer settings too, so an instrumented np-exec under test keeps
   // the options scripts/sanitize.sh chose.
   for (const char* name : {"PATH", "HOME", "LANG", "TMPDIR", "DOCKER_HOST", "CI", "ASAN_OPTIONS",
