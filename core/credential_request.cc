@@ -146,7 +146,13 @@ absl::Status CredentialRequestStream::OnHead(std::string* out) {
   for (Header& header : head->headers) {
     if (absl::EqualsIgnoreCase(header.name, credential_.header)) named.push_back(&header);
   }
-  if (named.size() == 1 && named[0]->value == expected_ && HostMatches(*head, credential_)) {
+  // Only an origin-form target ("/path"): a server routes an absolute-form
+  // one ("https://other/x") by its own host, whatever Host says. Never for
+  // TRACE, which a server may echo back.
+  const std::vector<absl::string_view> line = absl::StrSplit(head->request_line, ' ');
+  const bool origin_form = line.size() == 3 && absl::StartsWith(line[1], "/");
+  if (named.size() == 1 && named[0]->value == expected_ && origin_form && line[0] != "TRACE" &&
+      HostMatches(*head, credential_)) {
     ++injected_;
     named[0]->value = FormatCredential(credential_.format, value_);
   }
@@ -185,8 +191,11 @@ bool CredentialRequestStream::TakeLine(std::string* line, absl::Status* error) {
   return true;
 }
 
-absl::Status CredentialRequestStream::OnChunkSizeLine(absl::string_view line) {
+absl::Status CredentialRequestStream::OnChunkSizeLine(absl::string_view line, std::string* out) {
   absl::string_view size = line.substr(0, line.size() - 2);
+  // A bare CR or LF, or a control character in an extension, would let a
+  // lenient server find the chunk's data where the proxy does not.
+  if (!IsFieldValue(size)) return Bad("a control character in a chunk line");
   size = size.substr(0, size.find(';'));
   size = absl::StripTrailingAsciiWhitespace(size);
   const bool hex =
@@ -194,6 +203,8 @@ absl::Status CredentialRequestStream::OnChunkSizeLine(absl::string_view line) {
       std::all_of(size.begin(), size.end(), [](char c) { return absl::ascii_isxdigit(c); });
   uint64_t bytes = 0;
   if (!hex || !absl::SimpleHexAtoi(size, &bytes)) return Bad("a malformed chunk size");
+  // Forwarded as the proxy read it, extensions dropped.
+  absl::StrAppend(out, absl::Hex(bytes), "\r\n");
   left_ = bytes;
   state_ = bytes == 0 ? State::kTrailers : State::kChunkData;
   return absl::OkStatus();
@@ -227,8 +238,7 @@ absl::Status CredentialRequestStream::Feed(absl::string_view bytes, std::string*
       }
       case State::kChunkSize:
         if (!TakeLine(&line, &error)) return error;
-        out->append(line);
-        error = OnChunkSizeLine(line);
+        error = OnChunkSizeLine(line, out);
         break;
       case State::kChunkEnd:
         if (!TakeLine(&line, &error)) return error;
@@ -237,9 +247,15 @@ absl::Status CredentialRequestStream::Feed(absl::string_view bytes, std::string*
         state_ = State::kChunkSize;
         break;
       case State::kTrailers:
+        // Trailers are dropped: only the final CRLF goes on.
         if (!TakeLine(&line, &error)) return error;
-        out->append(line);
-        if (line == "\r\n") state_ = State::kHead;
+        if (!IsFieldValue(absl::string_view(line).substr(0, line.size() - 2))) {
+          return Bad("a control character in a trailer");
+        }
+        if (line == "\r\n") {
+          out->append(line);
+          state_ = State::kHead;
+        }
         break;
     }
     if (!error.ok()) return error;

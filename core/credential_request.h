@@ -45,7 +45,7 @@ class CredentialRequestStream {
  private:
   enum class State { kHead, kBody, kChunkSize, kChunkData, kChunkEnd, kTrailers, kRaw };
   absl::Status OnHead(std::string* out);
-  absl::Status OnChunkSizeLine(absl::string_view line);
+  absl::Status OnChunkSizeLine(absl::string_view line, std::string* out);
   bool TakeLine(std::string* line, absl::Status* error);
 
   Credential credential_;

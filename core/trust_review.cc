@@ -145,6 +145,14 @@ std::vector<std::string> RiskWarnings(const ContainerConfig& container, absl::st
                                     ", which looks like a credential: the sandboxed program and "
                                     "everything it runs can read it"));
   }
+  for (const Credential& credential : container.credentials) {
+    // Quoted as JSON: a repository's host name may hold terminal escapes.
+    warnings.push_back(absl::StrCat(
+        "sends $", credential.env, " from your environment to ", Quoted(credential.host),
+        " in the header ", Quoted(credential.header),
+        " with every request the sandboxed program makes there: make sure that host is the one "
+        "the key is for"));
+  }
   if (container.network == Network::kBridge) {
     warnings.push_back(
         "network \"bridge\": the sandbox can reach any host on the internet and your local "

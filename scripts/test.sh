@@ -11,7 +11,8 @@
 #      background: it needs no build, and the agent images spend their minutes
 #      waiting on the npm registry; starts dockerd by hand when none answers);
 #   4. runs ctest, every label (unit tests in parallel, the e2e and load labels
-#      one at a time, since they share the engines and scan the process table);
+#      one at a time, since they share the engines and scan the process table),
+#      then the container suites once more with warm sandboxes on;
 #   5. checks the .deb with lintian and its copyright file as DEP-5
 #      (scripts/check-package.sh), when lintian and python3-debian could be
 #      installed;
@@ -154,6 +155,10 @@ build_project() {
     cmake --build "$build" -j "$jobs"
 }
 
+# run_ctest_warm NAME ARGS...: run_ctest with NP_E2E_WARM=1 (tests/support:
+# every project's container spawns warm).
+run_ctest_warm() { NP_E2E_WARM=1 run_ctest "$@"; }
+
 # run_ctest NAME ARGS...: ctest with --output-on-failure, counting its tests.
 run_ctest() {
   local name=$1 log=$logdir/$1.log rc
@@ -250,6 +255,13 @@ if step "configure and build (-DNP_WERROR=ON) in $build" build_project; then
   fi
   step "ctest: unit and integration" run_ctest unit -LE 'e2e|load' -j "$jobs"
   step "ctest: e2e and load (real runtimes)" run_ctest e2e-load -L 'e2e|load' -j 1
+  # The same container tests once more with warm sandboxes on for every
+  # project (an operator file of the tests' own, NP_E2E_WARM): the suites
+  # whose checks hold for a warm spawn as for a cold one. The rest check
+  # what only a sandbox per spawn does (placeholders removed when the spawn
+  # ends, a container per np-exec, a printed plan's sandbox).
+  step "ctest: e2e with warm sandboxes on" run_ctest_warm e2e-warm -L e2e \
+    -R 'ContainerTierTest|InheritedFdsTest|RefusedMountTest|/SignalTest|EgressTest|WarmTest' -j 1
   step "package: lintian and DEP-5 copyright" run_logged "$logdir/package.log" \
     env NP_JOBS="$jobs" bash "$repo/scripts/check-package.sh" "$build"
   optional_script sanitize.sh

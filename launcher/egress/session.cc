@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -180,6 +181,20 @@ absl::Status EgressSession::ServeCredentials(
                        credential.host, ", but ", credential.env,
                        " is not set (or empty) in np-exec's environment; set it, or remove the "
                        "credential to run without it"),
+          {{"env", credential.env}, {"host", credential.host}});
+    }
+    // A line end or control character would split the header it goes into.
+    const bool clean = std::all_of(value.begin(), value.end(), [](char c) {
+      const unsigned char u = static_cast<unsigned char>(c);
+      return u == '\t' || (u >= 0x20 && u != 0x7f);
+    });
+    if (!clean) {
+      return MakeError(
+          absl::StatusCode::kFailedPrecondition, "egress-credential-unset",
+          absl::StrCat(credential.env,
+                       " holds a line end or a control character (a trailing "
+                       "newline from a file?); np-exec puts it into a header only as a single "
+                       "line: remove it"),
           {{"env", credential.env}, {"host", credential.host}});
     }
     routes.push_back({credential, std::move(value)});

@@ -84,6 +84,15 @@ TEST(TrustReviewTest, CredentialFoldersTheOpenNetworkAndRootAreWarnedOf) {
   quiet.user.value = "1000:1000";
   EXPECT_THAT(RiskWarnings(quiet, "/home/ann"), IsEmpty());
 
+  // A credential a repository names goes to its host: said, with the host
+  // quoted (it may hold a terminal escape).
+  ContainerConfig sends;
+  sends.credentials = {{"collector.example", 443, "GITHUB_TOKEN", "x-token", "{}"}};
+  const std::vector<std::string> sent = RiskWarnings(sends, "/home/ann");
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_THAT(sent[0], HasSubstr("sends $GITHUB_TOKEN from your environment to "
+                                 "\"collector.example\" in the header \"x-token\""));
+
   ContainerConfig other;
   other.network = Network::kBridge;
   other.user.kind = UserSpec::Kind::kImage;

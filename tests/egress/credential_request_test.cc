@@ -109,9 +109,45 @@ TEST(CredentialRequestTest, ChunkedBodiesAreFramedToTheirEnd) {
   const std::string second = Request(absl::StrCat("x-api-key: ", kPlaceholder, "\r\n"));
   CredentialRequestStream stream(Anthropic(), kKey);
   const std::string out = Through(stream, head + body + second, 2);
-  EXPECT_THAT(out, HasSubstr(body));
+  // Forwarded as read: sizes in plain hex, extensions and trailers dropped,
+  // so a lenient server cannot find the chunks' ends where the proxy does not.
+  EXPECT_THAT(out, HasSubstr("5\r\nhello\r\n10\r\n0123456789abcdef\r\n0\r\n\r\n"));
+  EXPECT_THAT(out, Not(HasSubstr("ext=1")));
+  EXPECT_THAT(out, Not(HasSubstr("Trailer: x")));
   EXPECT_EQ(stream.requests(), 2);
   EXPECT_EQ(stream.injected(), 2);
+}
+
+TEST(CredentialRequestTest, AnAbsoluteFormTargetOrTraceNeverGetsTheKey) {
+  const std::string header = absl::StrCat("x-api-key: ", kPlaceholder, "\r\n");
+  const std::string kInputs[] = {
+      // A server routes by the URL's host, whatever Host says.
+      absl::StrCat("GET https://other.example/x HTTP/1.1\r\nHost: api.anthropic.com\r\n", header,
+                   "\r\n"),
+      absl::StrCat("GET https://api.anthropic.com/x HTTP/1.1\r\nHost: api.anthropic.com\r\n",
+                   header, "\r\n"),
+      // A server may echo a TRACE back.
+      absl::StrCat("TRACE / HTTP/1.1\r\nHost: api.anthropic.com\r\n", header, "\r\n"),
+  };
+  for (const std::string& input : kInputs) {
+    CredentialRequestStream stream(Anthropic(), kKey);
+    std::string out;
+    ASSERT_TRUE(stream.Feed(input, &out).ok()) << input;
+    EXPECT_THAT(out, Not(HasSubstr(kKey))) << input;
+    EXPECT_EQ(stream.injected(), 0) << input;
+  }
+}
+
+TEST(CredentialRequestTest, ABareLineEndInAChunkLineIsRefused) {
+  const std::string head =
+      "POST / HTTP/1.1\r\nHost: api.anthropic.com\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (const std::string& body : {std::string("100;\nXXXX\r\n"), std::string("5\r\r\n"),
+                                  std::string("0\r\nTrailer: a\nb\r\n\r\n")}) {
+    CredentialRequestStream stream(Anthropic(), kKey);
+    absl::Status status;
+    Through(stream, head + body, 1, &status);
+    EXPECT_EQ(ErrorCode(status), "egress-credential-bad-request") << body;
+  }
 }
 
 TEST(CredentialRequestTest, AmbiguousFramingIsRefused) {
