@@ -109,6 +109,20 @@ std::string ContainerConfig(const std::string& runtime, const std::string& image
   return root.dump(2);
 }
 
+bool EndWarmSandboxes(const std::vector<std::string>& env, const std::string& cwd) {
+  const char* warm = getenv("NP_E2E_WARM");
+  if (warm == nullptr || std::string(warm) != "1") return true;
+  RunProcess({NpExecBin(), "warm", "--stop", "--all"}, Options(env, 30000, cwd));
+  return WaitFor(
+      [&] {
+        RunResult listed = RunProcess({NpExecBin(), "warm", "--json"}, Options(env, 30000, cwd));
+        const nlohmann::json parsed = nlohmann::json::parse(listed.out, nullptr, false);
+        return !parsed.is_discarded() &&
+               parsed.value("warm_sandboxes", nlohmann::json::array()).empty();
+      },
+      30000);
+}
+
 RunResult RunRuntime(const std::string& runtime, const std::vector<std::string>& args,
                      const std::vector<std::string>& env) {
   std::vector<std::string> argv = {"/usr/bin/env", runtime};

@@ -57,6 +57,13 @@ std::string ContainerConfig(const std::string& runtime, const std::string& image
 RunResult RunRuntime(const std::string& runtime, const std::vector<std::string>& args,
                      const std::vector<std::string>& env = {});
 
+// With NP_E2E_WARM=1 (every container spawn warm): ends the warm sandboxes of
+// the store in `env` (np-exec warm --stop --all) and waits until none is
+// left, so what a sandbox holds for its lifetime (the placeholders of
+// protected paths, the account view) is gone as after a cold spawn. False
+// when some outlived the wait; true at once without NP_E2E_WARM.
+bool EndWarmSandboxes(const std::vector<std::string>& env, const std::string& cwd);
+
 // Names of containers (running or not) carrying np-exec's label
 // dev.nubos.np-exec whose name starts with `prefix`.
 std::vector<std::string> LabelledContainers(const std::string& runtime, const std::string& prefix,

@@ -110,6 +110,8 @@ class ProtectedPathsTest : public ::testing::TestWithParam<std::string> {
   std::string Read(const std::string& rel) { return ReadFile(project_ + "/" + rel); }
 
   void ExpectHostUntouched(const std::string& attack) {
+    // A warm sandbox keeps its placeholders for its lifetime: ended first.
+    EXPECT_TRUE(EndWarmSandboxes(env_, project_)) << attack;
     EXPECT_EQ(Read(".nubos-pilot/config.json"), config_) << attack;
     for (const auto& [path, content] : HostFiles()) {
       EXPECT_TRUE(FileExists(project_ + "/" + path)) << attack << ": " << path;
@@ -250,7 +252,9 @@ TEST_P(ProtectedPathsTest, NoRepositoryCanBeCreated) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   // Inside, the placeholders were there ...
   EXPECT_THAT(r.out, HasSubstr(".git"));
-  // ... and on the host, nothing is left of them or of the attempt.
+  // ... and on the host, nothing is left of them or of the attempt (once a
+  // warm sandbox, which keeps them for its lifetime, has ended).
+  EXPECT_TRUE(EndWarmSandboxes(env_, project_));
   struct stat st;
   for (const char* path :
        {".git", ".claude", ".envrc", ".mcp.json", ".nubos-pilot/bin", ".gitmodules", ".vscode",
@@ -314,6 +318,7 @@ TEST_P(ProtectedPathsTest, EveryHostToolEntryOfTheTableResistsEveryAttack) {
     ASSERT_EQ(lstat((project_ + "/" + path).c_str(), &st), 0) << path;
     EXPECT_EQ(S_ISDIR(st.st_mode), directory) << path;
   }
+  EXPECT_TRUE(EndWarmSandboxes(env_, project_));
   for (const std::string& listed : missing) {
     const std::string path = listed.back() == '/' ? listed.substr(0, listed.size() - 1) : listed;
     EXPECT_NE(lstat((project_ + "/" + path).c_str(), &st), 0) << path << " was created";
@@ -378,6 +383,7 @@ TEST_P(ProtectedPathsTest, APlaceholderOutlivesEveryConcurrentSpawn) {
   EXPECT_EQ(WaitProcess(slow, 60000), 0) << ReadFile(dir_.Path("slow.err"));
   EXPECT_THAT(ReadFile(dir_.Path("slow.out")), HasSubstr("rc=")) << ReadFile(dir_.Path("slow.err"));
   EXPECT_THAT(ReadFile(dir_.Path("slow.out")), ::testing::Not(HasSubstr("rc=0")));
+  EXPECT_TRUE(EndWarmSandboxes(env_, project_));
   struct stat st;
   EXPECT_NE(lstat((project_ + "/.envrc").c_str(), &st), 0) << "the last spawn removes it";
 }
@@ -447,6 +453,7 @@ TEST_P(ProtectedPathsTest, GitStatusIsUnchangedDuringASpawnAndAfterSigkill) {
   // The next spawn protects them again, and they are gone after it.
   RunResult next = Attack("echo evil > .envrc; echo '{}' > .mcp.json; true");
   EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_TRUE(EndWarmSandboxes(env_, project_));
   EXPECT_FALSE(FileExists(project_ + "/.envrc"));
   EXPECT_FALSE(FileExists(project_ + "/.mcp.json"));
   EXPECT_EQ(git(status).out, before.out) << "after the next spawn";
