@@ -24,6 +24,13 @@ absl::Status Gone() {
                    "the warm sandbox ended before it started the program; nothing ran");
 }
 
+absl::Status Interrupted(int signal) {
+  return MakeError(
+      absl::StatusCode::kCancelled, "warm-interrupted",
+      absl::StrCat("signal ", signal, " before the warm sandbox started the program; nothing ran"),
+      {{"signal", signal}});
+}
+
 absl::Status Lost() {
   return MakeError(absl::StatusCode::kUnavailable, "warm-sandbox-lost",
                    "the warm sandbox ended before the program's end was reported; whether it "
@@ -83,7 +90,12 @@ absl::StatusOr<WarmResult> RunInSandbox(int connection, const WarmRequest& reque
     if (signals.fd() >= 0 && watched[1].revents != 0) {
       signalfd_siginfo info;
       while (read(signals.fd(), &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
-        (void)Send(connection, {{"op", "signal"}, {"signal", static_cast<int>(info.ssi_signo)}});
+        const int signal = static_cast<int>(info.ssi_signo);
+        // Before the program started (the sandbox still coming up): the spawn
+        // is given up, as a cold runtime's client gives it up; the keeper
+        // finds this end closed and never starts it.
+        if (!started && signal != SIGWINCH) return Interrupted(signal);
+        (void)Send(connection, {{"op", "signal"}, {"signal", signal}});
       }
     }
     if (watched[0].revents == 0) continue;

@@ -18,7 +18,9 @@ namespace np::warm {
 // `warm-sandbox-gone` (the sandbox ended before it started the program:
 // nothing ran, and the spawn may try another sandbox), `warm-sandbox-lost`
 // (it ended after, before it answered), the holder's refusal (the sandbox
-// could not be set up: `isolation-container-unavailable` and the like).
+// could not be set up: `isolation-container-unavailable` and the like),
+// `warm-interrupted` (a terminating signal before the program started:
+// nothing ran).
 absl::StatusOr<WarmResult> RunInSandbox(int connection, const WarmRequest& request,
                                         const nlohmann::json& record);
 

@@ -186,6 +186,10 @@ Served ServeSpawn(Message& message, char** envp, int signals, const Baseline& ba
   }
   std::vector<OwnedFd> stdio;
   for (size_t i = 1; i < 4; ++i) stdio.push_back(std::move(message.fds[i]));
+  // A client that gave up while the sandbox came up (Ctrl-C) has hung up:
+  // its program is never started.
+  pollfd hung{client, POLLRDHUP, 0};
+  if (poll(&hung, 1, 0) > 0 && (hung.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) return {};
   const pid_t child = fork();
   if (child < 0) {
     (void)Send(client, {{"error", "the keeper could not fork"}});

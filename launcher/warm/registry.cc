@@ -3,12 +3,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/errors.h"
@@ -81,9 +83,39 @@ absl::StatusOr<OwnedFd> OpenWarmDir(const StateStore& store) {
   return OwnedFd(*dir);
 }
 
+// Rendezvous directories of spawns whose np-exec is gone (killed before it
+// removed its own): empty or holding a dead socket, removed.
+void RemoveStaleRendezvousDirs(int warm_dir) {
+  const int copy = openat(warm_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* stream = copy < 0 ? nullptr : fdopendir(copy);
+  if (stream == nullptr) {
+    if (copy >= 0) close(copy);
+    return;
+  }
+  std::vector<std::string> stale;
+  while (dirent* entry = readdir(stream)) {
+    const absl::string_view name = entry->d_name;
+    if (!absl::StartsWith(name, "rv-")) continue;
+    const absl::string_view rest = name.substr(3);
+    int pid = 0;
+    if (!absl::SimpleAtoi(rest.substr(0, rest.find('-')), &pid) || pid <= 0) continue;
+    if (kill(pid, 0) != 0 && errno == ESRCH) stale.emplace_back(name);
+  }
+  closedir(stream);
+  for (const std::string& name : stale) {
+    const int dir = OpenSubdirNoFollow(warm_dir, name.c_str());
+    if (dir >= 0) {
+      unlinkat(dir, std::string(kRendezvousName).c_str(), 0);
+      close(dir);
+    }
+    unlinkat(warm_dir, name.c_str(), AT_REMOVEDIR);
+  }
+}
+
 absl::StatusOr<std::string> MakeRendezvousDir(const StateStore& store) {
   absl::StatusOr<OwnedFd> warm = OpenWarmDir(store);
   if (!warm.ok()) return warm.status();
+  RemoveStaleRendezvousDirs(warm->get());
   const std::string name = absl::StrCat("rv-", getpid(), "-", RandomHex());
   if (mkdirat(warm->get(), name.c_str(), 0700) != 0) return Unwritable("mkdir", errno);
   return absl::StrCat(store.dir(), "/", kWarmDir, "/", name);

@@ -145,5 +145,23 @@ TEST(WarmRegistryTest, RendezvousDirectoriesArePrivateAndRemoved) {
   EXPECT_EQ(lstat(rendezvous->c_str(), &st), -1);
 }
 
+TEST(WarmRegistryTest, AKilledSpawnsRendezvousDirectoryIsSweptByTheNext) {
+  TempDir dir;
+  absl::StatusOr<StateStore> store = StateStore::Open(dir.Path("state"), geteuid());
+  ASSERT_TRUE(store.ok());
+  absl::StatusOr<OwnedFd> warm = OpenWarmDir(*store);
+  ASSERT_TRUE(warm.ok());
+  // A pid no process has (above the kernel's pid_max), and this process's own.
+  ASSERT_EQ(mkdirat(warm->get(), "rv-99999999-0badf00d", 0700), 0);
+  const std::string mine = "rv-" + std::to_string(getpid()) + "-0badf00d";
+  ASSERT_EQ(mkdirat(warm->get(), mine.c_str(), 0700), 0);
+  absl::StatusOr<std::string> fresh = MakeRendezvousDir(*store);
+  ASSERT_TRUE(fresh.ok());
+  struct stat st;
+  EXPECT_NE(fstatat(warm->get(), "rv-99999999-0badf00d", &st, AT_SYMLINK_NOFOLLOW), 0);
+  EXPECT_EQ(fstatat(warm->get(), mine.c_str(), &st, AT_SYMLINK_NOFOLLOW), 0) << "a live one";
+  RemoveRendezvousDir(*fresh);
+}
+
 }  // namespace
 }  // namespace np::warm
