@@ -30,13 +30,6 @@ bool IsToken(absl::string_view text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), IsTokenChar);
 }
 
-bool IsFieldValue(absl::string_view value) {
-  return std::all_of(value.begin(), value.end(), [](char c) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    return u == '\t' || (u >= 0x20 && u != 0x7f);
-  });
-}
-
 struct Header {
   std::string name;
   std::string value;
@@ -53,7 +46,7 @@ absl::StatusOr<Head> ParseHead(absl::string_view text) {
   head.request_line = std::string(lines.front());
   std::vector<absl::string_view> parts = absl::StrSplit(lines.front(), ' ');
   if (parts.size() != 3 || !IsToken(parts[0]) || parts[1].empty() ||
-      !absl::StartsWith(parts[2], "HTTP/1.") || !IsFieldValue(lines.front())) {
+      !absl::StartsWith(parts[2], "HTTP/1.") || !IsHeaderFieldValue(lines.front())) {
     return Bad("not METHOD SP target SP HTTP/1.x");
   }
   for (size_t i = 1; i < lines.size(); ++i) {
@@ -66,7 +59,7 @@ absl::StatusOr<Head> ParseHead(absl::string_view text) {
       return Bad("a header line must be name: value (no folding)");
     }
     absl::string_view value = absl::StripAsciiWhitespace(line.substr(colon + 1));
-    if (!IsFieldValue(value)) return Bad("a control character in a header");
+    if (!IsHeaderFieldValue(value)) return Bad("a control character in a header");
     head.headers.push_back({std::string(line.substr(0, colon)), std::string(value)});
   }
   return head;
@@ -129,6 +122,13 @@ bool HostMatches(const Head& head, const Credential& credential) {
 }
 
 }  // namespace
+
+bool IsHeaderFieldValue(absl::string_view value) {
+  return std::all_of(value.begin(), value.end(), [](char c) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    return u == '\t' || (u >= 0x20 && u != 0x7f);
+  });
+}
 
 CredentialRequestStream::CredentialRequestStream(Credential credential, std::string value)
     : credential_(std::move(credential)),
@@ -195,7 +195,7 @@ absl::Status CredentialRequestStream::OnChunkSizeLine(absl::string_view line, st
   absl::string_view size = line.substr(0, line.size() - 2);
   // A bare CR or LF, or a control character in an extension, would let a
   // lenient server find the chunk's data where the proxy does not.
-  if (!IsFieldValue(size)) return Bad("a control character in a chunk line");
+  if (!IsHeaderFieldValue(size)) return Bad("a control character in a chunk line");
   size = size.substr(0, size.find(';'));
   size = absl::StripTrailingAsciiWhitespace(size);
   const bool hex =
@@ -249,7 +249,7 @@ absl::Status CredentialRequestStream::Feed(absl::string_view bytes, std::string*
       case State::kTrailers:
         // Trailers are dropped: only the final CRLF goes on.
         if (!TakeLine(&line, &error)) return error;
-        if (!IsFieldValue(absl::string_view(line).substr(0, line.size() - 2))) {
+        if (!IsHeaderFieldValue(absl::string_view(line).substr(0, line.size() - 2))) {
           return Bad("a control character in a trailer");
         }
         if (line == "\r\n") {

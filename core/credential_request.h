@@ -30,6 +30,10 @@ namespace np {
 
 inline constexpr size_t kMaxCredentialHeadBytes = 64 * 1024;
 
+// Whether `value` may stand in a header field: tab and visible characters
+// only, no line end or other control character.
+bool IsHeaderFieldValue(absl::string_view value);
+
 class CredentialRequestStream {
  public:
   // `value` is the key itself; it is only ever written into `out` of Feed.

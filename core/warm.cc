@@ -14,28 +14,29 @@ namespace {
 
 using nlohmann::json;
 
-absl::Status ProtocolError(absl::string_view why) {
-  return MakeError(absl::StatusCode::kDataLoss, "warm-protocol",
-                   absl::StrCat("a warm sandbox's message is malformed: ", why));
-}
-
 bool HasNul(absl::string_view text) { return text.find('\0') != absl::string_view::npos; }
 
 absl::StatusOr<std::vector<std::string>> Strings(const json& object, const char* key) {
   auto it = object.find(key);
-  if (it == object.end() || !it->is_array()) return ProtocolError(absl::StrCat(key, " is missing"));
+  if (it == object.end() || !it->is_array())
+    return WarmProtocolError(absl::StrCat(key, " is missing"));
   std::vector<std::string> out;
   out.reserve(it->size());
   for (const json& entry : *it) {
-    if (!entry.is_string()) return ProtocolError(absl::StrCat(key, " holds a non-string"));
+    if (!entry.is_string()) return WarmProtocolError(absl::StrCat(key, " holds a non-string"));
     std::string text = entry.get<std::string>();
-    if (HasNul(text)) return ProtocolError(absl::StrCat(key, " holds a NUL byte"));
+    if (HasNul(text)) return WarmProtocolError(absl::StrCat(key, " holds a NUL byte"));
     out.push_back(std::move(text));
   }
   return out;
 }
 
 }  // namespace
+
+absl::Status WarmProtocolError(absl::string_view why) {
+  return MakeError(absl::StatusCode::kDataLoss, "warm-protocol",
+                   absl::StrCat("a warm sandbox's message is malformed: ", why));
+}
 
 std::string WarmColdReason(bool local_engine, bool allowlist, bool persistent_home,
                            bool has_rendezvous) {
@@ -51,24 +52,25 @@ json WarmRequestToJson(const WarmRequest& request) {
 }
 
 absl::StatusOr<WarmRequest> WarmRequestFromJson(const json& object) {
-  if (!object.is_object()) return ProtocolError("not an object");
+  if (!object.is_object()) return WarmProtocolError("not an object");
   WarmRequest request;
   absl::StatusOr<std::vector<std::string>> argv = Strings(object, "argv");
   if (!argv.ok()) return argv.status();
-  if (argv->empty() || argv->front().empty()) return ProtocolError("argv is empty");
+  if (argv->empty() || argv->front().empty()) return WarmProtocolError("argv is empty");
   request.argv = *std::move(argv);
   absl::StatusOr<std::vector<std::string>> env = Strings(object, "env");
   if (!env.ok()) return env.status();
   for (const std::string& entry : *env) {
     const size_t eq = entry.find('=');
-    if (eq == std::string::npos || eq == 0) return ProtocolError("an env entry is not NAME=value");
+    if (eq == std::string::npos || eq == 0)
+      return WarmProtocolError("an env entry is not NAME=value");
   }
   request.env = *std::move(env);
   auto cwd = object.find("cwd");
-  if (cwd == object.end() || !cwd->is_string()) return ProtocolError("cwd is missing");
+  if (cwd == object.end() || !cwd->is_string()) return WarmProtocolError("cwd is missing");
   request.cwd = cwd->get<std::string>();
   if (request.cwd.empty() || request.cwd.front() != '/' || HasNul(request.cwd)) {
-    return ProtocolError("cwd is not an absolute path");
+    return WarmProtocolError("cwd is not an absolute path");
   }
   return request;
 }
@@ -78,16 +80,16 @@ json WarmResultToJson(const WarmResult& result) {
 }
 
 absl::StatusOr<WarmResult> WarmResultFromJson(const json& object) {
-  if (!object.is_object()) return ProtocolError("the result is not an object");
+  if (!object.is_object()) return WarmProtocolError("the result is not an object");
   auto code = object.find("exit_code");
   auto signal = object.find("signal");
   if (code == object.end() || !code->is_number_integer() || signal == object.end() ||
       !signal->is_number_integer()) {
-    return ProtocolError("the result has no exit_code or signal");
+    return WarmProtocolError("the result has no exit_code or signal");
   }
   WarmResult result{code->get<int>(), signal->get<int>()};
   if (result.exit_code < 0 || result.exit_code > 255 || result.signal < 0 || result.signal > 64) {
-    return ProtocolError("the result is out of range");
+    return WarmProtocolError("the result is out of range");
   }
   return result;
 }

@@ -65,6 +65,9 @@ inline constexpr absl::string_view kWarmColdPrinted = "warm-printed-plan";
 std::string WarmColdReason(bool local_engine, bool allowlist, bool persistent_home,
                            bool has_rendezvous);
 
+// `warm-protocol`: a message of the warm sandbox's channel is malformed.
+absl::Status WarmProtocolError(absl::string_view why);
+
 // One spawn handed to a keeper.
 struct WarmRequest {
   std::vector<std::string> argv;  // argv[0] is looked up on the request's PATH.

@@ -14,7 +14,6 @@
 namespace np {
 namespace {
 
-constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 // The longest the loop waits without looking whether the child ended.
 constexpr long long kReapPollMs = 500;
 
@@ -176,7 +175,7 @@ SuperviseResult Supervise(const SuperviseRequest& request) {
   // np-exec still writes its exit line and exits with the child's status.
   sigset_t watched, original;
   sigemptyset(&watched);
-  for (int sig : kForwarded) sigaddset(&watched, sig);
+  for (int sig : kForwardedSignals) sigaddset(&watched, sig);
   sigaddset(&watched, SIGCHLD);
   pthread_sigmask(SIG_BLOCK, &watched, &original);
   for (size_t i = 0; i < request.companions.size(); ++i) {

@@ -32,6 +32,9 @@ struct Companion {
   std::function<void()> stop;
 };
 
+// The signals np-exec forwards to what it supervises.
+inline constexpr int kForwardedSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
 struct SuperviseRequest {
   std::string bin;                // Absolute path of what is executed.
   std::vector<std::string> argv;  // argv[0] is the runtime's name.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/credential_request.h"
 #include "core/errors.h"
 #include "core/paths.h"
 
@@ -184,11 +185,7 @@ absl::Status EgressSession::ServeCredentials(
           {{"env", credential.env}, {"host", credential.host}});
     }
     // A line end or control character would split the header it goes into.
-    const bool clean = std::all_of(value.begin(), value.end(), [](char c) {
-      const unsigned char u = static_cast<unsigned char>(c);
-      return u == '\t' || (u >= 0x20 && u != 0x7f);
-    });
-    if (!clean) {
+    if (!IsHeaderFieldValue(value)) {
       return MakeError(
           absl::StatusCode::kFailedPrecondition, "egress-credential-unset",
           absl::StrCat(credential.env,

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "core/warm.h"
 
 namespace np::warm {
 namespace {
@@ -21,11 +22,6 @@ absl::Status ChannelError(absl::string_view what, int err = 0) {
   return MakeError(absl::StatusCode::kUnavailable, "warm-channel",
                    absl::StrCat("the warm sandbox's channel failed: ", what,
                                 err != 0 ? absl::StrCat(": ", strerror(err)) : ""));
-}
-
-absl::Status ProtocolError(absl::string_view what) {
-  return MakeError(absl::StatusCode::kDataLoss, "warm-protocol",
-                   absl::StrCat("a warm sandbox's message is malformed: ", what));
 }
 
 absl::Status Closed() {
@@ -90,9 +86,9 @@ void OwnedFd::Reset() {
 }
 
 absl::Status Send(int socket, const nlohmann::json& body, const std::vector<int>& fds) {
-  if (fds.size() > kMaxMessageFds) return ProtocolError("too many descriptors");
+  if (fds.size() > kMaxMessageFds) return WarmProtocolError("too many descriptors");
   const std::string payload = body.dump();
-  if (payload.size() > kMaxMessageBytes) return ProtocolError("too big");
+  if (payload.size() > kMaxMessageBytes) return WarmProtocolError("too big");
   unsigned char header[4];
   for (int i = 0; i < 4; ++i)
     header[i] = static_cast<unsigned char>(payload.size() >> (24 - 8 * i));
@@ -152,10 +148,10 @@ absl::StatusOr<Message> Receive(int socket, int timeout_ms) {
     too_many = too_many || (message.msg_flags & MSG_CTRUNC) != 0;
     have += static_cast<size_t>(got);
   }
-  if (too_many || out.fds.size() > kMaxMessageFds) return ProtocolError("too many descriptors");
+  if (too_many || out.fds.size() > kMaxMessageFds) return WarmProtocolError("too many descriptors");
   size_t size = 0;
   for (unsigned char byte : header) size = (size << 8) | byte;
-  if (size > kMaxMessageBytes) return ProtocolError("too big");
+  if (size > kMaxMessageBytes) return WarmProtocolError("too big");
   std::string payload(size, '\0');
   size_t read_so_far = 0;
   while (read_so_far < size) {
@@ -170,7 +166,8 @@ absl::StatusOr<Message> Receive(int socket, int timeout_ms) {
   }
   out.body = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
   // Every message is an object, so reading a key of it never throws.
-  if (out.body.is_discarded() || !out.body.is_object()) return ProtocolError("not a JSON object");
+  if (out.body.is_discarded() || !out.body.is_object())
+    return WarmProtocolError("not a JSON object");
   return out;
 }
 

@@ -6,16 +6,16 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "launcher/supervise.h"
 #include "launcher/warm/channel.h"
 
 namespace np::warm {
 namespace {
-
-// The signals forwarded to the program, as on the cold path (supervise.h),
-// and the terminal's window size.
-constexpr int kForwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH};
 
 // The sandbox ended before the keeper started the program: nothing ran, and
 // the spawn may go to another sandbox.
@@ -55,7 +55,8 @@ class ForwardedSignals {
  public:
   ForwardedSignals() {
     sigemptyset(&set_);
-    for (int signal : kForwarded) sigaddset(&set_, signal);
+    for (int signal : kForwardedSignals) sigaddset(&set_, signal);
+    sigaddset(&set_, SIGWINCH);
     sigprocmask(SIG_BLOCK, &set_, &old_);
     fd_ = OwnedFd(signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK));
   }
@@ -72,6 +73,11 @@ class ForwardedSignals {
 };
 
 }  // namespace
+
+bool ForwardedToWarmSpawn(int signal) {
+  return signal == SIGWINCH || std::find(std::begin(kForwardedSignals), std::end(kForwardedSignals),
+                                         signal) != std::end(kForwardedSignals);
+}
 
 absl::StatusOr<WarmResult> RunInSandbox(int connection, const WarmRequest& request,
                                         const nlohmann::json& record) {

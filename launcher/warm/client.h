@@ -12,6 +12,10 @@
 
 namespace np::warm {
 
+// Whether a warm spawn forwards `signal` to its program: the cold path's
+// (kForwardedSignals), and the terminal's window size.
+bool ForwardedToWarmSpawn(int signal);
+
 // Runs `request` through the holder connected at `connection`, handing over
 // descriptors 0, 1 and 2; `record` is the spawn's run line, from which the
 // holder writes the exit line if this np-exec is killed. Codes:

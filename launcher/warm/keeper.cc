@@ -22,6 +22,7 @@
 #include "core/errors.h"
 #include "core/warm.h"
 #include "launcher/warm/channel.h"
+#include "launcher/warm/client.h"
 #include "launcher/warm/sandbox_reset.h"
 
 namespace np::warm {
@@ -29,24 +30,6 @@ namespace {
 
 constexpr int kRequestTimeoutMs = 10000;
 constexpr int kKillTimeoutMs = 5000;
-
-// The signals a client may forward to its program.
-bool Forwardable(int signal) {
-  switch (signal) {
-    case SIGHUP:
-    case SIGINT:
-    case SIGQUIT:
-    case SIGTERM:
-    case SIGUSR1:
-    case SIGUSR2:
-    case SIGWINCH:
-    case SIGCONT:
-    case SIGALRM:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // The program's environment: the keeper's own (the sandbox's: PATH, HOME and
 // np-exec's constants) with the spawn's entries on top; TERM only as the
@@ -126,7 +109,7 @@ std::optional<int> Supervise(pid_t child, int client, int signals) {
       if (!message.ok()) return std::nullopt;
       const nlohmann::json& body = message->body;
       if (body.value("op", "") == "signal" && body.contains("signal") &&
-          body["signal"].is_number_integer() && Forwardable(body["signal"].get<int>())) {
+          body["signal"].is_number_integer() && ForwardedToWarmSpawn(body["signal"].get<int>())) {
         const int signal = body["signal"].get<int>();
         if (kill(-child, signal) != 0) kill(child, signal);
       }

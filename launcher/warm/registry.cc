@@ -33,7 +33,9 @@ std::string RandomHex() {
   return absl::StrFormat("%08x", random);
 }
 
-std::vector<std::string> Entries(int warm_dir, absl::string_view prefix) {
+// The names in warm/ that start with `prefix`: the slots, or with
+// `rendezvous` the rendezvous directories ("rv-...").
+std::vector<std::string> Entries(int warm_dir, absl::string_view prefix, bool rendezvous = false) {
   std::vector<std::string> out;
   const int copy = openat(warm_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (copy < 0) return out;
@@ -44,7 +46,7 @@ std::vector<std::string> Entries(int warm_dir, absl::string_view prefix) {
   }
   while (dirent* entry = readdir(stream)) {
     const absl::string_view name = entry->d_name;
-    if (name == "." || name == ".." || absl::StartsWith(name, "rv-")) continue;
+    if (name == "." || name == ".." || absl::StartsWith(name, "rv-") != rendezvous) continue;
     if (absl::StartsWith(name, prefix)) out.emplace_back(name);
   }
   closedir(stream);
@@ -86,22 +88,13 @@ absl::StatusOr<OwnedFd> OpenWarmDir(const StateStore& store) {
 // Rendezvous directories of spawns whose np-exec is gone (killed before it
 // removed its own): empty or holding a dead socket, removed.
 void RemoveStaleRendezvousDirs(int warm_dir) {
-  const int copy = openat(warm_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR* stream = copy < 0 ? nullptr : fdopendir(copy);
-  if (stream == nullptr) {
-    if (copy >= 0) close(copy);
-    return;
-  }
   std::vector<std::string> stale;
-  while (dirent* entry = readdir(stream)) {
-    const absl::string_view name = entry->d_name;
-    if (!absl::StartsWith(name, "rv-")) continue;
-    const absl::string_view rest = name.substr(3);
+  for (const std::string& name : Entries(warm_dir, "rv-", /*rendezvous=*/true)) {
+    const absl::string_view rest = absl::string_view(name).substr(3);
     int pid = 0;
     if (!absl::SimpleAtoi(rest.substr(0, rest.find('-')), &pid) || pid <= 0) continue;
-    if (kill(pid, 0) != 0 && errno == ESRCH) stale.emplace_back(name);
+    if (kill(pid, 0) != 0 && errno == ESRCH) stale.push_back(name);
   }
-  closedir(stream);
   for (const std::string& name : stale) {
     const int dir = OpenSubdirNoFollow(warm_dir, name.c_str());
     if (dir >= 0) {

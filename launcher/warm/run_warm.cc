@@ -17,6 +17,7 @@
 #include "core/warm.h"
 #include "launcher/audit_log.h"
 #include "launcher/environment.h"
+#include "launcher/spawn_facts.h"
 #include "launcher/state/account_view.h"
 #include "launcher/state/nofollow_path.h"
 #include "launcher/state/state_store.h"
@@ -127,13 +128,9 @@ WarmRequest RequestFor(const SpawnPlan& plan, const HostFacts& host) {
   request.argv = plan.warm.command;
   request.cwd = plan.warm.workdir;
   for (const std::string& name : plan.warm.pass) {
-    const char* value = nullptr;
-    for (char** entry = host.envp; entry != nullptr && *entry != nullptr; ++entry) {
-      if (strncmp(*entry, name.c_str(), name.size()) == 0 && (*entry)[name.size()] == '=') {
-        value = *entry + name.size() + 1;
-      }
+    if (ForwardedValueIsSet(host.envp, name)) {
+      request.env.push_back(absl::StrCat(name, "=", GetEnv(host.envp, name)));
     }
-    if (value != nullptr) request.env.push_back(absl::StrCat(name, "=", value));
   }
   return request;
 }
