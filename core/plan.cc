@@ -487,6 +487,12 @@ absl::Status PlanRuntimeExec(ContainerPlanning& p) {
     plan.env.inherit = true;
     plan.env.unset = kInterposerVars;
     plan.env.forward = plan.env_names;
+    // Nor does the client need a credential's key: the proxy reads it.
+    if (p.egress) {
+      for (const Credential& credential : p.container.credentials) {
+        plan.env.unset.push_back(credential.env);
+      }
+    }
   }
   if (traits.uses_image) {
     plan.image = p.container.image;

@@ -264,6 +264,22 @@ TEST_F(EgressPlanTest, RunPlanCarriesTheSocket) {
   EXPECT_TRUE(Contains(plan->argv, "egress-entry"));
 }
 
+// The runtime client keeps the caller's environment, less a credential's key:
+// the proxy reads it, the client and whatever it hands on never get it.
+TEST_F(EgressPlanTest, TheRuntimeClientNeverGetsACredentialsKey) {
+  facts_.egress_socket = "/tmp/np-exec-egress-x/egress.sock";
+  facts_.credential_ca = "/tmp/np-exec-egress-x/session-ca.pem";
+  facts_.credential_bundle = "/tmp/np-exec-egress-x/ca-bundle.pem";
+  settings_.config.container.credentials = {
+      {"api.anthropic.com", 443, "ANTHROPIC_API_KEY", "x-api-key", "{}"}};
+  absl::StatusOr<SpawnPlan> plan = PlanSpawn(settings_, &probe_, facts_, {"node"}, {});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->env.inherit);
+  EXPECT_TRUE(Contains(plan->env.unset, "ANTHROPIC_API_KEY"));
+  EXPECT_TRUE(Contains(plan->env.unset, "LD_PRELOAD"));
+  EXPECT_FALSE(Contains(plan->env.forward, "ANTHROPIC_API_KEY"));
+}
+
 TEST_F(EgressPlanTest, PrintedPlanIsRefusedNeverWithoutNetworkOrWithAllOfIt) {
   facts_.print_only = true;
   facts_.egress_socket = "/tmp/np-exec-egress-x/egress.sock";

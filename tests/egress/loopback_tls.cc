@@ -118,6 +118,12 @@ void LoopbackTlsServer::Loop() {
   }
 }
 
+void LoopbackTlsServer::AnswerWith(const std::string& status, const std::string& json_body) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  answer_status_ = status;
+  answer_body_ = json_body;
+}
+
 void LoopbackTlsServer::Serve(int fd) {
   timeval timeout{10, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
@@ -129,15 +135,23 @@ void LoopbackTlsServer::Serve(int fd) {
       const std::string message = ReadMessage(ssl, &buffer);
       if (message.empty()) break;
       const size_t end = message.find("\r\n\r\n");
+      std::string status = "200 OK";
+      std::string type = "text/plain";
+      std::string body =
+          absl::StrCat("upstream saw ", message.substr(0, message.find("\r\n")), "\n");
       {
         std::lock_guard<std::mutex> lock(mutex_);
         heads_.push_back(message.substr(0, end + 4));
         bodies_.push_back(message.substr(end + 4));
+        if (!answer_status_.empty()) {
+          status = answer_status_;
+          type = "application/json";
+          body = answer_body_;
+        }
       }
-      const std::string body =
-          absl::StrCat("upstream saw ", message.substr(0, message.find("\r\n")), "\n");
       const std::string response =
-          absl::StrCat("HTTP/1.1 200 OK\r\nContent-Length: ", body.size(), "\r\n\r\n", body);
+          absl::StrCat("HTTP/1.1 ", status, "\r\nContent-Type: ", type,
+                       "\r\nContent-Length: ", body.size(), "\r\n\r\n", body);
       if (SSL_write(ssl, response.data(), static_cast<int>(response.size())) <= 0) break;
     }
     SSL_shutdown(ssl);

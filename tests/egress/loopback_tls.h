@@ -32,6 +32,10 @@ class LoopbackTlsServer {
   int connections() const { return connections_.load(); }
   std::vector<std::string> heads();  // every request head, in order
   std::vector<std::string> bodies();
+  // From now on every request is answered with this status line ("400 Bad
+  // Request") and body (JSON) instead, as an API host's error: a real agent
+  // CLI gives up on it at once rather than retrying.
+  void AnswerWith(const std::string& status, const std::string& json_body);
 
  private:
   void Loop();
@@ -45,6 +49,8 @@ class LoopbackTlsServer {
   std::mutex mutex_;
   std::vector<std::string> heads_;
   std::vector<std::string> bodies_;
+  std::string answer_status_;  // empty: "200 OK", "upstream saw ..."
+  std::string answer_body_;
   std::vector<std::thread> threads_;
   std::thread thread_;
 };
