@@ -49,9 +49,10 @@ rounds="$out/rounds.tsv"
 project() {  # project NAME MOUNTS_JSON
   local dir="$work/$1"
   mkdir -p "$dir/.nubos-pilot" "$dir/src"
-  mkdir -p "$dir"/.git/{hooks,modules,worktrees} "$dir"/.{claude,vscode,idea} \
+  mkdir -p "$dir"/.git/{hooks,info,modules,worktrees} \
+    "$dir"/.{claude,codex,cursor,devcontainer,gemini,idea,vscode,zed} \
     "$dir"/.nubos-pilot/{bin,audit}
-  touch "$dir"/.git/config "$dir"/.{envrc,mcp.json,gitmodules}
+  touch "$dir"/.git/{config,config.worktree} "$dir"/.{devcontainer.json,envrc,mcp.json,gitmodules}
   printf '.\n' >"$dir/.git/commondir"
   cat >"$dir/.nubos-pilot/config.json" <<EOF
 {"isolation":{"tier":"container","container":{"runtime":"bwrap","network":"none","mounts":$2}}}
@@ -59,8 +60,30 @@ EOF
   (cd "$dir" && "$np" trust >/dev/null && "$old" trust >/dev/null)
   echo "$dir"
 }
-bare_argv() {  # bare_argv NP PROJECT: the bwrap argv a printed plan runs
-  (cd "$2" && "$1" wrap -- true | jq -r '(.args | index("--")) as $i | .args[$i + 1:][]')
+# bare_argv NP PROJECT: the bwrap argv a printed plan runs (after
+# `sandbox-exec ... --`). What the printed plan's executor would hold for the
+# run (the account view's passwd, group and gitconfig) is gone once `wrap`
+# returns: such a file is made here, so bare bwrap finds what np-exec's run
+# finds. The project has every protected path, so no placeholder is needed.
+bare_argv() {
+  local argv
+  mapfile -t argv < <(cd "$2" && "$1" wrap -- true |
+    jq -r '(.args | index("--")) as $i | .args[$i + 1:][]')
+  local i
+  for ((i = 0; i + 1 < ${#argv[@]}; i++)); do
+    case "${argv[$i]}" in
+      --bind | --ro-bind)
+        local src="${argv[$((i + 1))]}"
+        if [ ! -e "$src" ]; then
+          case "$src" in
+            "$XDG_STATE_HOME"/*) (umask 077 && mkdir -p "$(dirname "$src")" && : >"$src") ;;
+            *) echo "bwrap_floor.sh: $src, bound by the plan, is missing" >&2; exit 1 ;;
+          esac
+        fi
+        ;;
+    esac
+  done
+  printf '%s\n' "${argv[@]}"
 }
 
 p0="$(project p0 '[]')"
