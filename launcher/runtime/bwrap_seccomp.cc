@@ -2,226 +2,48 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
-#include <seccomp.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cstring>
-
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "launcher/runtime/seccomp_error.h"
 
 namespace np {
 namespace {
 
-absl::Status FilterError(absl::string_view what, int err) {
-  return MakeError(
-      absl::StatusCode::kInternal, "seccomp-filter-failed",
-      absl::StrCat("cannot build the sandbox's system-call filter: ", what, ": ", strerror(err)),
-      {{"step", std::string(what)}});
-}
-
-// Owns a libseccomp context.
-struct Context {
-  scmp_filter_ctx ctx = nullptr;
-  ~Context() {
-    if (ctx != nullptr) seccomp_release(ctx);
-  }
-};
-
-// A call the filter refuses when `flags_arg` carries a namespace flag.
-absl::Status RefuseNamespaceFlags(scmp_filter_ctx ctx, const char* name, unsigned int flags_arg) {
-  int nr = seccomp_syscall_resolve_name(name);
-  if (nr == __NR_SCMP_ERROR) return absl::OkStatus();
-  // One rule per flag: a masked comparison matches when that bit is set.
-  for (unsigned long flag : {CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID,
-                             CLONE_NEWNET, CLONE_NEWCGROUP}) {
-    scmp_arg_cmp cmp{};
-    cmp.arg = flags_arg;
-    cmp.op = SCMP_CMP_MASKED_EQ;
-    cmp.datum_a = flag;
-    cmp.datum_b = flag;
-    int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &cmp);
-    if (rc != 0) return FilterError(absl::StrCat("rule for ", name), -rc);
-  }
-  return absl::OkStatus();
-}
-
-// personality() with any value but those docker's default profile allows
-// (SeccompAllowedPersonalities): the others turn off address-space
-// randomisation (ADDR_NO_RANDOMIZE) or make every readable page executable
-// (READ_IMPLIES_EXEC), which helps an exploit of the kernel or of a host
-// program the sandbox shares. libseccomp takes one comparison per argument
-// and rule, and rules of one action are alternatives, so the refused values
-// are spelled as a union of single masked comparisons. The allowed values
-// other than the query 0xffffffff are even and set no bit but 3 and 17; every
-// other value below 2^32 is either even with some other bit set, or odd with
-// some bit clear (0xffffffff is the one odd value with none clear); larger
-// ones are refused outright (the kernel would read their low 32 bits).
-absl::Status RefusePersonalities(scmp_filter_ctx ctx) {
-  const int nr = seccomp_syscall_resolve_name("personality");
-  if (nr == __NR_SCMP_ERROR) return absl::OkStatus();
-  auto refuse = [ctx, nr](scmp_compare op, uint64_t a, uint64_t b) {
-    scmp_arg_cmp cmp{};
-    cmp.arg = 0;
-    cmp.op = op;
-    cmp.datum_a = a;
-    cmp.datum_b = b;
-    const int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &cmp);
-    return rc == 0 ? absl::OkStatus() : FilterError("rule for personality", -rc);
-  };
-  uint64_t allowed_bits = 0;
-  for (unsigned long value : SeccompAllowedPersonalities()) {
-    if (value != 0xffffffffUL) allowed_bits |= value;
-  }
-  for (int bit = 1; bit < 32; ++bit) {
-    const uint64_t mask = uint64_t{1} << bit;
-    // Even, with a bit no allowed value sets.
-    if ((allowed_bits & mask) == 0) {
-      absl::Status even = refuse(SCMP_CMP_MASKED_EQ, mask | 1, mask);
-      if (!even.ok()) return even;
-    }
-    // Odd, with this bit clear: anything odd but 0xffffffff.
-    absl::Status odd = refuse(SCMP_CMP_MASKED_EQ, mask | 1, 1);
-    if (!odd.ok()) return odd;
-  }
-  return refuse(SCMP_CMP_GT, 0xffffffffULL, 0);
-}
-
-// The terminal ioctls that reach past the program's own output
-// (SeccompRefusedIoctls). The kernel reads the request as a 32-bit unsigned
-// int, so the comparison masks the upper half: a request with bits set above
-// bit 31 is the same request to the kernel and must not slip past.
-absl::Status RefuseTtyIoctls(scmp_filter_ctx ctx) {
-  const int nr = seccomp_syscall_resolve_name("ioctl");
-  if (nr == __NR_SCMP_ERROR) return absl::OkStatus();
-  for (unsigned long request : SeccompRefusedIoctls()) {
-    scmp_arg_cmp cmp{};
-    cmp.arg = 1;
-    cmp.op = SCMP_CMP_MASKED_EQ;
-    cmp.datum_a = 0xffffffffUL;
-    cmp.datum_b = request;
-    const int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &cmp);
-    if (rc != 0) return FilterError(absl::StrCat("rule for ioctl ", request), -rc);
-  }
-  return absl::OkStatus();
-}
-
-absl::Status AddRules(scmp_filter_ctx ctx) {
-  for (const std::string& name : SeccompBlockedCalls()) {
-    int nr = seccomp_syscall_resolve_name(name.c_str());
-    // A call this libseccomp or architecture does not know cannot be made.
-    if (nr == __NR_SCMP_ERROR) continue;
-    int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
-    if (rc != 0) return FilterError(absl::StrCat("rule for ", name), -rc);
-  }
-  // clone3 passes its flags in a struct the filter cannot read, so it is
-  // refused with ENOSYS, which makes the C library fall back to clone (whose
-  // flags the filter does read), as docker's profile does.
-  int clone3 = seccomp_syscall_resolve_name("clone3");
-  if (clone3 != __NR_SCMP_ERROR) {
-    int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), clone3, 0);
-    if (rc != 0) return FilterError("rule for clone3", -rc);
-  }
-  // clone's flags are its first argument on x86 (s390 swaps the first two,
-  // and np-exec does not build for it).
-  absl::Status clone = RefuseNamespaceFlags(ctx, "clone", 0);
-  if (!clone.ok()) return clone;
-  absl::Status unshare = RefuseNamespaceFlags(ctx, "unshare", 0);
-  if (!unshare.ok()) return unshare;
-  absl::Status persona = RefusePersonalities(ctx);
-  if (!persona.ok()) return persona;
-  return RefuseTtyIoctls(ctx);
-}
+// kSeccompFilterBpf: written by seccomp_filter_gen at build time.
+#include "seccomp_filter_bpf.inc"
 
 }  // namespace
 
-const std::vector<std::string>& SeccompBlockedCalls() {
-  // docker's default profile leaves these out for a process without
-  // capabilities; a program in the sandbox has none, so the kernel would
-  // refuse most of them anyway, except that a nested user namespace gives it
-  // a full set again. The filter closes them whatever the namespace.
-  static const auto* calls = new std::vector<std::string>{
-      // Namespaces and mounts, the classic and the new mount API.
-      "setns", "mount", "umount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig",
-      "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr",
-      // The kernel keyring.
-      "keyctl", "add_key", "request_key",
-      // Kernel programs, tracing and other processes' memory.
-      "bpf", "perf_event_open", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
-      "lookup_dcookie",
-      // Replacing the kernel, modules, the machine itself.
-      "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-      "create_module", "get_kernel_syms", "query_module", "reboot", "swapon", "swapoff", "acct",
-      "quotactl", "nfsservctl", "uselib", "ustat", "sysfs", "_sysctl", "syslog",
-      // Clocks, I/O ports, NUMA policy.
-      "settimeofday", "stime", "clock_settime", "clock_adjtime", "ioperm", "iopl", "vm86",
-      "vm86old", "mbind", "set_mempolicy", "move_pages",
-      // Files by handle (the shocker escape), userfaultfd (race widening),
-      // io_uring (runs calls the filter never sees).
-      "open_by_handle_at", "name_to_handle_at", "userfaultfd", "io_uring_setup", "io_uring_enter",
-      "io_uring_register",
-      // Per-process segment descriptors: 16-bit segments and a kernel
-      // surface with a history of bugs; docker leaves it out.
-      "modify_ldt"};
-  return *calls;
-}
-
-const std::vector<unsigned long>& SeccompAllowedPersonalities() {
-  // docker's default profile: PER_LINUX (0), PER_LINUX32 (0x0008), UNAME26
-  // (0x20000), PER_LINUX32 | UNAME26, and 0xffffffff, which only asks for the
-  // current persona.
-  static const auto* values =
-      new std::vector<unsigned long>{0x0UL, 0x0008UL, 0x20000UL, 0x20008UL, 0xffffffffUL};
-  return *values;
-}
-
-const std::vector<unsigned long>& SeccompRefusedIoctls() {
-  // TIOCSTI pushes bytes into a terminal's input (the host shell reads them
-  // as typed once the program exits); TIOCLINUX does the same on a virtual
-  // console and more; TIOCSETD swaps the line discipline, loading kernel code
-  // that has had use-after-free bugs. docker refuses TIOCSTI and TIOCLINUX
-  // outright where the kernel allows them.
-  static const auto* requests = new std::vector<unsigned long>{TIOCSTI, TIOCLINUX, TIOCSETD};
-  return *requests;
-}
-
-unsigned long SeccompRefusedCloneFlags() {
-  return CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET |
-         CLONE_NEWCGROUP;
+const std::string& SeccompFilterProgram() {
+  static const auto* program =
+      new std::string(reinterpret_cast<const char*>(kSeccompFilterBpf), sizeof(kSeccompFilterBpf));
+  return *program;
 }
 
 absl::StatusOr<int> BuildSeccompFilterFd() {
-  Context context;
-  context.ctx = seccomp_init(SCMP_ACT_ALLOW);
-  if (context.ctx == nullptr) return FilterError("seccomp_init", ENOMEM);
-  // Only the native ABI is listed, and a call through any other (int 0x80,
-  // x32) kills the process (libseccomp's default bad-architecture action):
-  // no way around the rules, and each listed ABI would cost about 0.1 ms to
-  // compile on every spawn (0.05 ms for the native one alone, measured here).
-  absl::Status built = AddRules(context.ctx);
-  if (!built.ok()) return built;
+  const std::string& program = SeccompFilterProgram();
   int fd = memfd_create("np-exec seccomp filter", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return FilterError("memfd_create", errno);
-  int rc = seccomp_export_bpf(context.ctx, fd);
-  if (rc != 0 || lseek(fd, 0, SEEK_SET) != 0) {
-    int err = rc != 0 ? -rc : errno;
+  if (fd < 0) return SeccompFilterError("memfd_create", errno);
+  if (write(fd, program.data(), program.size()) != static_cast<ssize_t>(program.size()) ||
+      lseek(fd, 0, SEEK_SET) != 0) {
+    const int err = errno != 0 ? errno : EIO;
     close(fd);
-    return FilterError("seccomp_export_bpf", err);
+    return SeccompFilterError("writing the filter", err);
   }
   // Sealed, so nothing that gets hold of the descriptor can change the filter.
   if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
     int err = errno;
     close(fd);
-    return FilterError("sealing the filter", err);
+    return SeccompFilterError("sealing the filter", err);
   }
   return fd;
 }
 
 absl::Status AddSeccompArg(std::vector<std::string>& argv, int fd) {
-  if (argv.empty()) return FilterError("no bubblewrap argv", EINVAL);
+  if (argv.empty()) return SeccompFilterError("no bubblewrap argv", EINVAL);
   for (size_t i = 1; i < argv.size() && argv[i] != "--"; ++i) {
     if (argv[i] == "--seccomp" || argv[i] == "--add-seccomp-fd") {
       return MakeError(

@@ -25,6 +25,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "launcher/runtime/seccomp_rules.h"
 
 namespace np {
 namespace {
@@ -198,6 +199,26 @@ TEST(BwrapSeccompTest, OrdinaryCallsStillWork) {
     return out;
   });
   EXPECT_EQ(report, "");
+}
+
+// np-exec carries the program libseccomp compiled at build time: it must be
+// exactly what libseccomp compiles from the rules now, so a rule changed
+// without the build noticing, or a generator that wrote something else, fails
+// here. And the descriptor holds that program.
+TEST(BwrapSeccompTest, TheBuiltInProgramIsWhatLibseccompCompiles) {
+  absl::StatusOr<std::string> compiled = CompileSeccompFilter();
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  ASSERT_FALSE(compiled->empty());
+  EXPECT_EQ(compiled->size() % sizeof(sock_filter), 0u);
+  EXPECT_TRUE(SeccompFilterProgram() == *compiled)
+      << SeccompFilterProgram().size() << " bytes built in, " << compiled->size() << " compiled";
+  absl::StatusOr<int> fd = BuildSeccompFilterFd();
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  std::string read_back(compiled->size() + 1, '\0');
+  EXPECT_EQ(read(*fd, read_back.data(), read_back.size()), static_cast<ssize_t>(compiled->size()));
+  read_back.resize(compiled->size());
+  EXPECT_TRUE(read_back == *compiled);
+  close(*fd);
 }
 
 TEST(BwrapSeccompTest, TheFilterIsSealed) {
