@@ -32,9 +32,10 @@ absl::Status CannotCreate(const std::string& path, absl::string_view why) {
 // an enclosing project) never lets np-exec write where the link points.
 struct NodeAt {
   int parent = -1;
+  bool owns_parent = true;  // false: `parent` is the caller's project descriptor
   std::string name;
   ~NodeAt() {
-    if (parent >= 0) close(parent);
+    if (parent >= 0 && owns_parent) close(parent);
   }
 };
 
@@ -53,10 +54,15 @@ bool OpenBindNode(int project_fd, const std::string& project_real, const Protect
                   NodeAt* node) {
   if (project_fd < 0 || !bind.root.empty()) return OpenNode(BindHostPath(project_real, bind), node);
   const size_t slash = bind.relative.rfind('/');
-  node->name = slash == std::string::npos ? bind.relative : bind.relative.substr(slash + 1);
-  node->parent = OpenDirNoFollowAt(
-      project_fd,
-      slash == std::string::npos ? "" : absl::string_view(bind.relative).substr(0, slash));
+  if (slash == std::string::npos) {
+    // In the project folder itself: its descriptor, not a copy of it.
+    node->name = bind.relative;
+    node->parent = project_fd;
+    node->owns_parent = false;
+    return true;
+  }
+  node->name = bind.relative.substr(slash + 1);
+  node->parent = OpenDirNoFollowAt(project_fd, absl::string_view(bind.relative).substr(0, slash));
   return node->parent >= 0;
 }
 

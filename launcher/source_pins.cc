@@ -50,7 +50,8 @@ SourcePins::~SourcePins() {
 absl::StatusOr<SourcePin> SourcePins::Pin(const std::string& source) {
   auto known = pinned_.find(source);
   if (known != pinned_.end()) return Handed(known->second);
-  const int fd = OpenSource(source);
+  struct stat st;
+  const int fd = OpenSource(source, &st);
   if (fd < 0) {
     // Below the project a link on the way fails the no-follow walk with
     // ENOTDIR: a swap, not a removal.
@@ -71,12 +72,6 @@ absl::StatusOr<SourcePin> SourcePins::Pin(const std::string& source) {
   if (opened != source) {
     close(fd);
     return Unstable(source, absl::StrCat("resolved to ", opened.empty() ? "nothing" : opened));
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    const int error = errno;
-    close(fd);
-    return Unstable(source, absl::StrCat("could not be read (", strerror(error), ")"));
   }
   SourcePin pin;
   pin.dev = static_cast<uint64_t>(st.st_dev);
@@ -103,30 +98,41 @@ bool SourcePins::Below(const std::string& source) const {
   return root_fd_ >= 0 && absl::StartsWith(source, absl::StrCat(root_, "/"));
 }
 
-int SourcePins::OpenSource(const std::string& source) const {
+int SourcePins::OpenSource(const std::string& source, struct stat* st) const {
   if (!Below(source)) {
-    return open(source.c_str(), O_PATH | O_CLOEXEC);
+    const int fd = open(source.c_str(), O_PATH | O_CLOEXEC);
+    if (fd >= 0 && fstat(fd, st) != 0) {
+      const int error = errno;
+      close(fd);
+      errno = error;
+      return -1;
+    }
+    return fd;
   }
   // A real path below the project has no link on the way: its folders are
   // opened without following one (a link swapped in fails with ELOOP or
   // ENOTDIR instead of leading elsewhere), and a final link is refused.
   const std::string relative = source.substr(root_.size() + 1);
   const size_t slash = relative.rfind('/');
-  const int dir = OpenDirNoFollowAt(root_fd_, slash == std::string::npos
-                                                  ? absl::string_view()
-                                                  : absl::string_view(relative).substr(0, slash));
+  // In the project folder itself: below its descriptor, not a copy of it.
+  const int dir = slash == std::string::npos
+                      ? root_fd_
+                      : OpenDirNoFollowAt(root_fd_, absl::string_view(relative).substr(0, slash));
   if (dir < 0) return -1;
   const std::string name = slash == std::string::npos ? relative : relative.substr(slash + 1);
   const int fd = openat(dir, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
   const int error = errno;
-  close(dir);
-  struct stat st;
-  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
-    close(fd);
-    errno = ELOOP;
+  if (dir != root_fd_) close(dir);
+  if (fd < 0) {
+    errno = error;
     return -1;
   }
-  errno = error;
+  const int why = fstat(fd, st) != 0 ? errno : S_ISLNK(st->st_mode) ? ELOOP : 0;
+  if (why != 0) {
+    close(fd);
+    errno = why;
+    return -1;
+  }
   return fd;
 }
 

@@ -9,6 +9,8 @@
 #ifndef NP_EXEC_LAUNCHER_SOURCE_PINS_H_
 #define NP_EXEC_LAUNCHER_SOURCE_PINS_H_
 
+#include <sys/stat.h>
+
 #include <functional>
 #include <map>
 #include <string>
@@ -58,9 +60,10 @@ class SourcePins {
  private:
   SourcePin Handed(const SourcePin& pin);
 
-  // The descriptor of a source: below `root_` through `root_fd_`, else by
-  // its path. -1 with errno set when it cannot be opened.
-  int OpenSource(const std::string& source) const;
+  // The descriptor of a source, with its stat in `st`: below `root_` through
+  // `root_fd_`, else by its path. -1 with errno set when it cannot be opened
+  // or read, or is a link.
+  int OpenSource(const std::string& source, struct stat* st) const;
   bool Below(const std::string& source) const;  // Read through root_fd_.
 
   bool keep_;

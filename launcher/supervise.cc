@@ -70,7 +70,11 @@ pid_t StartChild(const SuperviseRequest& request, const sigset_t& original, int*
     return -1;
   }
   const pid_t parent = getpid();
-  pid_t child = fork();
+  // vfork: the child shares np-exec's memory until its execve, so neither
+  // side copies page tables or faults pages in copy-on-write (about 40 page
+  // faults a spawn). Safe here: ExecChild never returns, makes system calls
+  // only, and np-exec installs no signal handler that could run in it.
+  pid_t child = vfork();
   if (child < 0) {
     *start_errno = errno;
     close(report[0]);
