@@ -148,6 +148,8 @@ TEST_P(GitWorktreeTest, ACommitInsideCarriesTheCallersIdentityAndNothingElseOfTh
             "Ada Host <ada@host.invalid>|with identity\n");
   EXPECT_EQ(ReadFile(home + "/.gitconfig"), host_config);
   EXPECT_FALSE(FileExists("/tmp/pwned"));
+  // A warm sandbox (NP_E2E_WARM) keeps its spawn's files while it lives.
+  EXPECT_TRUE(EndWarmSandboxes(env, wt_));
   struct stat st;
   const std::string spawns = state_ + "/np-exec/spawns";
   if (lstat(spawns.c_str(), &st) == 0) {
@@ -197,6 +199,8 @@ TEST_P(GitWorktreeTest, GitsExecSurfaceStaysReadOnly) {
   for (const auto& [rel, content] : before_) {
     EXPECT_EQ(ReadFile(repo_ + "/" + rel), content) << rel;
   }
+  // A warm sandbox (NP_E2E_WARM) keeps its placeholders while it lives.
+  EXPECT_TRUE(EndWarmSandboxes(env_, wt_));
   struct stat st;
   for (const char* absent :
        {"hooks/pre-commit", "config.worktree", "worktrees/S001/config.worktree", "worktrees/evil",

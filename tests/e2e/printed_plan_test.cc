@@ -24,7 +24,10 @@ class PrintedPlanTest : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     NP_REQUIRE_RUNTIME(runtime());
     project_ = dir_.MakeDir("project");
-    MakeProject(project_, ContainerConfig(runtime(), "np-test:local"));
+    // A printed plan runs a sandbox of its own (never a warm one), so the
+    // run path it is compared with runs cold too, whatever the operator file
+    // says (NP_E2E_WARM turns warm sandboxes on there).
+    MakeProject(project_, ContainerConfig(runtime(), "np-test:local", {{"warm", false}}));
   }
   const std::string& runtime() const { return GetParam(); }
 

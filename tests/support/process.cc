@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -140,14 +141,29 @@ std::string TestStateHome() {
 std::string WarmOperatorConfigHome() {
   const char* warm = getenv("NP_E2E_WARM");
   if (warm == nullptr || std::string(warm) != "1") return "";
-  static const std::string* home = [] {
-    const std::string dir = TestStateHome() + "/operator-config";
-    std::filesystem::create_directories(dir + "/nubos-pilot");
-    std::ofstream(dir + "/nubos-pilot/config.json")
-        << R"({"isolation": {"container": {"warm": {"idle_seconds": 5}}}})";
-    return new std::string(dir);
-  }();
-  return *home;
+  // A directory of its own, readable by everyone (mkdtemp makes it 0700): a
+  // test that runs np-exec as another user (NonRootCallerTest) gives it this
+  // operator file too, as /etc would be.
+  struct OperatorHome {
+    OperatorHome() {
+      const char* tmp = getenv("TMPDIR");
+      std::string pattern = std::string(tmp != nullptr && tmp[0] == '/' ? tmp : "/tmp") +
+                            "/np-exec-test-operator.XXXXXX";
+      if (mkdtemp(pattern.data()) == nullptr) return;
+      path = pattern;
+      chmod(path.c_str(), 0755);
+      std::filesystem::create_directories(path + "/nubos-pilot");
+      std::ofstream(path + "/nubos-pilot/config.json")
+          << R"({"isolation": {"container": {"warm": {"idle_seconds": 5}}}})";
+    }
+    ~OperatorHome() {
+      std::error_code ignored;
+      if (!path.empty()) std::filesystem::remove_all(path, ignored);
+    }
+    std::string path;
+  };
+  static OperatorHome home;
+  return home.path;
 }
 
 std::vector<std::string> BaseEnv(const std::vector<std::string>& extra) {
