@@ -17,7 +17,8 @@
 #      ValidateMount, FindRealProgram (20-directory PATH), ResolveTier.
 #   2. np-spawn-harness, one interleaved run per scenario (commands alternate
 #      round by round, so a drifting machine load cancels in the ratios):
-#        direct:    env /bin/true | /bin/true | np-exec -- /bin/true | node shim
+#        direct:    env /bin/true | /bin/true | a static exec wrapper (the floor of
+#                   any static launcher) | np-exec -- /bin/true | node shim
 #        probe:     docker version --format ... | np-exec probe
 #        container: docker run <np-exec's own argv> | np-exec -- true | node -e 0
 #        runtimes:  np-exec -- true on bwrap | docker | podman, and bare bwrap
@@ -67,12 +68,13 @@ if [ "$do_build" = 1 ]; then
   cmake -S "$src" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DNP_BUILD_BENCH=ON \
     -DNP_BUILD_TESTS=OFF >/dev/null
   cmake --build "$build_dir" -j "$(nproc)" --target np-exec np-micro-bench np-spawn-harness \
-    np-exec-preload np-spawn-loop np-empty-preload
+    np-exec-preload np-spawn-loop np-empty-preload np-exec-floor
 fi
 bin="$build_dir/bin"
 np="$bin/np-exec"
 harness="$bin/np-spawn-harness"
-for f in "$np" "$harness" "$bin/np-micro-bench" "$bin/np-spawn-loop"; do
+exec_floor="$bin/np-exec-floor"
+for f in "$np" "$harness" "$bin/np-micro-bench" "$bin/np-spawn-loop" "$exec_floor"; do
   [ -x "$f" ] || { echo "bench.sh: $f is not built" >&2; exit 1; }
 done
 
@@ -178,6 +180,7 @@ ln -s /bin/true "$work/real/node"    # the real "node" it resolves to, later on 
 run --title direct --runs "$R_DIRECT" --warmup "$WARM" \
   --cmd "env /bin/true" --cwd "$direct" -- env /bin/true \
   --cmd "/bin/true" --cwd "$direct" -- /bin/true \
+  --cmd "a static exec wrapper -> /bin/true" --cwd "$direct" -- "$exec_floor" /bin/true \
   --cmd "np-exec -- /bin/true" --cwd "$direct" -- "$np" -- /bin/true \
   --cmd "same, build-tree binary" --cwd "$direct" -- "$built_np" -- /bin/true \
   --cmd "node shim -> /bin/true" --cwd "$direct" --env "PATH=$work/shims:$work/real:$PATH" -- node
@@ -357,10 +360,24 @@ if [ "$have_docker" = 1 ]; then
   docker run -d --rm --name np-bench-exec --network none np-test:local sleep 3600 >/dev/null
   warm+=(--cmd "docker exec into a running container" --cwd "$direct" -- docker exec np-bench-exec true)
 fi
+podman_service=""
 if [ -n "${cpodman:-}" ]; then
   wpodman="$(warm_project warm-podman podman)"
   warm+=(--cmd "warm: np-exec -- true (podman)" --cwd "$wpodman" -- "$np" -- true)
   warm+=(--cmd "cold: np-exec -- true (podman)" --cwd "$cpodman" -- "$np" -- true)
+  # The same with podman's API service (what `systemctl enable --now
+  # podman.socket` gives): np-exec then asks the engine on its socket, as on
+  # docker, instead of through podman's client. A socket of the run's own,
+  # named by CONTAINER_HOST for these two rows only.
+  mkdir -p "$work/podman-api"
+  setsid podman system service --time=0 "unix://$work/podman-api/podman.sock" \
+    >"$work/podman-api/log" 2>&1 </dev/null &
+  podman_service=$!
+  for _ in $(seq 50); do [ -S "$work/podman-api/podman.sock" ] && break; sleep 0.1; done
+  api=(--env "CONTAINER_HOST=unix://$work/podman-api/podman.sock")
+  wpodman_api="$(warm_project warm-podman-api podman)"
+  warm+=(--cmd "warm: np-exec -- true (podman, API service)" --cwd "$wpodman_api" "${api[@]}" -- "$np" -- true)
+  warm+=(--cmd "cold: np-exec -- true (podman, API service)" --cwd "$cpodman" "${api[@]}" -- "$np" -- true)
 fi
 if [ -n "$srt" ]; then
   warm+=(--cmd "srt /bin/true" --cwd "$cbwrap" -- "${srt_cmd[@]}" /bin/true)
@@ -382,6 +399,7 @@ if [ -n "${wbwrap:-}" ]; then
   done
 fi
 (cd "$direct" && "$np" warm --stop --all >/dev/null) || true
+[ -n "$podman_service" ] && { kill "$podman_service" 2>/dev/null; wait "$podman_service" 2>/dev/null; } || true
 [ "$have_docker" = 1 ] && docker rm -f np-bench-exec >/dev/null 2>&1 || true
 
 # --- 3. summary -----------------------------------------------------------------
@@ -399,6 +417,8 @@ argv_ns="$(jq -r '.benchmarks[] | select(.name=="BM_BuildContainerArgv_median") 
 verdict "argv build (cpu time, median of 3)" "$argv_ns" "<=" 1000 ns
 verdict "np-exec -- /bin/true / env /bin/true" "$(rat direct 'np-exec -- /bin/true')" "<=" 0.95 x
 verdict "node shim / env /bin/true (same bar, informative)" "$(rat direct 'node shim -> /bin/true')" "<=" 0.95 x
+verdict "a static exec wrapper / env /bin/true (the floor, informative)" \
+  "$(rat direct 'a static exec wrapper -> /bin/true')" "<=" 0.95 x
 probe_x="$(awk -v r="$(rat probe 'np-exec probe')" 'BEGIN{ if (r > 0) printf "%.1f", 1 / r }')"
 verdict "docker version / np-exec probe (speed-up)" "$probe_x" ">=" 10 x
 verdict "np-exec -- true / docker run (docker)" "$(rat container 'np-exec -- true (docker)')" "<=" 1.02 x
@@ -410,7 +430,7 @@ verdict "srt / np-exec on bwrap, a write" "$(rat peers-bwrap-write 'srt write in
 verdict "reference node path / np-exec on docker" \
   "$(rat peers-docker 'reference: node + docker version + docker run')" ">=" 1 x
 verdict "warm spawn on bwrap / direct spawn" "$(rat warm 'warm: np-exec -- true (bwrap)')" "<=" 2 x
-for r in docker podman; do
+for r in docker podman "podman, API service"; do
   w="$(med warm "warm: np-exec -- true ($r)")"
   c="$(med warm "cold: np-exec -- true ($r)")"
   verdict "warm / cold spawn on $r"     "$(awk -v w="$w" -v c="$c" 'BEGIN{ if (w > 0 && c > 0) printf "%.3f", w / c }')" "<=" 0.05 x
