@@ -299,6 +299,9 @@ absl::Status DecideWarm(ContainerPlanning& p) {
   warm.cold_reason =
       WarmColdReason(p.facts.engine_remote.empty(), p.egress, p.container.persistent_home,
                      !p.facts.warm_dir.empty() && !p.facts.print_only);
+  if (warm.cold_reason.empty() && TraitsOf(p.container.runtime).uses_image) {
+    warm.cold_reason = WarmImageColdReason(p.facts.image_volumes);
+  }
   if (!warm.cold_reason.empty()) return absl::OkStatus();
   absl::Status absolute = CheckAbsolutePath(p.facts.warm_dir, "isolation-mount-bad-source");
   if (!absolute.ok()) return absolute;

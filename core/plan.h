@@ -107,6 +107,9 @@ struct SpawnFacts {
   // The engine the runtime's client would reach when it is not on this host
   // (DOCKER_HOST ssh://..., a remote docker context); "" for a local one.
   std::string engine_remote;
+  // The image's volumes (its config's Volumes, by path) as the engine told
+  // them with its content ID; nullopt when it did not (DecideWarm).
+  std::optional<std::vector<std::string>> image_volumes;
   std::vector<RootEntry> root_layout;      // bubblewrap: the host's /bin, /lib*, /sbin.
   std::string etc_view;                    // bubblewrap: the prepared /etc (ContainerSpawn).
   std::optional<std::string> mount_point;  // `wrap --workdir`: where the project is mounted.

@@ -47,6 +47,12 @@ std::string WarmColdReason(bool local_engine, bool allowlist, bool persistent_ho
   return "";
 }
 
+std::string WarmImageColdReason(const std::optional<std::vector<std::string>>& volumes) {
+  if (!volumes.has_value()) return std::string(kWarmColdImageUnknown);
+  if (!volumes->empty()) return std::string(kWarmColdImageVolumes);
+  return "";
+}
+
 json WarmRequestToJson(const WarmRequest& request) {
   return {{"argv", request.argv}, {"cwd", request.cwd}, {"env", request.env}};
 }

@@ -20,6 +20,7 @@
 #define NP_EXEC_CORE_WARM_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,18 @@ inline constexpr absl::string_view kWarmColdPrinted = "warm-printed-plan";
 // false).
 std::string WarmColdReason(bool local_engine, bool allowlist, bool persistent_home,
                            bool has_rendezvous);
+
+inline constexpr absl::string_view kWarmColdImageUnknown = "warm-image-unknown";
+inline constexpr absl::string_view kWarmColdImageVolumes = "warm-image-volumes";
+
+// Why a spawn on an image runs cold ("" when the image allows warm): the
+// engine did not tell the image's content ID and volumes (`volumes` nullopt:
+// a sandbox kept for it could be another image's by now), or the image
+// declares volumes (VOLUME in its Dockerfile): the engine mounts each as a
+// volume of the container's own that outlives a spawn, which the keeper's
+// reset does not empty, so a warm spawn would find what the one before it
+// wrote there.
+std::string WarmImageColdReason(const std::optional<std::vector<std::string>>& volumes);
 
 // `warm-protocol`: a message of the warm sandbox's channel is malformed.
 absl::Status WarmProtocolError(absl::string_view why);

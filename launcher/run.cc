@@ -139,7 +139,9 @@ struct RunSpawn {
   SpawnFacts facts;
   Endpoint endpoint;
   ProbeResult probe;
-  std::string image_id;  // The account view's cache key (account_view.h).
+  // The engine's word on the image: its ID is the account view's cache key
+  // (account_view.h) and part of a warm sandbox's key.
+  SpawnImage image;
   std::string account_dir;
   std::string gitconfig;
   SpawnLease lease;  // The lock, the pins, the placeholders, the egress session.
@@ -180,7 +182,8 @@ absl::Status ProbeRuntime(RunSpawn& run) {
   if (!run.container) return absl::OkStatus();
   const ContainerConfig& container = run.settings.config.container;
   run.endpoint = run.driver->Resolve(host);
-  run.probe = run.driver->ProbeForSpawn(host, run.endpoint, container.image, &run.image_id);
+  run.probe = run.driver->ProbeForSpawn(host, run.endpoint, container.image, &run.image);
+  run.facts.image_volumes = run.image.volumes;
   AddContainerFacts(host, *run.driver, run.endpoint, run.probe, "np-exec", /*owned=*/true,
                     !container.mounts.empty(), run.facts);
   AddImageUserFacts(run.settings, host, *run.driver, run.endpoint, run.facts);
@@ -320,7 +323,7 @@ absl::StatusOr<Outcome> CarryOut(RunSpawn& run) {
     if (!notice.empty()) WriteAll(2, notice);
     const WrappedSpawn spawn{run.settings, plan,         run.cl.program,  *run.driver,
                              run.endpoint, *run.trust,   run.tier_record, run.account_dir,
-                             run.image_id, run.gitconfig};
+                             run.image.id, run.gitconfig};
     return RunWrapped(spawn, run.lease, host, run.reporter, *run.log);
   }
   absl::Status recorded = RecordSpawnRan(*run.trust, host.uid);

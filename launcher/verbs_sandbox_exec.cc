@@ -149,7 +149,7 @@ struct PrintedSpawn {
   SpawnLease lease;  // The placeholders and their pins.
   const RuntimeDriver* driver = nullptr;
   Endpoint endpoint;
-  std::string image_id;
+  SpawnImage image;
   std::string gitconfig;
 };
 
@@ -295,7 +295,7 @@ absl::Status PrepareAccount(PrintedSpawn& s) {
   absl::Status here = CheckEngineOnThisHost(s.runtime, s.endpoint.remote);
   if (!here.ok()) return s.Refuse(here);
   if (!plan.account_dir.empty() && !plan.image.empty()) {
-    (void)s.driver->ProbeForSpawn(s.host, s.endpoint, plan.image, &s.image_id);
+    (void)s.driver->ProbeForSpawn(s.host, s.endpoint, plan.image, &s.image);
   }
   const std::string gitconfig_path = AccountGitConfigPath(plan.account_dir);
   const bool binds_gitconfig =
@@ -324,7 +324,7 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
     if (!done.ok()) return done;
   }
   const WrappedSpawn spawn{s.settings, s.plan,        cl.program,         *s.driver,  s.endpoint,
-                           *s.trust,   s.tier_record, s.plan.account_dir, s.image_id, s.gitconfig};
+                           *s.trust,   s.tier_record, s.plan.account_dir, s.image.id, s.gitconfig};
   return RunWrapped(spawn, s.lease, host, reporter, *s.log);
 }
 

@@ -51,6 +51,13 @@ struct Endpoint {
 enum class ProbeDepth { kFull, kForPlan, kForRun };
 
 // What an image's own config says about who runs in it.
+// What the engine told of a spawn's image (RuntimeDriver::ProbeForSpawn).
+struct SpawnImage {
+  std::string id;  // The image's content ID ("" when not told).
+  // The paths its config declares as volumes; nullopt when not told.
+  std::optional<std::vector<std::string>> volumes;
+};
+
 struct ImageUserConfig {
   std::string id;    // The image's content ID ("" when not told).
   std::string user;  // Its configured user, as written ("": the default, root).
@@ -86,11 +93,12 @@ class RuntimeDriver {
   // The probe of a spawn about to run `image` (ProbeDepth::kForRun). An
   // engine answers it with the image's own entry (`GET /images/NAME/json`,
   // or `image inspect` where the client is the engine), which also names the
-  // image's content ID in `image_id` ("" when absent or not told), so a
-  // spawn learns it in the probe's one round trip. The default: Probe.
+  // image's content ID and volumes in `told` (cleared: when absent or not
+  // told), so a spawn learns them in the probe's one round trip. The
+  // default: Probe.
   virtual ProbeResult ProbeForSpawn(const HostFacts& host, const Endpoint& endpoint,
-                                    const std::string& /*image*/, std::string* image_id) const {
-    image_id->clear();
+                                    const std::string& /*image*/, SpawnImage* told) const {
+    *told = SpawnImage();
     return Probe(host, endpoint, ProbeDepth::kForRun);
   }
 

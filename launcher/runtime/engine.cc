@@ -145,6 +145,16 @@ void TakeLocation(EngineLocation location, Endpoint& endpoint) {
   endpoint.client_unset = std::move(location.client_unset);
 }
 
+// An image config's Volumes ({"/data": {}}, or null for none) as paths;
+// nullopt for anything else.
+std::optional<std::vector<std::string>> VolumePaths(const nlohmann::json& volumes) {
+  std::vector<std::string> paths;
+  if (volumes.is_null()) return paths;
+  if (!volumes.is_object()) return std::nullopt;
+  for (const auto& [path, unused] : volumes.items()) paths.push_back(path);
+  return paths;
+}
+
 class EngineDriver : public RuntimeDriver {
  public:
   explicit EngineDriver(Flavor flavor) : flavor_(flavor) {}
@@ -195,8 +205,8 @@ class EngineDriver : public RuntimeDriver {
   // view's cache key, account_view.h). Anything less clear falls back to
   // the probe, and the ID stays unknown.
   ProbeResult ProbeForSpawn(const HostFacts& host, const Endpoint& endpoint,
-                            const std::string& image, std::string* image_id) const override {
-    image_id->clear();
+                            const std::string& image, SpawnImage* told) const override {
+    *told = SpawnImage();
     if (endpoint.bin.empty() || image.empty() || !endpoint.remote.empty()) {
       return Probe(host, endpoint, ProbeDepth::kForRun);
     }
@@ -215,7 +225,10 @@ class EngineDriver : public RuntimeDriver {
       if (response->status == 200) {
         const nlohmann::json body = nlohmann::json::parse(response->body, nullptr, false);
         if (body.is_object() && body.contains("Id") && body["Id"].is_string()) {
-          *image_id = body["Id"].get<std::string>();
+          told->id = body["Id"].get<std::string>();
+          const nlohmann::json config = body.value("Config", nlohmann::json());
+          told->volumes = VolumePaths(config.is_object() ? config.value("Volumes", nlohmann::json())
+                                                         : nlohmann::json());
           return ProbeAvailable(runtime, endpoint.bin, version.empty() ? "unknown" : version);
         }
       }
@@ -230,11 +243,17 @@ class EngineDriver : public RuntimeDriver {
     // own start is the proof, as on bubblewrap).
     std::vector<std::string> env = ClientEnvironment(endpoint, host.envp);
     std::vector<char*> envp = CStrings(env);
-    absl::StatusOr<CaptureResult> inspect =
-        RunAndCapture({endpoint.bin, "image", "inspect", "--format", "{{.Id}}", image}, envp.data(),
-                      kCommandTimeoutMs);
+    // The volumes come as JSON after the ID, which has no space.
+    absl::StatusOr<CaptureResult> inspect = RunAndCapture(
+        {endpoint.bin, "image", "inspect", "--format", "{{.Id}} {{json .Config.Volumes}}", image},
+        envp.data(), kCommandTimeoutMs);
     if (inspect.ok() && !inspect->timed_out && inspect->exit_code == 0) {
-      *image_id = std::string(absl::StripAsciiWhitespace(inspect->out));
+      const absl::string_view out = absl::StripAsciiWhitespace(inspect->out);
+      const size_t space = out.find(' ');
+      told->id = std::string(out.substr(0, space));
+      if (space != absl::string_view::npos && out.find('\n') == absl::string_view::npos) {
+        told->volumes = VolumePaths(nlohmann::json::parse(out.substr(space + 1), nullptr, false));
+      }
       return ProbeAvailable(runtime, endpoint.bin, "unknown");
     }
     return Probe(host, endpoint, ProbeDepth::kForRun);

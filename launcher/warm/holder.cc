@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -27,6 +28,10 @@ namespace np::warm {
 namespace {
 
 constexpr int kRequestTimeoutMs = 10000;
+// The longest the holder waits for its keeper (or the idle time, when that is
+// longer): a runtime that hangs before starting it (a container left
+// "Created") is given up rather than held forever.
+constexpr long long kKeeperStartMs = 120000;
 
 long long NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -139,6 +144,13 @@ void AnswerWaiting(Holding& holding, bool came_up) {
   }
 }
 
+// How long the dispatcher waits: for the keeper, until `start_deadline`; in
+// an idle sandbox, the idle time; during a spawn, without limit.
+int WaitMs(bool has_keeper, bool busy, long long start_deadline, int idle_ms) {
+  if (!has_keeper) return static_cast<int>(std::max<long long>(0, start_deadline - NowMs()));
+  return busy ? -1 : idle_ms;
+}
+
 // Until the sandbox ends: the keeper's rendezvous, then one spawn at a time,
 // the idle time, `warm --stop`.
 void Dispatcher(Holding& holding) {
@@ -148,6 +160,8 @@ void Dispatcher(Holding& holding) {
   nlohmann::json record;  // The run line of the spawn in progress.
   OwnedFd idle_lock(
       openat(holding.slot_dir, std::string(kSlotLock).c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
+  const long long start_deadline = NowMs() + std::max<long long>(kKeeperStartMs, holding.idle_ms);
+  bool gave_up = false;
   for (;;) {
     pollfd watched[3] = {{holding.ended, POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLIN, 0}};
     if (keeper.get() < 0) {
@@ -156,11 +170,14 @@ void Dispatcher(Holding& holding) {
       watched[1].fd = keeper.get();
       if (!busy) watched[2].fd = holding.control_listener;
     }
-    const int ready = poll(watched, 3, keeper.get() >= 0 && !busy ? holding.idle_ms : -1);
+    const int ready =
+        poll(watched, 3, WaitMs(keeper.get() >= 0, busy, start_deadline, holding.idle_ms));
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0 || watched[0].revents != 0) break;
+    // No keeper by its deadline: given up. Idle for the idle time: ends
+    // unless a client has just claimed it.
+    if (ready == 0 && (gave_up = keeper.get() < 0)) break;
     if (ready == 0) {
-      // Idle for the idle time: ends unless a client has just claimed it.
       if (idle_lock.get() >= 0 && flock(idle_lock.get(), LOCK_EX | LOCK_NB) == 0) break;
       continue;
     }
@@ -191,6 +208,9 @@ void Dispatcher(Holding& holding) {
   unlinkat(holding.slot_dir, std::string(kControlSocket).c_str(), 0);
   if (keeper.get() >= 0) (void)Send(keeper.get(), {{"op", "exit"}});
   AnswerWaiting(holding, /*came_up=*/keeper.get() >= 0);
+  // No keeper to tell: the run is ended as a signal ends a cold one (the
+  // client told, then the driver's cleanup and SIGKILL after the grace time).
+  if (gave_up) kill(getpid(), SIGTERM);
 }
 
 // The holder's body, in the forked process: never returns.

@@ -5,15 +5,18 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/bwrap_argv.h"
 #include "core/config.h"
 #include "core/config_json.h"
 #include "core/container_argv.h"
 #include "core/errors.h"
+#include "core/plan.h"
 #include "core/trust.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/core/argv_util.h"
+#include "tests/support/temp_dir.h"
 
 namespace np {
 namespace {
@@ -133,6 +136,70 @@ TEST(WarmColdReasonTest, NamesWhyASpawnRunsCold) {
   EXPECT_EQ(WarmColdReason(false, false, false, true), kWarmColdRemote);
   EXPECT_EQ(WarmColdReason(true, true, false, true), kWarmColdAllowlist);
   EXPECT_EQ(WarmColdReason(true, false, true, true), kWarmColdPersistentHome);
+}
+
+TEST(WarmColdReasonTest, AnImageRunsWarmOnlyWithItsVolumesToldAndNone) {
+  EXPECT_EQ(WarmImageColdReason(std::nullopt), kWarmColdImageUnknown);
+  EXPECT_EQ(WarmImageColdReason(std::vector<std::string>{"/data"}), kWarmColdImageVolumes);
+  EXPECT_EQ(WarmImageColdReason(std::vector<std::string>{}), "");
+}
+
+// The plan: warm for an image whose volumes the engine told and that has
+// none; cold, with the reason, when it has some or the engine did not tell.
+class WarmPlanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    project_ = tmp_.MakeDir("home/user/proj");
+    facts_.cwd = project_;
+    facts_.home = tmp_.Path("home/user");
+    facts_.uid = 1000;
+    facts_.gid = 1000;
+    facts_.container_name = "np-exec-7";
+    facts_.runtime_bin = "/usr/bin/docker";
+    facts_.path = "/usr/bin";
+    facts_.self_path = "/usr/local/bin/np-exec";
+    facts_.warm_dir = tmp_.MakeDir("state/warm/rv-1");
+    facts_.find = [](absl::string_view name, absl::string_view,
+                     bool) -> absl::StatusOr<std::string> {
+      return absl::StrCat("/usr/bin/", name);
+    };
+    settings_.project_root = project_;
+    settings_.config.tier = Tier::kContainer;
+    settings_.config.container.runtime = Runtime::kDocker;
+    settings_.config.container.image = "np-test:local";
+    settings_.config.container.warm_idle_seconds = 300;
+    settings_.resolved = {Tier::kContainer, TierSource::kConfig};
+    probe_.runtime = Runtime::kDocker;
+    probe_.available = true;
+    probe_.bin = "/usr/bin/docker";
+  }
+
+  WarmPlan Plan() {
+    absl::StatusOr<SpawnPlan> plan = PlanSpawn(settings_, &probe_, facts_, {"node"}, {});
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    return plan.ok() ? plan->warm : WarmPlan();
+  }
+
+  np::testing::TempDir tmp_;
+  std::string project_;
+  SpawnFacts facts_;
+  Settings settings_;
+  ProbeResult probe_;
+};
+
+TEST_F(WarmPlanTest, AnImageWithVolumesOrUntoldRunsCold) {
+  facts_.image_volumes = std::vector<std::string>{};
+  WarmPlan warm = Plan();
+  EXPECT_TRUE(warm.warm);
+  EXPECT_EQ(warm.cold_reason, "");
+  facts_.image_volumes = std::vector<std::string>{"/data"};
+  warm = Plan();
+  EXPECT_FALSE(warm.warm);
+  EXPECT_EQ(warm.cold_reason, kWarmColdImageVolumes);
+  facts_.image_volumes = std::nullopt;
+  warm = Plan();
+  EXPECT_FALSE(warm.warm);
+  EXPECT_EQ(warm.cold_reason, kWarmColdImageUnknown);
 }
 
 absl::StatusOr<ProjectConfig> Parse(const std::string& container) {

@@ -108,7 +108,9 @@ class BwrapFloorTest : public ::testing::Test {
         {{"source", data_}, {"target", "/data"}},
         {{"source", data_ + "/sub"}, {"target", "/data/sub"}},
     };
-    MakeProject(project_, ContainerConfig("bwrap", "", {{"mounts", mounts}}));
+    // Cold (warm false, whatever the operator file says): the sandbox is
+    // compared with a bare bwrap run of the same argv.
+    MakeProject(project_, ContainerConfig("bwrap", "", {{"mounts", mounts}, {"warm", false}}));
   }
 
   std::vector<std::string> ProbeCommand() const {

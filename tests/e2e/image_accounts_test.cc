@@ -89,8 +89,10 @@ class ImageAccountsTest : public ::testing::TestWithParam<std::string> {
     return std::string(absl::StripPrefix(absl::StripAsciiWhitespace(r.out), "sha256:"));
   }
 
+  // Cold (warm false, whatever the operator file says): these tests count
+  // the containers each spawn makes the engine create.
   void Configure(const std::string& image) {
-    MakeProject(project_, ContainerConfig(runtime(), image), /*trust=*/false);
+    MakeProject(project_, ContainerConfig(runtime(), image, {{"warm", false}}), /*trust=*/false);
     RunResult trusted = Np({"trust"});
     ASSERT_EQ(trusted.exit_code, 0) << trusted.err;
   }

@@ -280,6 +280,32 @@ TEST_P(WarmTest, AnotherPlanOrABusySandboxGetsASandboxOfItsOwn) {
   EXPECT_EQ(WaitProcess(busy, 20000), 128 + SIGTERM);
 }
 
+// An image that declares a volume (VOLUME /data) runs cold: the engine
+// mounts a volume of the container's own there, which outlives a spawn in a
+// kept sandbox and which the keeper's reset does not empty. Cold, each spawn
+// gets a new one, removed with its container.
+TEST_P(WarmTest, AnImageWithAVolumeRunsColdAndItsVolumeStartsEmpty) {
+  if (runtime() == "bwrap") GTEST_SKIP() << "bubblewrap runs no image";
+  const std::string context = dir_.MakeDir("volume-image");
+  dir_.Write("volume-image/Dockerfile", "FROM np-test:local\nVOLUME /data\n");
+  const std::string image = "np-test-volume:local";
+  RunResult built = RunRuntime(runtime(), {"build", "-q", "-t", image, context});
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  MakeProject(project_, ContainerConfig(runtime(), image, {{"warm", {{"idle_seconds", 60}}}}));
+  for (const char* spawn : {"first", "second"}) {
+    RunResult r = Np({"--", "sh", "-c", "ls -A /data; echo left >/data/left-behind"});
+    ASSERT_EQ(r.exit_code, 0) << spawn << ": " << r.err;
+    EXPECT_EQ(r.out, "") << spawn << ": what an earlier spawn left in the volume";
+  }
+  EXPECT_TRUE(Sandboxes().empty()) << ::testing::PrintToString(Sandboxes());
+  const std::vector<nlohmann::json> runs = RunLines();
+  ASSERT_EQ(runs.size(), 2u);
+  for (const nlohmann::json& run : runs) {
+    EXPECT_EQ(run.value("warm", true), false) << run.dump();
+    EXPECT_EQ(run.value("warm_cold_reason", ""), "warm-image-volumes") << run.dump();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Runtimes, WarmTest, ::testing::Values("docker", "podman", "bwrap"),
                          RuntimeName);
 

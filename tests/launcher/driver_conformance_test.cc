@@ -126,10 +126,11 @@ TEST_P(DriverConformanceTest, WithoutAnEngineAnImageIsNeitherPresentNorMissing) 
   endpoint.timeout_ms = 500;
   EXPECT_EQ(driver().ImagePresent("np-test:local", endpoint, host_), std::nullopt);
   EXPECT_EQ(driver().InspectImageUser(host_, endpoint, "np-test:local"), std::nullopt);
-  std::string image_id = "stale";
-  const ProbeResult probe = driver().ProbeForSpawn(host_, endpoint, "np-test:local", &image_id);
+  SpawnImage told{"stale", std::vector<std::string>{"/stale"}};
+  const ProbeResult probe = driver().ProbeForSpawn(host_, endpoint, "np-test:local", &told);
   EXPECT_FALSE(probe.available);
-  EXPECT_EQ(image_id, "");
+  EXPECT_EQ(told.id, "");
+  EXPECT_EQ(told.volumes, std::nullopt);
 }
 
 // Without an engine there is no engine state to add, and cleaning up a run
