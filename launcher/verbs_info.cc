@@ -129,7 +129,7 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
   if (!settings.ok()) return settings.status();
   const ContainerConfig& container = settings->config.container;
   const RuntimeDriver& driver = DriverFor(container.runtime);
-  const Endpoint endpoint = driver.Resolve(host);
+  const Endpoint endpoint = ResolveEndpoint(driver, host, container);
   ProbeResult probe = driver.Probe(host, endpoint, ProbeDepth::kFull);
   if (probe.bin == endpoint.bin) probe.bin_trusted_because = endpoint.bin_trusted_because;
   const TierDescription description = DescribeConfiguredTier(settings->resolved.tier, container);
@@ -170,7 +170,7 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
   // An engine on another host is not asked (the probe's unavailability is
   // that): its refusal is the cause.
   if (settings->resolved.tier == Tier::kContainer) {
-    absl::Status here = CheckEngineOnThisHost(container.runtime, endpoint.remote);
+    absl::Status here = CheckEngineLocality(container, endpoint.remote, endpoint.reach);
     if (!here.ok()) return here;
   }
   if (!gate.ok()) return gate;

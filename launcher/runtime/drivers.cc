@@ -123,6 +123,15 @@ ProbeResult ProbeMissingBinary(Runtime runtime, const Endpoint& endpoint) {
                           absl::StrCat("no ", RuntimeName(runtime), " binary on PATH"));
 }
 
+Endpoint ResolveEndpoint(const RuntimeDriver& driver, const HostFacts& host,
+                         const ContainerConfig& container) {
+  Endpoint endpoint = driver.Resolve(host);
+  endpoint.remote_allowed =
+      !endpoint.remote.empty() && container.remote_engine &&
+      (endpoint.reach == EngineReach::kSsh || endpoint.reach == EngineReach::kTls);
+  return endpoint;
+}
+
 ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, ProbeDepth depth) {
   const RuntimeDriver& driver = DriverFor(runtime);
   const Endpoint endpoint = driver.Resolve(host);
@@ -135,7 +144,9 @@ nlohmann::json EngineEndpointJson(const Endpoint& endpoint) {
   return {{"on_this_host", endpoint.remote.empty()},
           {"socket", endpoint.socket.has_value() ? nlohmann::json(*endpoint.socket) : nullptr},
           {"remote",
-           endpoint.remote.empty() ? nlohmann::json(nullptr) : nlohmann::json(endpoint.remote)}};
+           endpoint.remote.empty() ? nlohmann::json(nullptr) : nlohmann::json(endpoint.remote)},
+          {"reach", EngineReachName(endpoint.reach)},
+          {"remote_allowed", endpoint.remote_allowed}};
 }
 
 }  // namespace np
