@@ -360,7 +360,10 @@ absl::Status DescribeSpawn(ContainerPlanning& p) {
   spawn.root_layout = facts.root_layout;
   spawn.etc_view = facts.etc_view;
   spawn.pin = facts.pin;
-  if (!facts.engine_remote.empty()) spawn.remote_check = facts.remote_check;
+  if (!facts.engine_remote.empty() && facts.remote_check.has_value()) {
+    spawn.remote_check = facts.remote_check;
+    p.plan.remote_nonce_path = JoinPath(p.policy.project_real, facts.remote_check->nonce_name);
+  }
   if (p.container.persistent_home) spawn.home_source = p.plan.agent_home = facts.agent_home;
   if (p.account_view) {
     spawn.passwd_file = facts.passwd_file;

@@ -185,6 +185,9 @@ struct SpawnPlan {
   // host's): the driver refuses to run it anywhere else, and the audit line
   // names it.
   std::string engine_remote;
+  // There: the host path of the spawn's check file (mount_pins.h
+  // RemoteCheck), which the entry point removes once it proved the project.
+  std::string remote_nonce_path;
   std::string self_path;  // np-exec's path, for a printed bubblewrap plan.
   // network "allowlist": the endpoint the launcher must serve the egress proxy
   // on for as long as the runtime runs; empty otherwise.

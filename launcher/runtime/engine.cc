@@ -368,6 +368,12 @@ class EngineDriver : public RuntimeDriver {
     if (outcome.result.start_errno != 0) {
       return RuntimeNotExecutable(plan.exec_path, outcome.result.start_errno);
     }
+    // On an engine on another host, a client failure that left the check
+    // file unread: the entry point never proved the project there.
+    if (outcome.result.exit_code == 125 && !plan.remote_nonce_path.empty() &&
+        access(plan.remote_nonce_path.c_str(), F_OK) == 0) {
+      return ProjectNotShared(plan.project_mount, "no confirmation from the spawn's entry point");
+    }
     // tini's `exec ... failed` reads like the program's own 127: the image
     // says whether the program was there at all.
     if (outcome.result.exit_code == 127) outcome.note = ExplainExitNotFound(plan, host, endpoint);
