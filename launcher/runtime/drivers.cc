@@ -4,7 +4,9 @@
 #include "absl/strings/str_cat.h"
 #include "core/config_file.h"
 #include "core/errors.h"
+#include "launcher/environment.h"
 #include "launcher/runtime/driver.h"
+#include "launcher/runtime/engine_tunnel.h"
 #include "launcher/runtime/trusted_binary.h"
 
 namespace np {
@@ -123,12 +125,40 @@ ProbeResult ProbeMissingBinary(Runtime runtime, const Endpoint& endpoint) {
                           absl::StrCat("no ", RuntimeName(runtime), " binary on PATH"));
 }
 
+namespace {
+
+// An accepted ssh engine through its one reused connection (engine_tunnel.h):
+// the forwarded endpoint becomes the engine's socket, and every client call
+// is pinned to it in place of the ssh URL. Without one, the client dials ssh
+// itself on each call.
+void UseEngineTunnel(const HostFacts& host, Endpoint& endpoint) {
+  for (std::string& pinned : endpoint.client_set) {
+    const size_t eq = pinned.find('=');
+    const absl::string_view name = absl::string_view(pinned).substr(0, eq);
+    if (name != "DOCKER_HOST" && name != "CONTAINER_HOST") continue;
+    Endpoint ssh;
+    ResolveTrustedBinary("ssh", host, ssh);
+    const std::optional<std::string> socket =
+        EngineTunnel(host, ssh.bin, pinned.substr(eq + 1), endpoint.timeout_ms);
+    if (!socket.has_value()) return;
+    endpoint.socket = *socket;
+    pinned = absl::StrCat(name, "=unix://", *socket);
+    return;
+  }
+}
+
+}  // namespace
+
 Endpoint ResolveEndpoint(const RuntimeDriver& driver, const HostFacts& host,
                          const ContainerConfig& container) {
   Endpoint endpoint = driver.Resolve(host);
   endpoint.remote_allowed =
       !endpoint.remote.empty() && container.remote_engine &&
       (endpoint.reach == EngineReach::kSsh || endpoint.reach == EngineReach::kTls);
+  if (endpoint.remote_allowed && endpoint.reach == EngineReach::kSsh &&
+      GetEnv(host.envp, "NP_EXEC_ENGINE_TUNNEL") != "0") {
+    UseEngineTunnel(host, endpoint);
+  }
   return endpoint;
 }
 

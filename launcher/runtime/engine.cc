@@ -130,7 +130,11 @@ SuperviseRequest ClientRequest(const SpawnPlan& plan, const Endpoint& endpoint,
                           1000);
     }
   };
-  if (socket.has_value()) request.on_started = [socket] { (void)ReapOrphans(*socket); };
+  // The reaper knows an owner by its pid on this host: never on an engine
+  // other hosts' np-exec may share.
+  if (socket.has_value() && endpoint.remote.empty()) {
+    request.on_started = [socket] { (void)ReapOrphans(*socket); };
+  }
   request.cleanup = [bin = plan.exec_path, client_env = request.env, socket, name] {
     ForceRemoveContainer(bin, client_env, socket, name);
   };
@@ -215,7 +219,8 @@ class EngineDriver : public RuntimeDriver {
   ProbeResult ProbeForSpawn(const HostFacts& host, const Endpoint& endpoint,
                             const std::string& image, std::string* image_id) const override {
     image_id->clear();
-    if (endpoint.bin.empty() || image.empty() || !endpoint.remote.empty()) {
+    if (endpoint.bin.empty() || image.empty() || Unasked(endpoint) ||
+        (!endpoint.remote.empty() && !endpoint.socket.has_value())) {
       return Probe(host, endpoint, ProbeDepth::kForRun);
     }
     const Runtime runtime = flavor_.runtime;

@@ -177,18 +177,35 @@ TEST_F(RemoteEngineTest, AProjectTheEngineDoesNotShareIsRefused) {
 }
 
 // On storage both hosts see at the same path: the spawn runs on the remote
-// engine and what it writes is in the operator's project.
+// engine and what it writes is in the operator's project; through the one
+// reused connection (a forwarded endpoint in the state store, which status
+// names as the engine's socket) and without it (NP_EXEC_ENGINE_TUNNEL=0:
+// the client dials ssh on every call).
 TEST_F(RemoteEngineTest, ASharedProjectRunsAndItsWritesReachTheProject) {
-  const std::string project = Project("shared");
-  RunResult r = Spawn(project, "echo made-on-the-engine > made-inside; hostname");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(ReadFile(project + "/made-inside"), "made-on-the-engine\n");
-  EXPECT_TRUE(NoCheckFileLeft(project));
-  int bad = 0;
-  const std::vector<nlohmann::json> lines = ReadAuditLog(project, &bad);
-  ASSERT_GE(lines.size(), 2u);
-  EXPECT_EQ(lines.back()["exit_status"], 0);
-  EXPECT_EQ(lines.back()["engine"], "DOCKER_HOST (" + *remote_ + ")");
+  for (const std::string tunnel : {"1", "0"}) {
+    const std::string project = Project("shared");
+    std::vector<std::string> env = Env();
+    SetEnv(env, "NP_EXEC_ENGINE_TUNNEL", tunnel);
+    RunResult r = RunProcess({NpExecBin(), "--", "sh", "-c", "echo made-there > made-inside"},
+                             Options(env, 120000, project));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(ReadFile(project + "/made-inside"), "made-there\n");
+    EXPECT_TRUE(NoCheckFileLeft(project));
+    int bad = 0;
+    const std::vector<nlohmann::json> lines = ReadAuditLog(project, &bad);
+    ASSERT_GE(lines.size(), 2u);
+    EXPECT_EQ(lines.back()["exit_status"], 0);
+    EXPECT_EQ(lines.back()["engine"], "DOCKER_HOST (" + *remote_ + ")");
+    RunResult status = RunProcess({NpExecBin(), "status", "--json"}, Options(env, 60000, project));
+    const nlohmann::json engine = nlohmann::json::parse(status.out, nullptr, false)["engine"];
+    EXPECT_EQ(engine["reach"], "ssh") << status.out;
+    if (tunnel == "1") {
+      ASSERT_TRUE(engine["socket"].is_string()) << status.out;
+      EXPECT_THAT(engine["socket"].get<std::string>(), HasSubstr("/np-exec/engines/"));
+    } else {
+      EXPECT_TRUE(engine["socket"].is_null()) << status.out;
+    }
+  }
 }
 
 // A SIGKILLed np-exec cannot remove its container; its watchdog does, over
