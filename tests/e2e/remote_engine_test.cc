@@ -208,6 +208,24 @@ TEST_F(RemoteEngineTest, ASharedProjectRunsAndItsWritesReachTheProject) {
   }
 }
 
+// The protected paths stay read-only on the engine's host too: a program
+// there cannot rewrite the project's config, a git hook or .claude/.
+TEST_F(RemoteEngineTest, ProtectedPathsHoldThere) {
+  const std::string project = Project("shared");
+  const std::string config = ReadFile(project + "/.nubos-pilot/config.json");
+  dir_->MakeDir(project.substr(dir_->path().size() + 1) + "/.git/hooks");
+  for (const std::string attack :
+       {"echo '{}' > .nubos-pilot/config.json", "echo evil > .git/hooks/pre-commit",
+        "mkdir -p .claude && echo evil > .claude/settings.json",
+        "rm -f .nubos-pilot/config.json"}) {
+    RunResult r = Spawn(project, attack);
+    EXPECT_NE(r.exit_code, 0) << attack;
+  }
+  EXPECT_EQ(ReadFile(project + "/.nubos-pilot/config.json"), config);
+  EXPECT_FALSE(std::filesystem::exists(project + "/.git/hooks/pre-commit"));
+  EXPECT_FALSE(std::filesystem::exists(project + "/.claude/settings.json"));
+}
+
 // A SIGKILLed np-exec cannot remove its container; its watchdog does, over
 // the same pinned ssh endpoint.
 TEST_F(RemoteEngineTest, TheWatchdogRemovesTheRemoteContainerAfterSigkill) {

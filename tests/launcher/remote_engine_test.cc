@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sha256.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/launcher/fakes.h"
@@ -166,6 +167,40 @@ TEST_F(RemoteEngineTest, AnAcceptedRunCarriesTheProjectCheck) {
   RunResult status = lab_.Run({"status", "--json"}, lab_.Env(kSsh));
   EXPECT_EQ(ParseJson(status.out)["engine"]["reach"], "ssh");
   EXPECT_EQ(ParseJson(status.out)["engine"]["remote_allowed"], true);
+  RunResult doctor = lab_.Run({"doctor", "--json"}, lab_.Env(kSsh));
+  EXPECT_EQ(ParseJson(doctor.out)["engine"]["remote"], std::string("DOCKER_HOST (") + kSsh + ")")
+      << doctor.out << doctor.err;
+  EXPECT_EQ(doctor.exit_code, 0) << doctor.out << doctor.err;
+}
+
+// A docker context on another host over tcp is TLS the client verifies when
+// its TLS material holds a CA and it does not skip verification: accepted,
+// and pinned as DOCKER_HOST with that material. Skipping verification is
+// plain tcp.
+TEST_F(RemoteEngineTest, ATlsContextIsPinnedWithItsCertificates) {
+  Operator(R"({"remote_engine":true})");
+  std::vector<std::string> env = lab_.Env();
+  env.erase(std::remove_if(env.begin(), env.end(),
+                           [](const std::string& e) { return e.rfind("DOCKER_HOST=", 0) == 0; }),
+            env.end());
+  const std::string config = lab_.tmp().MakeDir("docker-config");
+  SetEnv(env, "DOCKER_CONFIG", config);
+  const std::string hash = Sha256Hex("build");
+  lab_.tmp().Write("docker-config/config.json", R"({"currentContext":"build"})");
+  const std::string meta = "docker-config/contexts/meta/" + hash + "/meta.json";
+  lab_.tmp().Write(meta, R"({"Endpoints":{"docker":{"Host":"tcp://build-host:2376"}}})");
+  ExpectRefused(env, "isolation-engine-insecure", "docker context build");
+  lab_.tmp().Write("docker-config/contexts/tls/" + hash + "/docker/ca.pem", "CA");
+  RunResult r = Spawn(env, {"true"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string client_env = ReadFile(lab_.fakes() + "/docker.env");
+  EXPECT_THAT(client_env, HasSubstr("DOCKER_HOST=tcp://build-host:2376"));
+  EXPECT_THAT(client_env,
+              HasSubstr("DOCKER_CERT_PATH=" + config + "/contexts/tls/" + hash + "/docker"));
+  lab_.tmp().Write(
+      meta, R"({"Endpoints":{"docker":{"Host":"tcp://build-host:2376","SkipTLSVerify":true}}})");
+  std::filesystem::remove(lab_.fakes() + "/docker.calls");
+  ExpectRefused(env, "isolation-engine-insecure", "docker context build");
 }
 
 // What cannot work on another host is refused by name before anything runs.
