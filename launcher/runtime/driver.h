@@ -45,6 +45,9 @@ struct Endpoint {
   // configuration says by then (runtime/engine_locality.h).
   std::vector<std::string> client_set = {};
   std::vector<std::string> client_unset = {};
+  // What replaces client_set once the operator accepts an engine on another
+  // host (ResolveEndpoint); empty for every other endpoint.
+  std::vector<std::string> accepted_client_set = {};
 };
 
 // How hard a probe looks. kFull proves the runtime works (bubblewrap builds

@@ -154,7 +154,9 @@ Endpoint ResolveEndpoint(const RuntimeDriver& driver, const HostFacts& host,
   Endpoint endpoint = driver.Resolve(host);
   endpoint.remote_allowed =
       !endpoint.remote.empty() && container.remote_engine &&
+      !endpoint.accepted_client_set.empty() &&
       (endpoint.reach == EngineReach::kSsh || endpoint.reach == EngineReach::kTls);
+  if (endpoint.remote_allowed) endpoint.client_set = endpoint.accepted_client_set;
   if (endpoint.remote_allowed && endpoint.reach == EngineReach::kSsh &&
       GetEnv(host.envp, "NP_EXEC_ENGINE_TUNNEL") != "0") {
     UseEngineTunnel(host, endpoint);

@@ -163,6 +163,7 @@ void TakeLocation(EngineLocation location, Endpoint& endpoint) {
   endpoint.remote = std::move(location.remote);
   endpoint.reach = location.reach;
   endpoint.client_set = std::move(location.client_set);
+  endpoint.accepted_client_set = std::move(location.accepted_client_set);
   endpoint.client_unset = std::move(location.client_unset);
 }
 

@@ -370,12 +370,12 @@ std::vector<std::string> DockerClientVariables(const std::string& url) {
   return names;
 }
 
-// Whether the client may be pointed at `location` at all: this host's
-// engine, or another host np-exec can name (ssh, verified TLS); anything
-// else gets the default socket pinned, so no call can reach it.
-bool Nameable(const EngineLocation& location) {
-  return location.remote.empty() || location.reach == EngineReach::kSsh ||
-         location.reach == EngineReach::kTls;
+// Whether the operator may accept `location`: another host np-exec can
+// name (ssh, verified TLS). Until then (ResolveEndpoint) its pins name this
+// host's default engine, so no call can reach it.
+bool Acceptable(const EngineLocation& location) {
+  return !location.remote.empty() &&
+         (location.reach == EngineReach::kSsh || location.reach == EngineReach::kTls);
 }
 
 EngineLocation DockerLocation(const HostFacts& host) {
@@ -384,10 +384,14 @@ EngineLocation DockerLocation(const HostFacts& host) {
   location.client_unset = DockerClientVariables(location.url);
   location.client_set = {absl::StrCat(
       "DOCKER_HOST=",
-      Nameable(location) ? location.url : absl::StrCat("unix://", kDefaultDockerSocket))};
-  if (location.reach == EngineReach::kTls) {
-    location.client_set.push_back("DOCKER_TLS_VERIFY=1");
-    location.client_set.push_back(absl::StrCat("DOCKER_CERT_PATH=", location.tls_cert_path));
+      location.remote.empty() ? location.url : absl::StrCat("unix://", kDefaultDockerSocket))};
+  if (Acceptable(location)) {
+    location.accepted_client_set = {absl::StrCat("DOCKER_HOST=", location.url)};
+    if (location.reach == EngineReach::kTls) {
+      location.accepted_client_set.push_back("DOCKER_TLS_VERIFY=1");
+      location.accepted_client_set.push_back(
+          absl::StrCat("DOCKER_CERT_PATH=", location.tls_cert_path));
+    }
   }
   return location;
 }
@@ -396,8 +400,11 @@ EngineLocation PodmanLocation(const HostFacts& host, const std::string& fallback
   EngineLocation location = PodmanLocationUnpinned(host, fallback);
   if (location.remote.empty()) location.reach = EngineReach::kThisHost;
   location.client_unset = ClientVariables();
-  if (Nameable(location) && !location.url.empty()) {
+  if (location.remote.empty() && !location.url.empty()) {
     location.client_set = {absl::StrCat("CONTAINER_HOST=", location.url)};
+  }
+  if (Acceptable(location)) {
+    location.accepted_client_set = {absl::StrCat("CONTAINER_HOST=", location.url)};
   }
   return location;
 }

@@ -45,6 +45,9 @@ struct EngineLocation {
   // only as the checked `url`.
   std::vector<std::string> client_set = {};
   std::vector<std::string> client_unset = {};
+  // An ssh or verified-TLS endpoint on another host: the pins once the
+  // operator accepts it (ResolveEndpoint), naming it (and its certificates).
+  std::vector<std::string> accepted_client_set = {};
 };
 
 // Docker's endpoint: DOCKER_HOST, else the current context's, else the

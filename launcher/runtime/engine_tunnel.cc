@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "core/sha256.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
@@ -64,7 +64,13 @@ bool StartMaster(const std::string& ssh_bin, const std::string& ssh_url, const s
   if (!target.user.empty()) argv.insert(argv.end(), {"-l", target.user});
   if (!target.port.empty()) argv.insert(argv.end(), {"-p", target.port});
   argv.insert(argv.end(), {"--", target.host});
-  std::vector<std::string> env = EditEnvironment(envp, {}, {"LD_PRELOAD"});
+  // The master outlives this spawn: it keeps what ssh needs, never the
+  // caller's other values (an agent's key among them).
+  std::vector<std::string> env;
+  for (const char* name : {"PATH", "HOME", "USER", "LOGNAME", "LANG", "SSH_AUTH_SOCK"}) {
+    const absl::string_view value = GetEnv(envp, name);
+    if (value.data() != nullptr) env.push_back(absl::StrCat(name, "=", value));
+  }
   std::vector<char*> env_ptrs = CStrings(env);
   absl::StatusOr<CaptureResult> started = RunAndCapture(argv, env_ptrs.data(), kStartTimeoutMs);
   return started.ok() && !started->timed_out && started->exit_code == 0;

@@ -101,8 +101,9 @@ class RemoteEngineTest : public ::testing::Test {
     const std::string xdg = dir_->Path("xdg");
     dir_->Write("xdg/nubos-pilot/config.json",
                 R"({"isolation":{"container":{"remote_engine":true}}})");
-    std::vector<std::string> env =
-        RuntimeEnv({"DOCKER_HOST=" + *remote_, "XDG_CONFIG_HOME=" + xdg});
+    // A value of the caller's that no long-lived helper may keep.
+    std::vector<std::string> env = RuntimeEnv({"DOCKER_HOST=" + *remote_, "XDG_CONFIG_HOME=" + xdg,
+                                               "NP_REMOTE_SECRET=np-remote-secret-value"});
     for (std::string& entry : env) {
       if (entry.rfind("PATH=", 0) == 0)
         entry = "PATH=" + dir_->Path("engine/bin") + ":" + entry.substr(5);
@@ -202,6 +203,13 @@ TEST_F(RemoteEngineTest, ASharedProjectRunsAndItsWritesReachTheProject) {
     if (tunnel == "1") {
       ASSERT_TRUE(engine["socket"].is_string()) << status.out;
       EXPECT_THAT(engine["socket"].get<std::string>(), HasSubstr("/np-exec/engines/"));
+      // The master outlives the spawn, and keeps none of its values.
+      const std::vector<pid_t> masters = PidsWithCmdline("/np-exec/engines/");
+      EXPECT_FALSE(masters.empty());
+      for (pid_t pid : masters) {
+        EXPECT_THAT(ReadFile("/proc/" + std::to_string(pid) + "/environ"),
+                    ::testing::Not(HasSubstr("np-remote-secret-value")));
+      }
     } else {
       EXPECT_TRUE(engine["socket"].is_null()) << status.out;
     }
