@@ -79,7 +79,10 @@ absl::StatusOr<Outcome> VerbDescribe(const CommandLine& cl, const HostFacts& /*h
 absl::StatusOr<Outcome> VerbProbe(const CommandLine& cl, const HostFacts& host) {
   absl::StatusOr<Runtime> runtime = RuntimeFor(cl, host);
   if (!runtime.ok()) return runtime.status();
-  ProbeResult probe = ProbeRuntime(*runtime, host, ProbeDepth::kFull);
+  // An engine on another host the operator file accepts is asked too.
+  absl::StatusOr<Settings> settings = LoadHostSettings(host);
+  ProbeResult probe = ProbeRuntime(*runtime, host, ProbeDepth::kFull,
+                                   settings.ok() && settings->config.container.remote_engine);
   if (cl.json) {
     WriteJson(ProbeToJson(probe));
   } else {

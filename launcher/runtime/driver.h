@@ -206,7 +206,10 @@ Endpoint ResolveEndpoint(const RuntimeDriver& driver, const HostFacts& host,
                          const ContainerConfig& container);
 
 // Resolve and probe in one step (probe, status, doctor, the gate).
-ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, ProbeDepth depth);
+// `remote_engine`: the operator's isolation.container.remote_engine, so an
+// engine on another host it accepts is asked too.
+ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, ProbeDepth depth,
+                         bool remote_engine = false);
 
 }  // namespace np
 

@@ -164,9 +164,13 @@ Endpoint ResolveEndpoint(const RuntimeDriver& driver, const HostFacts& host,
   return endpoint;
 }
 
-ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, ProbeDepth depth) {
+ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, ProbeDepth depth,
+                         bool remote_engine) {
   const RuntimeDriver& driver = DriverFor(runtime);
-  const Endpoint endpoint = driver.Resolve(host);
+  ContainerConfig container;
+  container.runtime = runtime;
+  container.remote_engine = remote_engine;
+  const Endpoint endpoint = ResolveEndpoint(driver, host, container);
   ProbeResult probe = driver.Probe(host, endpoint, depth);
   if (probe.bin == endpoint.bin) probe.bin_trusted_because = endpoint.bin_trusted_because;
   return probe;

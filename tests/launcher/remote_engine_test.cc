@@ -167,6 +167,8 @@ TEST_F(RemoteEngineTest, AnAcceptedRunCarriesTheProjectCheck) {
   RunResult status = lab_.Run({"status", "--json"}, lab_.Env(kSsh));
   EXPECT_EQ(ParseJson(status.out)["engine"]["reach"], "ssh");
   EXPECT_EQ(ParseJson(status.out)["engine"]["remote_allowed"], true);
+  RunResult probe = lab_.Run({"probe", "--json"}, lab_.Env(kSsh));
+  EXPECT_EQ(probe.exit_code, 0) << probe.out << probe.err;
   RunResult doctor = lab_.Run({"doctor", "--json"}, lab_.Env(kSsh));
   EXPECT_EQ(ParseJson(doctor.out)["engine"]["remote"], std::string("DOCKER_HOST (") + kSsh + ")")
       << doctor.out << doctor.err;
