@@ -205,6 +205,23 @@ TEST_F(RemoteEngineTest, ATlsContextIsPinnedWithItsCertificates) {
   ExpectRefused(env, "isolation-engine-insecure", "docker context build");
 }
 
+// podman over ssh names its engine's socket in the URL's path: accepted, and
+// the client pinned to exactly that URL; a path with ".." is not.
+TEST_F(RemoteEngineTest, PodmanOverSshIsAccepted) {
+  Operator(R"({"remote_engine":true})");
+  lab_.Config(R"({"isolation":{"tier":"container","container":{"runtime":"podman"}}})");
+  WriteFakeRuntime(lab_.fakes(), "podman");
+  std::vector<std::string> env = lab_.Env();
+  SetEnv(env, "CONTAINER_HOST", "ssh://ci@build:2222/run/user/1000/podman/podman.sock");
+  RunResult r = Spawn(env, {"true"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(ReadFile(lab_.fakes() + "/podman.env"),
+              HasSubstr("CONTAINER_HOST=ssh://ci@build:2222/run/user/1000/podman/podman.sock"));
+  SetEnv(env, "CONTAINER_HOST", "ssh://ci@build/run/../tmp/podman.sock");
+  RunResult dotdot = Spawn(env, {"true"});
+  EXPECT_EQ(ErrorCodeOf(dotdot.err), "isolation-engine-remote") << dotdot.err;
+}
+
 // What cannot work on another host is refused by name before anything runs.
 TEST_F(RemoteEngineTest, WhatCannotWorkThereIsRefused) {
   Operator(R"({"remote_engine":true})");
