@@ -549,6 +549,27 @@ absl::Status ParseWarmKey(const json& value, ContainerConfig& out) {
   return absl::OkStatus();
 }
 
+absl::Status ParseRemoteEngineKey(const json& value, ContainerConfig& out) {
+  if (!value.is_boolean()) {
+    return InvalidValue("isolation-invalid-value", "isolation.container.remote_engine", value,
+                        "true or false");
+  }
+  out.remote_engine = value.get<bool>();
+  return absl::OkStatus();
+}
+
+// A remote engine runs the project's programs on another machine, with
+// whatever that machine's admins can see: only the operator may choose it,
+// never a project file, trusted or not.
+absl::Status RefuseRemoteEngineFromProject(const json& container) {
+  if (!container.contains("remote_engine")) return absl::OkStatus();
+  return MakeError(absl::StatusCode::kPermissionDenied, "isolation-remote-engine-needs-operator",
+                   "isolation.container.remote_engine in a project file: only the operator file "
+                   "($XDG_CONFIG_HOME/nubos-pilot/config.json) may let spawns run on an engine on "
+                   "another host",
+                   {{"key", "isolation.container.remote_engine"}});
+}
+
 struct ContainerKey {
   absl::string_view name;
   absl::Status (*parse)(const json& value, ContainerConfig& out);
@@ -573,6 +594,7 @@ constexpr ContainerKey kContainerKeyTable[] = {
     {"home_seed", ParseHomeSeedKey},
     {"credentials", ParseCredentialsKey},
     {"warm", ParseWarmKey},
+    {"remote_engine", ParseRemoteEngineKey},
 };
 
 absl::Status ParseContainer(const json& c, ContainerConfig& out) {
@@ -718,6 +740,8 @@ absl::Status ParseProjectContainer(const json& isolation, ProjectConfig& config)
   if (!parsed.ok()) return parsed;
   absl::Status root_user = RefuseRootUserFromProject(*container, config.container);
   if (!root_user.ok()) return root_user;
+  absl::Status remote = RefuseRemoteEngineFromProject(*container);
+  if (!remote.ok()) return remote;
   // Whatever the operator's file said, the project's own `user` is the
   // project's: the spawn resolves it in the image (container_user.h). So is
   // the image's own user when the project chose the image.

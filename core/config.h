@@ -87,6 +87,10 @@ struct ContainerConfig {
   // plan, which ends after this many idle seconds; nullopt: every spawn gets
   // a sandbox of its own (the default).
   std::optional<int> warm_idle_seconds;
+  // `remote_engine` (operator file only): true accepts a docker or podman
+  // endpoint on another host reached over ssh or verified TLS (core/plan.h
+  // CheckEngineLocality); false refuses every remote engine.
+  bool remote_engine = false;
 };
 
 // The image `program` runs in: `images` by the program's file name, else

@@ -34,6 +34,9 @@ struct ContainerBuild {
   bool egress = false;
   // The pinned binds the entry point checks inside before the program runs.
   std::vector<MountExpectation> expected;
+  // On a remote engine: the host device of the project's pin (the first),
+  // which every other pin must share (mount_pins.h RemoteCheck).
+  std::optional<uint64_t> project_dev;
   std::vector<std::string> argv;
 };
 
@@ -101,6 +104,16 @@ absl::Status AddRunOptions(ContainerBuild& b) {
   return absl::OkStatus();
 }
 
+// A remote engine proves pins by inode number on the project's file system;
+// a source on another file system of this host cannot be proven there.
+absl::Status RemotePinOffProject(absl::string_view source) {
+  return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-engine-remote-unsupported",
+                   absl::StrCat("on an engine on another host, every bound path must lie on the "
+                                "project's own file system, which np-exec proves there; ",
+                                source, " does not; nothing ran"),
+                   {{"reason", "mount-off-project"}, {"source", source}});
+}
+
 // One bind of a path a sandboxed program could swap (the project, its
 // protected nodes, a worktree's git directories, the extra mounts), pinned
 // (mount_pins.h): the entry point checks its target's identity inside before
@@ -114,6 +127,10 @@ absl::Status AddPinnedMount(ContainerBuild& b, absl::string_view source, absl::s
   if (b.spawn.pin && (!placeholder || b.spawn.placeholders_made)) {
     absl::StatusOr<SourcePin> pin = b.spawn.pin(std::string(source));
     if (!pin.ok()) return pin.status();
+    if (b.spawn.remote_check.has_value()) {
+      if (!b.project_dev.has_value()) b.project_dev = pin->dev;
+      if (pin->dev != *b.project_dev) return RemotePinOffProject(source);
+    }
     b.expected.push_back({std::string(target), pin->dev, pin->ino});
   }
   b.argv.insert(b.argv.end(), {"--mount", *std::move(value)});
@@ -196,7 +213,8 @@ absl::Status AddEgressAndSelf(ContainerBuild& b) {
     absl::Status bound = AddOwnMount(b, spawn.warm_dir, kWarmTarget, false);
     if (!bound.ok()) return bound;
   }
-  if (b.egress || !b.expected.empty() || !spawn.warm_dir.empty()) {
+  if (b.egress || !b.expected.empty() || !spawn.warm_dir.empty() ||
+      spawn.remote_check.has_value()) {
     if (spawn.self_binary.empty()) return SelfBinaryMissing();
     absl::Status bound = AddOwnMount(b, spawn.self_binary, kEgressSelfTarget, false);
     if (!bound.ok()) return bound;
@@ -212,6 +230,18 @@ absl::Status AddEgressAndSelf(ContainerBuild& b) {
     }
   }
   return absl::OkStatus();
+}
+
+// The entry point's checks in front of the program (or the keeper): by
+// device and inode here; on a remote engine, the project's nonce, the
+// binary's digest and inode numbers (mount_pins.h). Empty: nothing to check.
+std::vector<std::string> MountCheck(const ContainerBuild& b) {
+  if (b.spawn.remote_check.has_value()) {
+    return RemoteMountCheckPrefix(b.expected, *b.spawn.remote_check,
+                                  ProjectTarget(b.config, b.spawn));
+  }
+  if (b.expected.empty()) return {};
+  return MountCheckPrefix(b.expected);
 }
 
 // The forwarded names, the working directory, the image and what runs in it.
@@ -235,8 +265,8 @@ absl::Status AddCommand(ContainerBuild& b) {
     // keeper must be the container's PID 1 (it refuses to run otherwise).
     argv.insert(argv.end(), {"--entrypoint", std::string(kEgressSelfTarget), "-w",
                              ProjectTarget(b.config, b.spawn), b.config.image});
-    if (!b.expected.empty()) {
-      const std::vector<std::string> check = MountCheckPrefix(b.expected);
+    const std::vector<std::string> check = MountCheck(b);
+    if (!check.empty()) {
       argv.insert(argv.end(), check.begin() + 1, check.end());
       argv.emplace_back(kEgressSelfTarget);
     }
@@ -244,10 +274,8 @@ absl::Status AddCommand(ContainerBuild& b) {
     return absl::OkStatus();
   }
   argv.insert(argv.end(), {"-w", b.inputs.workdir, b.config.image});
-  if (!b.expected.empty()) {
-    const std::vector<std::string> check = MountCheckPrefix(b.expected);
-    argv.insert(argv.end(), check.begin(), check.end());
-  }
+  const std::vector<std::string> check = MountCheck(b);
+  argv.insert(argv.end(), check.begin(), check.end());
   if (b.egress) {
     const std::vector<std::string> entry = EgressEntryPrefix();
     argv.insert(argv.end(), entry.begin(), entry.end());

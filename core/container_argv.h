@@ -10,6 +10,7 @@
 #define NP_EXEC_CORE_CONTAINER_ARGV_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,10 @@ struct ContainerSpawn {
   // Pins every bind source after the checks (mount_pins.h); empty: sources
   // go by path alone (unit tests).
   PinSourceFn pin;
+  // An engine on another host: the entry point proves the project and np-exec's
+  // own binary there (mount_pins.h RemoteCheck); every pin must then lie on
+  // the project's file system. nullopt: the engine is this host's.
+  std::optional<RemoteCheck> remote_check;
   // The placeholders of `protected_binds` exist (SpawnFacts::make_placeholders),
   // so they are pinned too; false: they are bound by path.
   bool placeholders_made = false;

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,9 +46,61 @@ struct MountExpectation {
   std::string target;
   uint64_t dev = 0;
   uint64_t ino = 0;
+  // On a remote engine (`--expect-ino`): `ino` on the project mount's own
+  // device, `dev` unused.
+  bool inode_only = false;
 };
 
 inline constexpr absl::string_view kMountCheckVerb = "mount-check";
+
+// On an engine on another host, device numbers mean nothing here: the
+// engine resolves every bind path on its own host, so what it mounts is
+// proven there instead. The launcher writes a file of fresh random content
+// into the project under a name nothing else uses (launcher/remote_check.h);
+// the entry point finds exactly that content at the project's mount point
+// (the project is the operator's, on storage both hosts see at the same
+// path), and each pinned bind by its inode number on the project's file
+// system as the engine host sees it (shared storage such as NFS keeps inode
+// numbers). np-exec's own binary, bound by path from the engine host, proves
+// it is this build by its GNU build ID.
+struct RemoteCheck {
+  std::string nonce_name;     // A file name in the project's root.
+  std::string nonce;          // Its content: random hex.
+  std::string self_build_id;  // np-exec's own GNU build ID, hex.
+};
+
+// The prefix of a name np-exec gives its nonce files; nothing else uses it.
+inline constexpr absl::string_view kRemoteNoncePrefix = ".np-exec-remote-check-";
+
+// {SELF, "mount-check", "--self-build-id", HEX, "--project-nonce", TARGET,
+// NAME, NONCE, "--expect-ino", TARGET, "INO", ..., "--"}: the remote form of
+// MountCheckPrefix, with `project_target` the project's mount point.
+std::vector<std::string> RemoteMountCheckPrefix(const std::vector<MountExpectation>& expected,
+                                                const RemoteCheck& check,
+                                                const std::string& project_target);
+
+// What the entry point reports when the project's mount point does not hold
+// the nonce (`found` says what it found there): the engine's host mounted
+// something else at that path (`isolation-engine-project-not-shared`).
+absl::Status ProjectNotShared(absl::string_view target, absl::string_view found);
+
+// The remote form's project check as mount-check parses it.
+struct RemoteProjectCheck {
+  std::string build_id;
+  std::string target;
+  std::string nonce_name;
+  std::string nonce;
+};
+
+// Parses mount-check's arguments before "--": `--expect TARGET DEV:INO`
+// entries, or the remote form (RemoteMountCheckPrefix). Code `usage`.
+absl::Status ParseMountCheckOptions(const std::vector<std::string>& args,
+                                    std::vector<MountExpectation>& expected,
+                                    std::optional<RemoteProjectCheck>& remote);
+
+// np-exec's binary on the engine host is not this build
+// (`isolation-engine-np-exec-mismatch`).
+absl::Status RemoteSelfMismatch(absl::string_view found);
 
 // {SELF, "mount-check", "--expect", TARGET, "DEV:INO", ..., "--"}: what goes
 // in front of the program (and of the egress entry point).

@@ -266,7 +266,10 @@ absl::Status CheckOwnFilesOutsideWritable(ContainerPlanning& p) {
       return AllowlistNeedsNpExec();
     }
   }
-  p.account_view = container.user.kind == UserSpec::Kind::kCaller && !facts.passwd_file.empty();
+  // np-exec's own files live in this host's state store, which an engine on
+  // another host does not see: there the image's own accounts serve.
+  p.account_view = container.user.kind == UserSpec::Kind::kCaller && !facts.passwd_file.empty() &&
+                   facts.engine_remote.empty();
   p.git_identity = p.account_view && !facts.gitconfig_file.empty();
   if (container.persistent_home && facts.agent_home.empty()) {
     return MakeError(absl::StatusCode::kFailedPrecondition, "agent-home-invalid",
@@ -360,6 +363,10 @@ absl::Status DescribeSpawn(ContainerPlanning& p) {
   spawn.root_layout = facts.root_layout;
   spawn.etc_view = facts.etc_view;
   spawn.pin = facts.pin;
+  if (!facts.engine_remote.empty() && facts.remote_check.has_value()) {
+    spawn.remote_check = facts.remote_check;
+    p.plan.remote_nonce_path = JoinPath(p.policy.project_real, facts.remote_check->nonce_name);
+  }
   if (p.container.persistent_home) spawn.home_source = p.plan.agent_home = facts.agent_home;
   if (p.account_view) {
     spawn.passwd_file = facts.passwd_file;
@@ -541,17 +548,78 @@ bool IsInterposerVar(absl::string_view name) {
   return std::find(kInterposerVars.begin(), kInterposerVars.end(), name) != kInterposerVars.end();
 }
 
-absl::Status CheckEngineOnThisHost(Runtime runtime, absl::string_view engine) {
-  if (engine.empty() || !TraitsOf(runtime).shares_host_filesystem) return absl::OkStatus();
+absl::Status CheckEngineLocality(const ContainerConfig& container, absl::string_view engine,
+                                 EngineReach reach) {
+  const RuntimeTraits& traits = TraitsOf(container.runtime);
+  // A named engine is another host's, whatever `reach` says.
+  if (engine.empty() || !traits.shares_host_filesystem) return absl::OkStatus();
+  if (reach == EngineReach::kInsecureTcp) {
+    return MakeError(
+        absl::StatusCode::kFailedPrecondition, "isolation-engine-insecure",
+        absl::StrCat("the ", traits.name, " client would run this spawn on ", engine,
+                     ": plain tcp to another host, without TLS the client verifies. Whoever "
+                     "reaches that port is root on the engine's host and can read or change "
+                     "every spawn. Nothing ran. Use ssh:// or tcp:// with DOCKER_TLS_VERIFY=1 "
+                     "and certificates, or an engine on this host"),
+        {{"engine", engine}});
+  }
+  const bool vouched = reach == EngineReach::kSsh || reach == EngineReach::kTls;
+  if (vouched && container.remote_engine) return absl::OkStatus();
   return MakeError(
       absl::StatusCode::kFailedPrecondition, "isolation-engine-remote",
-      absl::StrCat("the ", TraitsOf(runtime).name, " client would run this spawn on ", engine,
+      absl::StrCat("the ", traits.name, " client would run this spawn on ", engine,
                    ", which is not this host: np-exec mounts this host's paths, and an engine "
-                   "elsewhere would mount whatever is at those paths there. Nothing ran. Use an "
-                   "engine on this host (a unix:// socket or a loopback port: unset DOCKER_HOST or "
-                   "CONTAINER_HOST, and switch the client's context or connection back to its "
-                   "default)"),
-      {{"engine", engine}});
+                   "elsewhere would mount whatever is at those paths there. Nothing ran. ",
+                   vouched ? "To run spawns there, with the project on storage both hosts see at "
+                             "the same path, set isolation.container.remote_engine to true in "
+                             "the operator file ($XDG_CONFIG_HOME/nubos-pilot/config.json); or "
+                           : "np-exec accepts only ssh:// and verified-TLS tcp:// endpoints on "
+                             "another host. ",
+                   "Use an engine on this host (a unix:// socket or a loopback port: unset "
+                   "DOCKER_HOST or CONTAINER_HOST, and switch the client's context or "
+                   "connection back to its default)"),
+      {{"engine", engine}, {"reach", EngineReachName(reach)}});
+}
+
+// What an engine on another host cannot do (core/plan.h).
+absl::Status CheckRemoteSpawn(const Settings& settings, const SpawnFacts& facts) {
+  const ContainerConfig& container = settings.config.container;
+  if (facts.engine_remote.empty() || !TraitsOf(container.runtime).shares_host_filesystem) {
+    return absl::OkStatus();
+  }
+  auto refuse = [&facts](absl::string_view reason, absl::string_view why) {
+    return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-engine-remote-unsupported",
+                     absl::StrCat("on the engine ", facts.engine_remote, ", on another host: ", why,
+                                  "; nothing ran"),
+                     {{"reason", reason}, {"engine", facts.engine_remote}});
+  };
+  if (container.network == Network::kAllowlist) {
+    return refuse("allowlist",
+                  "network \"allowlist\" needs np-exec's egress proxy, which "
+                  "listens on this host and cannot be bound into a container there");
+  }
+  if (container.persistent_home) {
+    return refuse("persistent-home",
+                  "home \"persistent\" lives in this host's state store, which "
+                  "that host does not see");
+  }
+  if (facts.print_only) {
+    return refuse("printed-plan",
+                  "a printed plan carries no per-spawn check that the project "
+                  "is shared; run the program through np-exec");
+  }
+  if (!facts.remote_check.has_value()) {
+    return refuse("no-check", "np-exec has no per-spawn check of the project for it");
+  }
+  for (const MountSpec& mount : container.mounts) {
+    if (!IsInside(NormalizePath(mount.source), settings.project_root)) {
+      return refuse("mount-off-project",
+                    absl::StrCat("the extra mount ", mount.source,
+                                 " is outside the project, and only the project is proven to be "
+                                 "the same there"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::vector<std::string> FixMounts(absl::string_view path, absl::string_view real) {
@@ -639,8 +707,10 @@ absl::StatusOr<SpawnPlan> PlanSpawn(const Settings& settings, const ProbeResult*
   // someone on that host), and nothing here could check it. Refused before
   // anything else, the probe's answer included (the driver does not ask it).
   if (settings.resolved.tier == Tier::kContainer) {
-    absl::Status here = CheckEngineOnThisHost(container.runtime, facts.engine_remote);
+    absl::Status here = CheckEngineLocality(container, facts.engine_remote, facts.engine_reach);
+    if (here.ok()) here = CheckRemoteSpawn(settings, facts);
     if (!here.ok()) return here;
+    plan.engine_remote = facts.engine_remote;
   }
   absl::Status gate = AssertTierAvailable(settings.resolved, container.runtime, probe);
   if (!gate.ok()) return gate;

@@ -110,6 +110,12 @@ struct SpawnFacts {
   // The image's volumes (its config's Volumes, by path) as the engine told
   // them with its content ID; nullopt when it did not (DecideWarm).
   std::optional<std::vector<std::string>> image_volumes;
+  // How it is reached; kThisHost for a local one.
+  EngineReach engine_reach = EngineReach::kThisHost;
+  // On an engine on another host: the nonce the launcher wrote into the
+  // project and np-exec's own digest, proven by the entry point there
+  // (mount_pins.h); nullopt: none was made (the spawn is refused).
+  std::optional<RemoteCheck> remote_check;
   std::vector<RootEntry> root_layout;      // bubblewrap: the host's /bin, /lib*, /sbin.
   std::string etc_view;                    // bubblewrap: the prepared /etc (ContainerSpawn).
   std::optional<std::string> mount_point;  // `wrap --workdir`: where the project is mounted.
@@ -178,7 +184,14 @@ struct SpawnPlan {
   std::optional<ContainerUserIds> project_user;
   bool pull_missing = false;   // Image runtimes: `pull: "missing"`.
   std::string container_name;  // Named runtimes only.
-  std::string self_path;       // np-exec's path, for a printed bubblewrap plan.
+  // The engine on another host this plan was accepted for ("" for this
+  // host's): the driver refuses to run it anywhere else, and the audit line
+  // names it.
+  std::string engine_remote;
+  // There: the host path of the spawn's check file (mount_pins.h
+  // RemoteCheck), which the entry point removes once it proved the project.
+  std::string remote_nonce_path;
+  std::string self_path;  // np-exec's path, for a printed bubblewrap plan.
   // network "allowlist": the endpoint the launcher must serve the egress proxy
   // on for as long as the runtime runs; empty otherwise.
   std::string egress_socket;
@@ -214,11 +227,20 @@ absl::StatusOr<SpawnPlan> PlanSpawn(const Settings& settings, const ProbeResult*
 
 // OK when the runtime's client reaches an engine on this host, or when the
 // runtime does not mount this host's paths (its shares_host_filesystem
-// trait: it carries the project itself, so where its engine runs does not
-// change what it mounts); else `isolation-engine-remote`, naming `engine`
-// (SpawnFacts::engine_remote): np-exec mounts this host's paths, which an
-// engine elsewhere does not see.
-absl::Status CheckEngineOnThisHost(Runtime runtime, absl::string_view engine);
+// trait); for an engine on another host (`engine`, as SpawnFacts::
+// engine_remote names it), OK only when it is reached over ssh or verified
+// TLS and the operator's `isolation.container.remote_engine` is true. Codes:
+// `isolation-engine-insecure` (plain tcp to another host, always refused),
+// `isolation-engine-remote` (anything else).
+absl::Status CheckEngineLocality(const ContainerConfig& container, absl::string_view engine,
+                                 EngineReach reach);
+
+// On an accepted engine on another host, what cannot work there
+// (`isolation-engine-remote-unsupported`, details.reason): network
+// "allowlist", a persistent home, a printed plan, a spawn without the
+// launcher's per-spawn check, an extra mount outside the project. OK on
+// this host's engine.
+absl::Status CheckRemoteSpawn(const Settings& settings, const SpawnFacts& facts);
 
 // The internal verb a printed bubblewrap plan runs: np-exec builds the
 // sandbox's environment by name (SandboxEnvPlan) and execs bubblewrap.

@@ -105,4 +105,20 @@ absl::StatusOr<Runtime> ParseRuntime(absl::string_view name) {
                    {{"runtime", name}, {"expected", names}});
 }
 
+absl::string_view EngineReachName(EngineReach reach) {
+  switch (reach) {
+    case EngineReach::kThisHost:
+      return "this-host";
+    case EngineReach::kSsh:
+      return "ssh";
+    case EngineReach::kTls:
+      return "tls";
+    case EngineReach::kInsecureTcp:
+      return "insecure-tcp";
+    case EngineReach::kUnvouched:
+      return "unvouched";
+  }
+  return "unvouched";
+}
+
 }  // namespace np

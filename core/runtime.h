@@ -69,6 +69,19 @@ struct RuntimeTraits {
   std::vector<absl::string_view> host_control_paths;
 };
 
+// Where a runtime's client reaches its engine (launcher/runtime/
+// engine_locality.h decides, core/plan.h's CheckEngineLocality judges).
+enum class EngineReach {
+  kThisHost,     // This host's engine: a unix:// path or a loopback port.
+  kSsh,          // ssh://[user@]host[:port]: another host, over ssh.
+  kTls,          // tcp:// to another host with the client verifying TLS.
+  kInsecureTcp,  // tcp:// to another host without verified TLS.
+  kUnvouched,    // Anything np-exec cannot vouch for (a context it cannot read, ...).
+};
+
+// "this-host", "ssh", "tls", "insecure-tcp", "unvouched".
+absl::string_view EngineReachName(EngineReach reach);
+
 // Every runtime, in the order they are listed to a person.
 const std::vector<RuntimeTraits>& AllRuntimes();
 

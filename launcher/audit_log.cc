@@ -114,6 +114,8 @@ nlohmann::json RunRecord(const HostFacts& host, const Settings& settings, const 
     return record;
   }
   if (!plan.container_name.empty()) record["container"] = plan.container_name;
+  // An engine on another host: which one ran it.
+  if (!plan.engine_remote.empty()) record["engine"] = plan.engine_remote;
   // Who a project-chosen user runs as in the image (never root).
   if (plan.project_user.has_value()) record["user"] = DescribeContainerUser(*plan.project_user);
   record["env"] = plan.env_names;

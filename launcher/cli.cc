@@ -245,19 +245,18 @@ absl::Status ParseEgressEntry(absl::Span<char* const> args, CommandLine* cl) {
   return absl::OkStatus();
 }
 
-// mount-check [--expect TARGET DEV:INO]... -- PROGRAM ARGS...
+// mount-check [--expect TARGET DEV:INO]... -- PROGRAM ARGS..., or its
+// remote form (core/mount_pins.h RemoteMountCheckPrefix).
 absl::Status ParseMountCheck(absl::Span<char* const> args, CommandLine* cl) {
-  size_t i = 0;
-  for (; i + 2 < args.size() && absl::string_view(args[i]) == "--expect"; i += 3) {
-    absl::StatusOr<MountExpectation> expected = ParseMountExpectation(args[i + 1], args[i + 2]);
-    if (!expected.ok()) return expected.status();
-    cl->mount_expectations.push_back(*std::move(expected));
-  }
-  if (i >= args.size() || absl::string_view(args[i]) != "--" || i + 1 >= args.size() ||
-      absl::string_view(args[i + 1]).empty()) {
+  size_t end = 0;
+  while (end < args.size() && absl::string_view(args[end]) != "--") ++end;
+  if (end >= args.size() || end + 1 >= args.size() || absl::string_view(args[end + 1]).empty()) {
     return Usage("mount-check takes --expect TARGET DEV:INO ... -- PROGRAM ARGS...");
   }
-  cl->program.assign(args.begin() + static_cast<ptrdiff_t>(i + 1), args.end());
+  const std::vector<std::string> options(args.begin(), args.begin() + static_cast<ptrdiff_t>(end));
+  absl::Status parsed = ParseMountCheckOptions(options, cl->mount_expectations, cl->remote_project);
+  if (!parsed.ok()) return parsed;
+  cl->program.assign(args.begin() + static_cast<ptrdiff_t>(end + 1), args.end());
   return absl::OkStatus();
 }
 

@@ -7,6 +7,7 @@
 #ifndef NP_EXEC_LAUNCHER_CLI_H_
 #define NP_EXEC_LAUNCHER_CLI_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,7 @@ struct CommandLine {
   std::string egress_socket;                         // egress-entry --socket
   int argv_fd = -1;                                  // argv-entry --fd
   std::vector<MountExpectation> mount_expectations;  // mount-check --expect
+  std::optional<RemoteProjectCheck> remote_project;  // mount-check's remote form
   std::vector<std::string> env_names;                // --env, validated
   std::vector<std::string> program;
 };

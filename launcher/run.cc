@@ -181,12 +181,25 @@ absl::Status ProbeRuntime(RunSpawn& run) {
                         cl.program.front().find('/') == std::string::npos;
   if (!run.container) return absl::OkStatus();
   const ContainerConfig& container = run.settings.config.container;
-  run.endpoint = run.driver->Resolve(host);
+  run.endpoint = ResolveEndpoint(*run.driver, host, container);
   run.probe = run.driver->ProbeForSpawn(host, run.endpoint, container.image, &run.image);
   run.facts.image_volumes = run.image.volumes;
   AddContainerFacts(host, *run.driver, run.endpoint, run.probe, "np-exec", /*owned=*/true,
                     !container.mounts.empty(), run.facts);
   AddImageUserFacts(run.settings, host, *run.driver, run.endpoint, run.facts);
+  return absl::OkStatus();
+}
+
+// On an accepted engine on another host: the check file its entry point
+// verifies (remote_check.h), instead of np-exec's own files.
+absl::Status MakeRemoteCheck(RunSpawn& run) {
+  if (!run.endpoint.remote_allowed) return absl::OkStatus();  // Planning refuses it.
+  const ProjectLocation& project = run.settings.project;
+  absl::StatusOr<RemoteNonce> nonce =
+      RemoteNonce::Create(project.found() ? project.fd() : -1, run.settings.project_root);
+  if (!nonce.ok()) return run.Refuse(nonce.status());
+  run.lease.remote_nonce.emplace(*std::move(nonce));
+  run.facts.remote_check = run.lease.remote_nonce->check();
   return absl::OkStatus();
 }
 
@@ -204,6 +217,9 @@ absl::Status NameSpawnFiles(RunSpawn& run) {
     run.facts.credential_ca = run.lease.session->ca_path();
     run.facts.credential_bundle = run.lease.session->bundle_path();
   }
+  // The engine's host does not see this host's state store: no account view
+  // there; the project proves itself by a check file instead.
+  if (!run.endpoint.remote.empty()) return MakeRemoteCheck(run);
   run.account_dir = PlannedAccountViewDir(run.settings, host);
   if (!run.account_dir.empty()) {
     run.facts.passwd_file = AccountPasswdPath(run.account_dir);

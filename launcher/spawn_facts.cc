@@ -122,7 +122,7 @@ std::optional<nlohmann::json> DescribeProjectUser(const Settings& settings, cons
   const ContainerConfig& container = settings.config.container;
   if (!ProjectChoseUser(container)) return std::nullopt;
   const RuntimeDriver& driver = DriverFor(container.runtime);
-  const Endpoint endpoint = driver.Resolve(host);
+  const Endpoint endpoint = ResolveEndpoint(driver, host, container);
   SpawnFacts facts;
   facts.runtime_bin = endpoint.bin;
   uint32_t random = 0;

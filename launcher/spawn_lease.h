@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "launcher/egress/session.h"
 #include "launcher/protected_placeholders.h"
+#include "launcher/remote_check.h"
 #include "launcher/source_pins.h"
 #include "launcher/state/account_view.h"
 #include "launcher/state/agent_home.h"
@@ -43,6 +44,9 @@ struct SpawnLease {
   std::unique_ptr<AccountView> account;
   SandboxPipe sandbox_pipe;
   std::optional<Watchdog> watchdog;
+  // On an engine on another host: the check file in the project, removed
+  // when the spawn ends (remote_check.h).
+  std::optional<RemoteNonce> remote_nonce;
 };
 
 }  // namespace np

@@ -96,7 +96,8 @@ void CheckRuntime(const Subject& s, Report& r) {
   absl::Status gate =
       AssertTierAvailable(s.settings.resolved, s.settings.config.container.runtime, &s.probe);
   if (!gate.ok()) r.problems.emplace_back(gate.message());
-  absl::Status here = CheckEngineOnThisHost(s.settings.config.container.runtime, s.endpoint.remote);
+  absl::Status here =
+      CheckEngineLocality(s.settings.config.container, s.endpoint.remote, s.endpoint.reach);
   if (s.settings.resolved.tier == Tier::kContainer && !here.ok()) {
     r.problems.emplace_back(here.message());
   }
@@ -386,7 +387,8 @@ absl::StatusOr<Outcome> VerbDoctor(const CommandLine& cl, const HostFacts& host)
   absl::StatusOr<Settings> settings = LoadHostSettings(host);
   if (!settings.ok()) return settings.status();
   const RuntimeDriver& driver = DriverFor(settings->config.container.runtime);
-  Subject subject{host, *settings, driver, driver.Resolve(host), {}};
+  Subject subject{
+      host, *settings, driver, ResolveEndpoint(driver, host, settings->config.container), {}};
   subject.probe = driver.Probe(host, subject.endpoint, ProbeDepth::kFull);
   if (subject.probe.bin == subject.endpoint.bin) {
     subject.probe.bin_trusted_because = subject.endpoint.bin_trusted_because;

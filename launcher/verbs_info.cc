@@ -79,7 +79,10 @@ absl::StatusOr<Outcome> VerbDescribe(const CommandLine& cl, const HostFacts& /*h
 absl::StatusOr<Outcome> VerbProbe(const CommandLine& cl, const HostFacts& host) {
   absl::StatusOr<Runtime> runtime = RuntimeFor(cl, host);
   if (!runtime.ok()) return runtime.status();
-  ProbeResult probe = ProbeRuntime(*runtime, host, ProbeDepth::kFull);
+  // An engine on another host the operator file accepts is asked too.
+  absl::StatusOr<Settings> settings = LoadHostSettings(host);
+  ProbeResult probe = ProbeRuntime(*runtime, host, ProbeDepth::kFull,
+                                   settings.ok() && settings->config.container.remote_engine);
   if (cl.json) {
     WriteJson(ProbeToJson(probe));
   } else {
@@ -129,7 +132,7 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
   if (!settings.ok()) return settings.status();
   const ContainerConfig& container = settings->config.container;
   const RuntimeDriver& driver = DriverFor(container.runtime);
-  const Endpoint endpoint = driver.Resolve(host);
+  const Endpoint endpoint = ResolveEndpoint(driver, host, container);
   ProbeResult probe = driver.Probe(host, endpoint, ProbeDepth::kFull);
   if (probe.bin == endpoint.bin) probe.bin_trusted_because = endpoint.bin_trusted_because;
   const TierDescription description = DescribeConfiguredTier(settings->resolved.tier, container);
@@ -170,7 +173,7 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
   // An engine on another host is not asked (the probe's unavailability is
   // that): its refusal is the cause.
   if (settings->resolved.tier == Tier::kContainer) {
-    absl::Status here = CheckEngineOnThisHost(container.runtime, endpoint.remote);
+    absl::Status here = CheckEngineLocality(container, endpoint.remote, endpoint.reach);
     if (!here.ok()) return here;
   }
   if (!gate.ok()) return gate;

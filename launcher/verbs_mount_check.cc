@@ -10,23 +10,54 @@
 // 125). Otherwise it execs PROGRAM found on the sandbox's PATH (the egress
 // entry point included, which is this same binary), so the program keeps
 // this process: its pid, stdio, signals and exit status.
+//
+// On an engine on another host (the remote form, mount_pins.h RemoteCheck)
+// it first proves its own build and the project's nonce, then each target by
+// its inode number on the project mount's device.
 #include <sys/stat.h>
+
+#include <optional>
 
 #include "launcher/environment.h"
 #include "launcher/exec.h"
+#include "launcher/remote_check.h"
 #include "launcher/verbs.h"
 #include "shim/find_real_program.h"
 
 namespace np {
 
-absl::StatusOr<Outcome> VerbMountCheck(const CommandLine& cl, const HostFacts& host) {
-  for (const MountExpectation& mount : cl.mount_expectations) {
+namespace {
+
+// Every target is what was pinned: by device and inode, or on a remote
+// engine by inode on the project mount's device (`project_dev`).
+absl::Status CheckTargets(const std::vector<MountExpectation>& expected,
+                          std::optional<uint64_t> project_dev) {
+  for (const MountExpectation& mount : expected) {
     struct stat st;
-    if (stat(mount.target.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_dev) != mount.dev ||
+    if (stat(mount.target.c_str(), &st) != 0) return MountNotAsPinned(mount.target);
+    const uint64_t dev = mount.inode_only ? project_dev.value_or(0) : mount.dev;
+    if ((mount.inode_only && !project_dev.has_value()) || static_cast<uint64_t>(st.st_dev) != dev ||
         static_cast<uint64_t>(st.st_ino) != mount.ino) {
       return MountNotAsPinned(mount.target);
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Outcome> VerbMountCheck(const CommandLine& cl, const HostFacts& host) {
+  std::optional<uint64_t> project_dev;
+  if (cl.remote_project.has_value()) {
+    const RemoteProjectCheck& remote = *cl.remote_project;
+    absl::Status shared =
+        VerifyRemoteProject(remote.build_id, remote.target, remote.nonce_name, remote.nonce);
+    if (!shared.ok()) return shared;
+    struct stat st;
+    if (stat(remote.target.c_str(), &st) == 0) project_dev = st.st_dev;
+  }
+  absl::Status pinned = CheckTargets(cl.mount_expectations, project_dev);
+  if (!pinned.ok()) return pinned;
   absl::StatusOr<std::string> program =
       FindRealProgram(cl.program.front(), host.path, host.cwd, FileId{}, StatFile);
   if (!program.ok()) return program.status();

@@ -292,7 +292,11 @@ absl::Status PrepareAccount(PrintedSpawn& s) {
   const SpawnPlan& plan = s.plan;
   s.driver = &DriverFor(s.runtime);
   s.endpoint = s.driver->Resolve(s.host);
-  absl::Status here = CheckEngineOnThisHost(s.runtime, s.endpoint.remote);
+  // A printed plan carries no per-spawn check of the project: never on an
+  // engine on another host, whatever the operator accepts for the run path.
+  ContainerConfig printed;
+  printed.runtime = s.runtime;
+  absl::Status here = CheckEngineLocality(printed, s.endpoint.remote, s.endpoint.reach);
   if (!here.ok()) return s.Refuse(here);
   if (!plan.account_dir.empty() && !plan.image.empty()) {
     (void)s.driver->ProbeForSpawn(s.host, s.endpoint, plan.image, &s.image);

@@ -29,6 +29,12 @@ struct Endpoint {
   // Where the client would send its requests instead, when that is not this
   // host (runtime/engine_locality.h); "" for a local engine.
   std::string remote;
+  // How the client reaches it (core/runtime.h); kThisHost for a local engine.
+  EngineReach reach = EngineReach::kThisHost;
+  // The operator accepts this endpoint on another host (ssh or verified TLS,
+  // and isolation.container.remote_engine): only then is it asked anything
+  // (ResolveEndpoint).
+  bool remote_allowed = false;
   std::string bin;                  // The runtime binary ("" if none was found).
   std::string bin_trusted_because;  // Why `bin` is trusted (trusted_binary.h).
   // Matches of the binary on PATH skipped as untrusted, each "PATH: why".
@@ -39,6 +45,9 @@ struct Endpoint {
   // configuration says by then (runtime/engine_locality.h).
   std::vector<std::string> client_set = {};
   std::vector<std::string> client_unset = {};
+  // What replaces client_set once the operator accepts an engine on another
+  // host (ResolveEndpoint); empty for every other endpoint.
+  std::vector<std::string> accepted_client_set = {};
 };
 
 // How hard a probe looks. kFull proves the runtime works (bubblewrap builds
@@ -192,14 +201,23 @@ ProbeResult ProbeMissingBinary(Runtime runtime, const Endpoint& endpoint);
 absl::Status RuntimeNotExecutable(const std::string& bin, int err);
 
 // Where the runtime's client goes, for status and doctor:
-// {"on_this_host": bool, "socket": path or null, "remote": what or null}.
+// {"on_this_host": bool, "socket": path or null, "remote": what or null,
+// "reach": EngineReachName, "remote_allowed": bool}.
 nlohmann::json EngineEndpointJson(const Endpoint& endpoint);
 
 // The driver of `runtime` (launcher/runtime/drivers.cc).
 const RuntimeDriver& DriverFor(Runtime runtime);
 
+// The driver's Resolve, with `remote_allowed` set from the operator's
+// `container.remote_engine` for an endpoint on another host it may accept.
+Endpoint ResolveEndpoint(const RuntimeDriver& driver, const HostFacts& host,
+                         const ContainerConfig& container);
+
 // Resolve and probe in one step (probe, status, doctor, the gate).
-ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, ProbeDepth depth);
+// `remote_engine`: the operator's isolation.container.remote_engine, so an
+// engine on another host it accepts is asked too.
+ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, ProbeDepth depth,
+                         bool remote_engine = false);
 
 }  // namespace np
 

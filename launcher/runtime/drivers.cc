@@ -4,7 +4,9 @@
 #include "absl/strings/str_cat.h"
 #include "core/config_file.h"
 #include "core/errors.h"
+#include "launcher/environment.h"
 #include "launcher/runtime/driver.h"
+#include "launcher/runtime/engine_tunnel.h"
 #include "launcher/runtime/trusted_binary.h"
 
 namespace np {
@@ -123,9 +125,52 @@ ProbeResult ProbeMissingBinary(Runtime runtime, const Endpoint& endpoint) {
                           absl::StrCat("no ", RuntimeName(runtime), " binary on PATH"));
 }
 
-ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, ProbeDepth depth) {
+namespace {
+
+// An accepted ssh engine through its one reused connection (engine_tunnel.h):
+// the forwarded endpoint becomes the engine's socket, and every client call
+// is pinned to it in place of the ssh URL. Without one, the client dials ssh
+// itself on each call.
+void UseEngineTunnel(const HostFacts& host, Endpoint& endpoint) {
+  for (std::string& pinned : endpoint.client_set) {
+    const size_t eq = pinned.find('=');
+    const absl::string_view name = absl::string_view(pinned).substr(0, eq);
+    if (name != "DOCKER_HOST" && name != "CONTAINER_HOST") continue;
+    Endpoint ssh;
+    ResolveTrustedBinary("ssh", host, ssh);
+    const std::optional<std::string> socket =
+        EngineTunnel(host, ssh.bin, pinned.substr(eq + 1), endpoint.timeout_ms);
+    if (!socket.has_value()) return;
+    endpoint.socket = *socket;
+    pinned = absl::StrCat(name, "=unix://", *socket);
+    return;
+  }
+}
+
+}  // namespace
+
+Endpoint ResolveEndpoint(const RuntimeDriver& driver, const HostFacts& host,
+                         const ContainerConfig& container) {
+  Endpoint endpoint = driver.Resolve(host);
+  endpoint.remote_allowed =
+      !endpoint.remote.empty() && container.remote_engine &&
+      !endpoint.accepted_client_set.empty() &&
+      (endpoint.reach == EngineReach::kSsh || endpoint.reach == EngineReach::kTls);
+  if (endpoint.remote_allowed) endpoint.client_set = endpoint.accepted_client_set;
+  if (endpoint.remote_allowed && endpoint.reach == EngineReach::kSsh &&
+      GetEnv(host.envp, "NP_EXEC_ENGINE_TUNNEL") != "0") {
+    UseEngineTunnel(host, endpoint);
+  }
+  return endpoint;
+}
+
+ProbeResult ProbeRuntime(Runtime runtime, const HostFacts& host, ProbeDepth depth,
+                         bool remote_engine) {
   const RuntimeDriver& driver = DriverFor(runtime);
-  const Endpoint endpoint = driver.Resolve(host);
+  ContainerConfig container;
+  container.runtime = runtime;
+  container.remote_engine = remote_engine;
+  const Endpoint endpoint = ResolveEndpoint(driver, host, container);
   ProbeResult probe = driver.Probe(host, endpoint, depth);
   if (probe.bin == endpoint.bin) probe.bin_trusted_because = endpoint.bin_trusted_because;
   return probe;
@@ -135,7 +180,9 @@ nlohmann::json EngineEndpointJson(const Endpoint& endpoint) {
   return {{"on_this_host", endpoint.remote.empty()},
           {"socket", endpoint.socket.has_value() ? nlohmann::json(*endpoint.socket) : nullptr},
           {"remote",
-           endpoint.remote.empty() ? nlohmann::json(nullptr) : nlohmann::json(endpoint.remote)}};
+           endpoint.remote.empty() ? nlohmann::json(nullptr) : nlohmann::json(endpoint.remote)},
+          {"reach", EngineReachName(endpoint.reach)},
+          {"remote_allowed", endpoint.remote_allowed}};
 }
 
 }  // namespace np

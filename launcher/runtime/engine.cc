@@ -130,18 +130,40 @@ SuperviseRequest ClientRequest(const SpawnPlan& plan, const Endpoint& endpoint,
                           1000);
     }
   };
-  if (socket.has_value()) request.on_started = [socket] { (void)ReapOrphans(*socket); };
+  // The reaper knows an owner by its pid on this host: never on an engine
+  // other hosts' np-exec may share.
+  if (socket.has_value() && endpoint.remote.empty()) {
+    request.on_started = [socket] { (void)ReapOrphans(*socket); };
+  }
   request.cleanup = [bin = plan.exec_path, client_env = request.env, socket, name] {
     ForceRemoveContainer(bin, client_env, socket, name);
   };
   return request;
 }
 
+// An engine on another host the operator did not accept: never asked.
+bool Unasked(const Endpoint& endpoint) {
+  return !endpoint.remote.empty() && !endpoint.remote_allowed;
+}
+
+// The run goes to the engine its plan was made for: this host's, or the
+// accepted remote one the plan names (SpawnPlan::engine_remote).
+absl::Status CheckPlannedEngine(const SpawnPlan& plan, const Endpoint& endpoint) {
+  if (endpoint.remote.empty()) return absl::OkStatus();
+  if (endpoint.remote_allowed && endpoint.remote == plan.engine_remote) return absl::OkStatus();
+  return MakeError(absl::StatusCode::kFailedPrecondition, "isolation-engine-remote",
+                   absl::StrCat("the client would run this spawn on ", endpoint.remote,
+                                ", which its plan was not made for; nothing ran"),
+                   {{"engine", endpoint.remote}});
+}
+
 // Where the client goes, and the pins that keep it there, as the endpoint.
 void TakeLocation(EngineLocation location, Endpoint& endpoint) {
   endpoint.socket = std::move(location.socket);
   endpoint.remote = std::move(location.remote);
+  endpoint.reach = location.reach;
   endpoint.client_set = std::move(location.client_set);
+  endpoint.accepted_client_set = std::move(location.accepted_client_set);
   endpoint.client_unset = std::move(location.client_unset);
 }
 
@@ -185,8 +207,9 @@ class EngineDriver : public RuntimeDriver {
                     ProbeDepth /*depth*/) const override {
     if (endpoint.bin.empty()) return ProbeMissingBinary(flavor_.runtime, endpoint);
     // An engine on another host is never asked anything (not even its
-    // version): planning refuses it (isolation-engine-remote).
-    if (!endpoint.remote.empty()) {
+    // version) unless the operator accepts it: planning refuses it
+    // (isolation-engine-remote). An accepted one is asked through the client.
+    if (!endpoint.remote.empty() && !endpoint.remote_allowed) {
       return ProbeUnavailable(flavor_.runtime, kReasonUnreachable,
                               absl::StrCat("not asked: ", endpoint.remote, " is not this host"),
                               endpoint.bin);
@@ -207,7 +230,8 @@ class EngineDriver : public RuntimeDriver {
   ProbeResult ProbeForSpawn(const HostFacts& host, const Endpoint& endpoint,
                             const std::string& image, SpawnImage* told) const override {
     *told = SpawnImage();
-    if (endpoint.bin.empty() || image.empty() || !endpoint.remote.empty()) {
+    if (endpoint.bin.empty() || image.empty() || Unasked(endpoint) ||
+        (!endpoint.remote.empty() && !endpoint.socket.has_value())) {
       return Probe(host, endpoint, ProbeDepth::kForRun);
     }
     const Runtime runtime = flavor_.runtime;
@@ -261,7 +285,7 @@ class EngineDriver : public RuntimeDriver {
 
   std::optional<ImageUserConfig> InspectImageUser(const HostFacts& host, const Endpoint& endpoint,
                                                   const std::string& image) const override {
-    if (endpoint.bin.empty() || image.empty() || !endpoint.remote.empty()) return std::nullopt;
+    if (endpoint.bin.empty() || image.empty() || Unasked(endpoint)) return std::nullopt;
     nlohmann::json id;
     nlohmann::json user;
     if (endpoint.socket.has_value()) {
@@ -305,6 +329,7 @@ class EngineDriver : public RuntimeDriver {
                      SpawnFacts& facts) const override {
     if (endpoint.socket.has_value()) facts.extra_forbidden.push_back(*endpoint.socket);
     facts.engine_remote = endpoint.remote;
+    facts.engine_reach = endpoint.reach;
     // Podman's default init, catatonit, reports a program that is not found
     // as 1, not 127; tini (the init docker uses) keeps 127 and 126.
     if (flavor_.podman && access(kStaticTini, X_OK) == 0) facts.init_path = kStaticTini;
@@ -353,7 +378,7 @@ class EngineDriver : public RuntimeDriver {
   absl::StatusOr<RunOutcome> Run(const SpawnPlan& plan, const Endpoint& endpoint,
                                  const HostFacts& host,
                                  const std::vector<Companion>& companions) const override {
-    absl::Status here = CheckEngineOnThisHost(flavor_.runtime, endpoint.remote);
+    absl::Status here = CheckPlannedEngine(plan, endpoint);
     if (!here.ok()) return here;
     SuperviseRequest request = ClientRequest(plan, endpoint, host, companions);
     const std::vector<std::string> client_env = request.env;
@@ -367,6 +392,12 @@ class EngineDriver : public RuntimeDriver {
     RemovePodmanSecrets(plan.exec_path, client_env, *secrets);
     if (outcome.result.start_errno != 0) {
       return RuntimeNotExecutable(plan.exec_path, outcome.result.start_errno);
+    }
+    // On an engine on another host, a client failure that left the check
+    // file unread: the entry point never proved the project there.
+    if (outcome.result.exit_code == 125 && !plan.remote_nonce_path.empty() &&
+        access(plan.remote_nonce_path.c_str(), F_OK) == 0) {
+      return ProjectNotShared(plan.project_mount, "no confirmation from the spawn's entry point");
     }
     // tini's `exec ... failed` reads like the program's own 127: the image
     // says whether the program was there at all.
@@ -385,7 +416,7 @@ class EngineDriver : public RuntimeDriver {
 
   std::optional<bool> ImagePresent(const std::string& image, const Endpoint& endpoint,
                                    const HostFacts& host) const override {
-    if (endpoint.bin.empty() || !endpoint.remote.empty()) return std::nullopt;
+    if (endpoint.bin.empty() || Unasked(endpoint)) return std::nullopt;
     if (endpoint.socket.has_value()) return ImageOnSocket(endpoint, image);
     std::vector<std::string> env = ClientEnvironment(endpoint, host.envp);
     std::vector<char*> envp = CStrings(env);
@@ -397,7 +428,7 @@ class EngineDriver : public RuntimeDriver {
 
   void Cleanup(const Endpoint& endpoint, const std::string& name,
                const std::vector<std::string>& secrets, const HostFacts& host) const override {
-    if (!endpoint.remote.empty()) return;
+    if (Unasked(endpoint)) return;
     const std::vector<std::string> env = ClientEnvironment(endpoint, host.envp);
     ForceRemoveContainer(endpoint.bin, env, endpoint.socket, name);
     RemovePodmanSecrets(endpoint.bin, env, secrets);

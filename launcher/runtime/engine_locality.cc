@@ -156,10 +156,66 @@ bool SandboxesCanReplace(const HostFacts& host, const std::string& path) {
   return InSandboxWritablePlace(host, dirs);
 }
 
+// Whether `text` is non-empty, starts with no '-' (never an option to ssh)
+// and holds only what `allowed` allows.
+bool PlainWord(absl::string_view text, bool (*allowed)(char)) {
+  return !text.empty() && text.front() != '-' && std::all_of(text.begin(), text.end(), allowed);
+}
+
+bool HostChar(char c) { return absl::ascii_isalnum(c) || c == '.' || c == '-'; }
+bool UserChar(char c) { return HostChar(c) || c == '_'; }
+bool SocketPathChar(char c) { return UserChar(c) || c == '/'; }
+
+// ssh://[user@]host[:port][/socket] with nothing a URL parser or ssh could
+// read otherwise: no %, ?, #, .., option-like user or host. A path (podman's
+// remote socket) only where `path_allowed`.
+bool PlainSshUrl(absl::string_view url, bool path_allowed) {
+  if (!absl::ConsumePrefix(&url, "ssh://")) return false;
+  const size_t slash = url.find('/');
+  const absl::string_view path = slash == absl::string_view::npos ? "" : url.substr(slash);
+  absl::string_view authority = url.substr(0, slash);
+  if (!path.empty() &&
+      (!path_allowed || HasDotDot(path) || !PlainWord(path.substr(1), SocketPathChar))) {
+    return false;
+  }
+  const size_t at = authority.find('@');
+  if (at != absl::string_view::npos) {
+    if (!PlainWord(authority.substr(0, at), UserChar)) return false;
+    authority.remove_prefix(at + 1);
+  }
+  const size_t colon = authority.find(':');
+  if (colon != absl::string_view::npos) {
+    const absl::string_view port = authority.substr(colon + 1);
+    if (port.empty() || port.size() > 5 ||
+        !std::all_of(port.begin(), port.end(), absl::ascii_isdigit)) {
+      return false;
+    }
+    authority = authority.substr(0, colon);
+  }
+  return PlainWord(authority, HostChar);
+}
+
+// tcp://host[:port] with a plain name or IPv4 address and nothing after it.
+bool PlainTcpUrl(absl::string_view url) {
+  if (!absl::ConsumePrefix(&url, "tcp://")) return false;
+  const size_t colon = url.find(':');
+  if (colon != absl::string_view::npos) {
+    const absl::string_view port = url.substr(colon + 1);
+    if (port.empty() || port.size() > 5 ||
+        !std::all_of(port.begin(), port.end(), absl::ascii_isdigit)) {
+      return false;
+    }
+    url = url.substr(0, colon);
+  }
+  return PlainWord(url, HostChar);
+}
+
 // An endpoint URL as np-exec reaches it: a unix:// socket at an absolute
-// path, or a tcp:// port on the loopback, is this host; any other scheme,
-// host or spelling is another one.
-EngineLocation FromUrl(const std::string& url, const std::string& shown, const HostFacts& host) {
+// path, or a tcp:// port on the loopback, is this host; ssh:// and plain
+// tcp:// (verified TLS when `tls`) are another host np-exec can name; any
+// other scheme, host or spelling is one it cannot vouch for.
+EngineLocation FromUrl(const std::string& url, const std::string& shown, const HostFacts& host,
+                       bool tls = false, bool ssh_path_allowed = false) {
   // A URL parser decodes %XX and ends the path at ? or #: refused, so the
   // socket np-exec checks is the one the client dials.
   if (absl::StartsWith(url, "unix:///") && url.find_first_of("%?#") == std::string::npos) {
@@ -168,10 +224,15 @@ EngineLocation FromUrl(const std::string& url, const std::string& shown, const H
               absl::StrCat(shown, " (", url, ", a socket in a project or np-exec's state store)"),
               ""};
     }
-    return {url.substr(7), "", url};
+    return {url.substr(7), "", url, EngineReach::kThisHost};
   }
-  if (LoopbackTcp(url)) return {std::nullopt, "", url};
-  return {std::nullopt, absl::StrCat(shown, " (", url.empty() ? "unreadable" : url, ")"), ""};
+  if (LoopbackTcp(url)) return {std::nullopt, "", url, EngineReach::kThisHost};
+  const std::string named = absl::StrCat(shown, " (", url.empty() ? "unreadable" : url, ")");
+  if (PlainSshUrl(url, ssh_path_allowed)) return {std::nullopt, named, url, EngineReach::kSsh};
+  if (PlainTcpUrl(url)) {
+    return {std::nullopt, named, url, tls ? EngineReach::kTls : EngineReach::kInsecureTcp};
+  }
+  return {std::nullopt, named, ""};
 }
 
 EngineLocation Unreadable(const std::string& shown) {
@@ -211,24 +272,27 @@ bool SandboxesCanWriteConfig(const HostFacts& host, const std::string& config_di
   return !real.ok() || InSandboxWritablePlace(host, {NormalizePath(config_dir), *real});
 }
 
-EngineLocation DockerLocationUnpinned(const HostFacts& host) {
-  std::string config_dir(GetEnv(host.envp, "DOCKER_CONFIG"));
-  if (config_dir.empty() && !host.home.empty()) config_dir = JoinPath(host.home, ".docker");
-  if (SandboxesCanWriteConfig(host, config_dir)) {
-    return {std::nullopt,
-            absl::StrCat("DOCKER_CONFIG (", config_dir,
-                         ", relative or inside a project or np-exec's state store)"),
-            ""};
-  }
-  if (!host.docker_host.empty()) return FromUrl(host.docker_host, "DOCKER_HOST", host);
-  const std::optional<std::string> name = DockerContextName(host, config_dir);
-  if (!name.has_value()) return Unreadable("docker's config.json");
-  if (name->empty() || *name == "default") {
-    return {std::string(kDefaultDockerSocket), "", absl::StrCat("unix://", kDefaultDockerSocket)};
-  }
-  const std::string shown = absl::StrCat("docker context ", *name);
-  const std::optional<nlohmann::json> meta = ReadJsonFile(
-      JoinPath(config_dir, absl::StrCat("contexts/meta/", Sha256Hex(*name), "/meta.json")));
+// Whether docker's client verifies the TLS of a tcp:// DOCKER_HOST: only
+// with DOCKER_TLS_VERIFY set non-empty (DOCKER_TLS alone skips
+// verification), and certificates from a place no sandbox can write
+// (DOCKER_CERT_PATH, else the configuration directory). The directory, or
+// "" when the client would not verify.
+std::string DockerVerifiedCertPath(const HostFacts& host, const std::string& config_dir) {
+  if (GetEnv(host.envp, "DOCKER_TLS_VERIFY").empty()) return "";
+  std::string cert_path(GetEnv(host.envp, "DOCKER_CERT_PATH"));
+  if (cert_path.empty()) cert_path = config_dir;
+  if (cert_path.empty() || SandboxesCanWriteConfig(host, cert_path)) return "";
+  return cert_path;
+}
+
+// A context's endpoint: its URL, and for tcp:// its TLS material under
+// contexts/tls/ (a CA there and no SkipTLSVerify: the client verifies).
+EngineLocation ContextLocation(const HostFacts& host, const std::string& config_dir,
+                               const std::string& name) {
+  const std::string shown = absl::StrCat("docker context ", name);
+  const std::string hash = Sha256Hex(name);
+  const std::optional<nlohmann::json> meta =
+      ReadJsonFile(JoinPath(config_dir, absl::StrCat("contexts/meta/", hash, "/meta.json")));
   if (!meta.has_value()) return Unreadable(shown);
   nlohmann::json endpoints;
   for (const auto& [key, value] : meta->items()) {
@@ -239,9 +303,44 @@ EngineLocation DockerLocationUnpinned(const HostFacts& host) {
   if (!endpoints.is_object() || !endpoints.contains("docker") || !endpoints["docker"].is_object()) {
     return Unreadable(shown);
   }
-  const std::optional<std::string> url = FieldOf(endpoints["docker"], "Host");
+  const nlohmann::json& docker = endpoints["docker"];
+  const std::optional<std::string> url = FieldOf(docker, "Host");
   if (!url.has_value()) return Unreadable(shown);
-  return FromUrl(*url, shown, host);
+  bool skip_verify = false;
+  for (const auto& [key, value] : docker.items()) {
+    if (FoldedKey(key) == "skiptlsverify") skip_verify = !value.is_boolean() || value.get<bool>();
+  }
+  const std::string tls_dir = JoinPath(config_dir, absl::StrCat("contexts/tls/", hash, "/docker"));
+  struct stat st;
+  const bool tls =
+      !skip_verify && stat(JoinPath(tls_dir, "ca.pem").c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  EngineLocation location = FromUrl(*url, shown, host, tls);
+  if (location.reach == EngineReach::kTls) location.tls_cert_path = tls_dir;
+  return location;
+}
+
+EngineLocation DockerLocationUnpinned(const HostFacts& host) {
+  std::string config_dir(GetEnv(host.envp, "DOCKER_CONFIG"));
+  if (config_dir.empty() && !host.home.empty()) config_dir = JoinPath(host.home, ".docker");
+  if (SandboxesCanWriteConfig(host, config_dir)) {
+    return {std::nullopt,
+            absl::StrCat("DOCKER_CONFIG (", config_dir,
+                         ", relative or inside a project or np-exec's state store)"),
+            ""};
+  }
+  if (!host.docker_host.empty()) {
+    const std::string cert_path = DockerVerifiedCertPath(host, config_dir);
+    EngineLocation location = FromUrl(host.docker_host, "DOCKER_HOST", host, !cert_path.empty());
+    if (location.reach == EngineReach::kTls) location.tls_cert_path = cert_path;
+    return location;
+  }
+  const std::optional<std::string> name = DockerContextName(host, config_dir);
+  if (!name.has_value()) return Unreadable("docker's config.json");
+  if (name->empty() || *name == "default") {
+    return {std::string(kDefaultDockerSocket), "", absl::StrCat("unix://", kDefaultDockerSocket),
+            EngineReach::kThisHost};
+  }
+  return ContextLocation(host, config_dir, *name);
 }
 
 EngineLocation PodmanLocationUnpinned(const HostFacts& host, const std::string& fallback) {
@@ -250,9 +349,10 @@ EngineLocation PodmanLocationUnpinned(const HostFacts& host, const std::string& 
             absl::StrCat("podman connection ", GetEnv(host.envp, "CONTAINER_CONNECTION")), ""};
   }
   if (IsSet(host.envp, "CONTAINER_HOST")) {
-    return FromUrl(std::string(GetEnv(host.envp, "CONTAINER_HOST")), "CONTAINER_HOST", host);
+    return FromUrl(std::string(GetEnv(host.envp, "CONTAINER_HOST")), "CONTAINER_HOST", host,
+                   /*tls=*/false, /*ssh_path_allowed=*/true);
   }
-  return {fallback, "", ""};
+  return {fallback, "", "", EngineReach::kThisHost};
 }
 
 }  // namespace
@@ -270,20 +370,41 @@ std::vector<std::string> DockerClientVariables(const std::string& url) {
   return names;
 }
 
+// Whether the operator may accept `location`: another host np-exec can
+// name (ssh, verified TLS). Until then (ResolveEndpoint) its pins name this
+// host's default engine, so no call can reach it.
+bool Acceptable(const EngineLocation& location) {
+  return !location.remote.empty() &&
+         (location.reach == EngineReach::kSsh || location.reach == EngineReach::kTls);
+}
+
 EngineLocation DockerLocation(const HostFacts& host) {
   EngineLocation location = DockerLocationUnpinned(host);
+  if (location.remote.empty()) location.reach = EngineReach::kThisHost;
   location.client_unset = DockerClientVariables(location.url);
   location.client_set = {absl::StrCat(
       "DOCKER_HOST=",
       location.remote.empty() ? location.url : absl::StrCat("unix://", kDefaultDockerSocket))};
+  if (Acceptable(location)) {
+    location.accepted_client_set = {absl::StrCat("DOCKER_HOST=", location.url)};
+    if (location.reach == EngineReach::kTls) {
+      location.accepted_client_set.push_back("DOCKER_TLS_VERIFY=1");
+      location.accepted_client_set.push_back(
+          absl::StrCat("DOCKER_CERT_PATH=", location.tls_cert_path));
+    }
+  }
   return location;
 }
 
 EngineLocation PodmanLocation(const HostFacts& host, const std::string& fallback) {
   EngineLocation location = PodmanLocationUnpinned(host, fallback);
+  if (location.remote.empty()) location.reach = EngineReach::kThisHost;
   location.client_unset = ClientVariables();
   if (location.remote.empty() && !location.url.empty()) {
     location.client_set = {absl::StrCat("CONTAINER_HOST=", location.url)};
+  }
+  if (Acceptable(location)) {
+    location.accepted_client_set = {absl::StrCat("CONTAINER_HOST=", location.url)};
   }
   return location;
 }

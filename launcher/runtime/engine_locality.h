@@ -3,12 +3,14 @@
 // currentContext names (its meta.json endpoint); podman's CONTAINER_HOST or
 // CONTAINER_CONNECTION. np-exec mounts this host's paths, so an engine that
 // is not on this host would mount whatever sits at those paths over there:
-// such an endpoint is named here, and spawns on it are refused
-// (isolation-engine-remote). A tcp:// port on the loopback counts as this
-// host. Reads the client's own configuration files. Every call of the client
-// (the run, image inspects, the account copy-out, cleanup, the watchdog's)
-// gets the endpoint checked here pinned in its environment
-// (ClientEnvironment), so a context switched since cannot move it.
+// such an endpoint is named here with how it is reached: over ssh, over tcp
+// with TLS the client verifies (docker's DOCKER_TLS_VERIFY, or a context
+// with a CA and no SkipTLSVerify), over plain tcp, or in a way np-exec cannot
+// vouch for; core's CheckEngineLocality decides. A tcp:// port on the
+// loopback counts as this host. Reads the client's own configuration files. Every call of the
+// client (the run, image inspects, the account copy-out, cleanup, the watchdog's) gets the endpoint
+// checked here pinned in its environment (ClientEnvironment), so a context switched since cannot
+// move it.
 #ifndef NP_EXEC_LAUNCHER_RUNTIME_ENGINE_LOCALITY_H_
 #define NP_EXEC_LAUNCHER_RUNTIME_ENGINE_LOCALITY_H_
 
@@ -31,6 +33,11 @@ struct EngineLocation {
   // The endpoint as the client is told it (DOCKER_HOST or CONTAINER_HOST's
   // value); "" when the client's own default is this engine.
   std::string url;
+  // How the client reaches it: kThisHost exactly when `remote` is "".
+  EngineReach reach = EngineReach::kUnvouched;
+  // kTls: the directory of the CA and client certificate the client
+  // verifies with (DOCKER_CERT_PATH, pinned).
+  std::string tls_cert_path = {};
   // The client's variables as np-exec pins them on every call (copied into
   // Endpoint): docker's DOCKER_HOST set to `url` (a remote endpoint's place
   // taken by the default socket, so no call can reach it) and DOCKER_CONTEXT
@@ -38,6 +45,9 @@ struct EngineLocation {
   // only as the checked `url`.
   std::vector<std::string> client_set = {};
   std::vector<std::string> client_unset = {};
+  // An ssh or verified-TLS endpoint on another host: the pins once the
+  // operator accepts it (ResolveEndpoint), naming it (and its certificates).
+  std::vector<std::string> accepted_client_set = {};
 };
 
 // Docker's endpoint: DOCKER_HOST, else the current context's, else the

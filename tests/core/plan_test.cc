@@ -100,6 +100,42 @@ TEST_F(PlanTest, ContainerUnavailableIsRefused) {
   EXPECT_EQ(ErrorCode(plan.status()), "isolation-container-unavailable");
 }
 
+// An engine on another host the operator accepts: only over ssh or verified
+// TLS, never plain tcp; and only with the launcher's per-spawn check, which
+// goes into the entry point in place of device and inode.
+TEST_F(PlanTest, ARemoteEngineIsPlannedOnlyWhenAcceptedAndChecked) {
+  Settings settings = Container();
+  settings.config.container.remote_engine = true;
+  facts_.engine_remote = "DOCKER_HOST (ssh://ci@build)";
+  const ProbeResult up = Up();
+  struct Case {
+    EngineReach reach;
+    const char* code;
+  };
+  for (const Case& c : {Case{EngineReach::kInsecureTcp, "isolation-engine-insecure"},
+                        Case{EngineReach::kUnvouched, "isolation-engine-remote"},
+                        // Named yet claimed local: still another host's.
+                        Case{EngineReach::kThisHost, "isolation-engine-remote"},
+                        Case{EngineReach::kSsh, "isolation-engine-remote-unsupported"}}) {
+    facts_.engine_reach = c.reach;
+    absl::StatusOr<SpawnPlan> plan = PlanSpawn(settings, &up, facts_, program_, {});
+    EXPECT_EQ(ErrorCode(plan.status()), c.code) << EngineReachName(c.reach);
+  }
+  facts_.remote_check = RemoteCheck{".np-exec-remote-check-00", "abc", "b1d"};
+  facts_.self_path = "/usr/bin/np-exec";
+  absl::StatusOr<SpawnPlan> plan = PlanSpawn(settings, &up, facts_, program_, {});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->engine_remote, facts_.engine_remote);
+  const std::vector<std::string>& argv = plan->argv;
+  auto nonce = std::find(argv.begin(), argv.end(), "--project-nonce");
+  ASSERT_NE(nonce, argv.end());
+  EXPECT_EQ(*(nonce + 1), project_);
+  EXPECT_EQ(*(nonce - 1), "b1d");
+  settings.config.container.remote_engine = false;
+  EXPECT_EQ(ErrorCode(PlanSpawn(settings, &up, facts_, program_, {}).status()),
+            "isolation-engine-remote");
+}
+
 // An engine on another host is refused before the probe's answer counts
 // (the driver asks it nothing, so its probe says unreachable): the cause
 // named is the engine, for every runtime that mounts this host's paths.

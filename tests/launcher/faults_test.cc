@@ -192,12 +192,16 @@ TEST_F(NeverDowngradeTest, AnEngineOnAnotherHostIsRefused) {
   lab_.FakeDocker();
   // The loopback's address as userinfo names evil's port 2375 to the
   // client's URL parser; a relative socket path is wherever the client runs.
-  for (const char* host :
-       {"tcp://10.0.0.5:2376", "ssh://builder@build-host", "tcp://127.0.0.1.nip.io:2375",
-        "tcp://127.0.0.1:1@evil:2375", "tcp://127.0.0.1%2eevil:2375", "unix://docker.sock",
-        "tcp://[::1", "fd://", "tcp://127.0.0.09:2375", "unix:///run/docker%2esock",
-        "unix:///run/docker.sock?x"}) {
+  for (const char* host : {"ssh://builder@build-host", "tcp://127.0.0.1:1@evil:2375",
+                           "tcp://127.0.0.1%2eevil:2375", "unix://docker.sock", "tcp://[::1",
+                           "fd://", "unix:///run/docker%2esock", "unix:///run/docker.sock?x"}) {
     ExpectRefused(lab_.Env(host), 125, "isolation-engine-remote", host);
+  }
+  // Plain tcp to another host (or to a name that only looks like the
+  // loopback) is refused as insecure, whatever the operator accepts.
+  for (const char* host :
+       {"tcp://10.0.0.5:2376", "tcp://127.0.0.1.nip.io:2375", "tcp://127.0.0.09:2375"}) {
+    ExpectRefused(lab_.Env(host), 125, "isolation-engine-insecure", host);
   }
   EXPECT_FALSE(lab_.Invoked()) << ReadFile(lab_.fakes() + "/docker.calls");
   // status and doctor name where the client would go, and doctor says why it is refused.
