@@ -5,6 +5,7 @@
 #include "absl/strings/str_split.h"
 #include "core/egress_entry.h"
 #include "core/errors.h"
+#include "core/sha256.h"
 
 namespace np {
 
@@ -29,7 +30,7 @@ std::vector<std::string> RemoteMountCheckPrefix(const std::vector<MountExpectati
                                      "--project-nonce",
                                      project_target,
                                      check.nonce_name,
-                                     check.nonce};
+                                     Sha256Hex(check.nonce)};
   for (const MountExpectation& mount : expected) {
     prefix.insert(prefix.end(), {"--expect-ino", mount.target, absl::StrCat(mount.ino)});
   }
@@ -77,7 +78,7 @@ absl::Status ParseMountCheckOptions(const std::vector<std::string>& args,
   const absl::Status usage =
       MakeError(absl::StatusCode::kInvalidArgument, "usage",
                 "mount-check takes --expect TARGET DEV:INO ... -- PROGRAM ARGS..., or "
-                "--self-build-id ID --project-nonce TARGET NAME NONCE --expect-ino TARGET INO ... "
+                "--self-build-id ID --project-nonce TARGET NAME SHA256 --expect-ino TARGET INO ... "
                 "-- PROGRAM ARGS...");
   size_t i = 0;
   if (args.size() >= 6 && args[0] == "--self-build-id" && args[2] == "--project-nonce") {

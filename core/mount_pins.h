@@ -65,16 +65,21 @@ inline constexpr absl::string_view kMountCheckVerb = "mount-check";
 // it is this build by its GNU build ID.
 struct RemoteCheck {
   std::string nonce_name;     // A file name in the project's root.
-  std::string nonce;          // Its content: random hex.
+  std::string nonce;          // Its content: random hex; only its digest is in the argv.
   std::string self_build_id;  // np-exec's own GNU build ID, hex.
+  // The launcher's descriptor of the file it wrote (-1: none): after a
+  // failed run, whether the entry point consumed it (engine.cc).
+  int file_fd = -1;
 };
 
 // The prefix of a name np-exec gives its nonce files; nothing else uses it.
 inline constexpr absl::string_view kRemoteNoncePrefix = ".np-exec-remote-check-";
 
 // {SELF, "mount-check", "--self-build-id", HEX, "--project-nonce", TARGET,
-// NAME, NONCE, "--expect-ino", TARGET, "INO", ..., "--"}: the remote form of
-// MountCheckPrefix, with `project_target` the project's mount point.
+// NAME, SHA256(NONCE), "--expect-ino", TARGET, "INO", ..., "--"}: the remote
+// form of MountCheckPrefix, with `project_target` the project's mount point.
+// Only the nonce's digest is in the argv, which anyone on either host may
+// read (`ps`, `docker inspect`): the file's content is the proof.
 std::vector<std::string> RemoteMountCheckPrefix(const std::vector<MountExpectation>& expected,
                                                 const RemoteCheck& check,
                                                 const std::string& project_target);
@@ -89,7 +94,7 @@ struct RemoteProjectCheck {
   std::string build_id;
   std::string target;
   std::string nonce_name;
-  std::string nonce;
+  std::string nonce_digest;  // SHA-256 of the file's content, hex.
 };
 
 // Parses mount-check's arguments before "--": `--expect TARGET DEV:INO`

@@ -366,6 +366,7 @@ absl::Status DescribeSpawn(ContainerPlanning& p) {
   if (!facts.engine_remote.empty() && facts.remote_check.has_value()) {
     spawn.remote_check = facts.remote_check;
     p.plan.remote_nonce_path = JoinPath(p.policy.project_real, facts.remote_check->nonce_name);
+    p.plan.remote_nonce_fd = facts.remote_check->file_fd;
   }
   if (p.container.persistent_home) spawn.home_source = p.plan.agent_home = facts.agent_home;
   if (p.account_view) {

@@ -191,7 +191,8 @@ struct SpawnPlan {
   // There: the host path of the spawn's check file (mount_pins.h
   // RemoteCheck), which the entry point removes once it proved the project.
   std::string remote_nonce_path;
-  std::string self_path;  // np-exec's path, for a printed bubblewrap plan.
+  int remote_nonce_fd = -1;  // The launcher's descriptor of that file (RemoteCheck).
+  std::string self_path;     // np-exec's path, for a printed bubblewrap plan.
   // network "allowlist": the endpoint the launcher must serve the egress proxy
   // on for as long as the runtime runs; empty otherwise.
   std::string egress_socket;

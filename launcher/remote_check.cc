@@ -12,11 +12,14 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "core/sha256.h"
 
 namespace np {
 namespace {
 
 constexpr size_t kNonceBytes = 24;
+// More than any nonce file np-exec writes: a longer file is another's.
+constexpr size_t kMaxNonceFileBytes = 256;
 
 // The GNU build ID note among the executable's PT_NOTE segments.
 int FindBuildId(struct dl_phdr_info* info, size_t /*size*/, void* out) {
@@ -93,7 +96,9 @@ absl::StatusOr<RemoteNonce> RemoteNonce::Create(int project_fd, const std::strin
   // 0644 whatever the umask: an image's own user must read it too.
   const bool written = fchmod(fd, 0644) == 0 && write(fd, check.nonce.data(), check.nonce.size()) ==
                                                     static_cast<ssize_t>(check.nonce.size());
-  close(fd);
+  // Held for the spawn: whether the entry point consumed this very file is
+  // told by its link count, whatever the program puts at its name later.
+  check.file_fd = fd;
   RemoteNonce made(dir, std::move(check));
   if (!written) return NonceFailed(made.check_.nonce_name);
   return made;
@@ -102,16 +107,18 @@ absl::StatusOr<RemoteNonce> RemoteNonce::Create(int project_fd, const std::strin
 RemoteNonce::RemoteNonce(RemoteNonce&& other) noexcept
     : dir_fd_(other.dir_fd_), check_(std::move(other.check_)) {
   other.dir_fd_ = -1;
+  other.check_.file_fd = -1;
 }
 
 RemoteNonce::~RemoteNonce() {
+  if (check_.file_fd >= 0) close(check_.file_fd);
   if (dir_fd_ < 0) return;
   (void)unlinkat(dir_fd_, check_.nonce_name.c_str(), 0);
   close(dir_fd_);
 }
 
 absl::Status VerifyRemoteProject(const std::string& build_id, const std::string& project_target,
-                                 const std::string& name, const std::string& nonce) {
+                                 const std::string& name, const std::string& nonce_digest) {
   const std::string own = SelfBuildId();
   if (own != build_id) return RemoteSelfMismatch(own.empty() ? "no build ID" : "another build");
   struct stat project;
@@ -124,12 +131,13 @@ absl::Status VerifyRemoteProject(const std::string& build_id, const std::string&
     return ProjectNotShared(project_target, errno == ELOOP ? "a link" : "no check file");
   }
   struct stat st;
-  std::string found(nonce.size() + 1, '\0');
+  std::string found(kMaxNonceFileBytes, '\0');
   const bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == project.st_dev;
   const ssize_t n = regular ? read(fd, found.data(), found.size()) : -1;
   close(fd);
   if (!regular) return ProjectNotShared(project_target, "a check file on another file system");
-  if (n != static_cast<ssize_t>(nonce.size()) || found.compare(0, nonce.size(), nonce) != 0) {
+  if (n <= 0 || static_cast<size_t>(n) >= found.size() ||
+      Sha256Hex(absl::string_view(found.data(), static_cast<size_t>(n))) != nonce_digest) {
     return ProjectNotShared(project_target, "a check file of other content");
   }
   // Its work is done: gone before the program starts (the launcher removes

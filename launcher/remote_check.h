@@ -42,11 +42,11 @@ class RemoteNonce {
 
 // The entry point's check (mount-check inside the container): its own build
 // ID is `build_id`, and `project_target`/`name` is a regular file (not a link)
-// on the project mount's own device holding exactly `nonce`; then the file is
-// removed. Codes: `isolation-engine-np-exec-mismatch`,
-// `isolation-engine-project-not-shared`.
+// on the project mount's own device whose content's SHA-256 is
+// `nonce_digest`; then the file is removed. Codes:
+// `isolation-engine-np-exec-mismatch`, `isolation-engine-project-not-shared`.
 absl::Status VerifyRemoteProject(const std::string& build_id, const std::string& project_target,
-                                 const std::string& name, const std::string& nonce);
+                                 const std::string& name, const std::string& nonce_digest);
 
 }  // namespace np
 

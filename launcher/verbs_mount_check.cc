@@ -51,7 +51,7 @@ absl::StatusOr<Outcome> VerbMountCheck(const CommandLine& cl, const HostFacts& h
   if (cl.remote_project.has_value()) {
     const RemoteProjectCheck& remote = *cl.remote_project;
     absl::Status shared =
-        VerifyRemoteProject(remote.build_id, remote.target, remote.nonce_name, remote.nonce);
+        VerifyRemoteProject(remote.build_id, remote.target, remote.nonce_name, remote.nonce_digest);
     if (!shared.ok()) return shared;
     struct stat st;
     if (stat(remote.target.c_str(), &st) == 0) project_dev = st.st_dev;

@@ -177,6 +177,18 @@ std::optional<std::vector<std::string>> VolumePaths(const nlohmann::json& volume
   return paths;
 }
 
+// Whether the check file np-exec wrote for a remote spawn is still the file
+// at its name: the entry point, which removes it once the project is
+// proven, never got to it.
+bool NonceUnconsumed(const SpawnPlan& plan) {
+  struct stat held;
+  struct stat named;
+  return plan.remote_nonce_fd >= 0 && !plan.remote_nonce_path.empty() &&
+         fstat(plan.remote_nonce_fd, &held) == 0 && held.st_nlink > 0 &&
+         lstat(plan.remote_nonce_path.c_str(), &named) == 0 && named.st_dev == held.st_dev &&
+         named.st_ino == held.st_ino;
+}
+
 class EngineDriver : public RuntimeDriver {
  public:
   explicit EngineDriver(Flavor flavor) : flavor_(flavor) {}
@@ -394,9 +406,11 @@ class EngineDriver : public RuntimeDriver {
       return RuntimeNotExecutable(plan.exec_path, outcome.result.start_errno);
     }
     // On an engine on another host, a client failure that left the check
-    // file unread: the entry point never proved the project there.
-    if (outcome.result.exit_code == 125 && !plan.remote_nonce_path.empty() &&
-        access(plan.remote_nonce_path.c_str(), F_OK) == 0) {
+    // file np-exec wrote in place: the entry point never proved the project
+    // there. Judged by np-exec's own descriptor of that file, still linked at
+    // its name, never by the name alone: a program that ran could put a file
+    // of that name back and exit 125 to have its run logged as refused.
+    if (outcome.result.exit_code == 125 && NonceUnconsumed(plan)) {
       return ProjectNotShared(plan.project_mount, "no confirmation from the spawn's entry point");
     }
     // tini's `exec ... failed` reads like the program's own 127: the image

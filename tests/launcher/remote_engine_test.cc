@@ -151,7 +151,9 @@ TEST_F(RemoteEngineTest, AnAcceptedRunCarriesTheProjectCheck) {
   ASSERT_LT(at + 3, argv.end());
   EXPECT_EQ(*(at + 1), lab_.project());
   EXPECT_EQ((at + 2)->rfind(".np-exec-remote-check-", 0), 0u) << *(at + 2);
-  EXPECT_EQ((at + 3)->size(), 48u);
+  // Only the nonce's SHA-256 is in the argv, which anyone may read there.
+  EXPECT_EQ((at + 3)->size(), 64u);
+  EXPECT_EQ(at[3].find_first_not_of("0123456789abcdef"), std::string::npos) << at[3];
   EXPECT_EQ(*(at - 3), "mount-check");
   EXPECT_NE(std::find(argv.begin(), argv.end(), "--expect-ino"), argv.end());
   EXPECT_EQ(std::find(argv.begin(), argv.end(), "--expect"), argv.end());
@@ -254,8 +256,8 @@ TEST_F(RemoteEngineTest, TheEntryPointProvesTheProject) {
   const std::string name = ".np-exec-remote-check-0011223344556677";
   const std::string nonce(48, 'a');
   auto check = [&](const std::string& id, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {
-        "mount-check", "--self-build-id", id, "--project-nonce", dir, name, nonce};
+    std::vector<std::string> args = {"mount-check", "--self-build-id", id, "--project-nonce", dir,
+                                     name,          Sha256Hex(nonce)};
     args.insert(args.end(), extra.begin(), extra.end());
     args.insert(args.end(), {"--", lab_.sentinel_program()});
     return lab_.Run(args, lab_.Env());
@@ -267,6 +269,10 @@ TEST_F(RemoteEngineTest, TheEntryPointProvesTheProject) {
     EXPECT_FALSE(FileExists(lab_.sentinel()));
   };
   expect_refused(check(build_id), "isolation-engine-project-not-shared", "no check file");
+  // The digest itself as the file's content (what the argv shows) is not it.
+  lab_.tmp().Write("engine-side/" + name, Sha256Hex(nonce));
+  expect_refused(check(build_id), "isolation-engine-project-not-shared", "other content");
+  ASSERT_EQ(unlink((dir + "/" + name).c_str()), 0);
   lab_.tmp().Write("nonce-elsewhere", nonce);
   ASSERT_EQ(symlink(lab_.tmp().Path("nonce-elsewhere").c_str(), (dir + "/" + name).c_str()), 0);
   expect_refused(check(build_id), "isolation-engine-project-not-shared", "a link");
@@ -284,6 +290,30 @@ TEST_F(RemoteEngineTest, TheEntryPointProvesTheProject) {
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_TRUE(FileExists(lab_.sentinel()));
   EXPECT_FALSE(FileExists(dir + "/" + name));
+}
+
+// A program that ran on the engine (the entry point consumed the check
+// file) cannot have its run logged as refused by putting a file of that name
+// back and exiting 125: np-exec judges by its own descriptor of the file it
+// wrote, not by the name.
+TEST_F(RemoteEngineTest, AProgramThatRanCannotPassForARefusal) {
+  Operator(R"({"remote_engine":true})");
+  const std::string fake = lab_.fakes() + "/docker";
+  std::string script = ReadFile(fake);
+  const std::string run = "  run) echo fake-run-output;";
+  const size_t at = script.find(run);
+  ASSERT_NE(at, std::string::npos) << script;
+  script.insert(at + run.size(),
+                " while [ $# -gt 0 ] && [ \"$1\" != --project-nonce ]; do shift; done;"
+                " /bin/rm -f \"$2/$3\"; echo planted > \"$2/$3\"; exit 125;");
+  lab_.tmp().Write("fakes/docker", script, 0755);
+  RunResult r = Spawn(lab_.Env(kSsh), {"true"});
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_NE(ErrorCodeOf(r.err), "isolation-engine-project-not-shared") << r.err;
+  std::vector<json> lines = ReadJsonLines(lab_.audit_log());
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back().value("event", ""), "exit") << lines.back().dump();
+  EXPECT_EQ(lines.back().value("exit_status", -1), 125) << lines.back().dump();
 }
 
 }  // namespace
