@@ -194,6 +194,20 @@ absl::Status ProbeRuntime(RunSpawn& run) {
 // verifies (remote_check.h), instead of np-exec's own files.
 absl::Status MakeRemoteCheck(RunSpawn& run) {
   if (!run.endpoint.remote_allowed) return absl::OkStatus();  // Planning refuses it.
+  // Over ssh only through np-exec's own connection (the trusted ssh): a
+  // client left to dial ssh itself would run the first `ssh` on the caller's
+  // PATH (docker) or accept a host key it never saw (podman). Unless the
+  // caller said so (NP_EXEC_ENGINE_TUNNEL=0), no connection is a refusal.
+  if (run.endpoint.reach == EngineReach::kSsh && !run.endpoint.socket.has_value() &&
+      GetEnv(run.host.envp, "NP_EXEC_ENGINE_TUNNEL") != "0") {
+    return run.Refuse(MakeError(
+        absl::StatusCode::kFailedPrecondition, "isolation-engine-remote-unsupported",
+        absl::StrCat("np-exec could not open its ssh connection to the engine ",
+                     run.endpoint.remote,
+                     " (the trusted ssh, non-interactive: a known host key and a key that needs "
+                     "no passphrase); nothing ran"),
+        {{"reason", "no-connection"}, {"engine", run.endpoint.remote}}));
+  }
   const ProjectLocation& project = run.settings.project;
   absl::StatusOr<RemoteNonce> nonce =
       RemoteNonce::Create(project.found() ? project.fd() : -1, run.settings.project_root);

@@ -38,6 +38,15 @@ class RemoteEngineTest : public ::testing::Test {
                      R"({"isolation":{"container":)" + container_json + "}}");
   }
 
+  // An ssh engine's client dialing ssh itself, as the caller may choose
+  // (NP_EXEC_ENGINE_TUNNEL=0): there is no engine host here for np-exec's
+  // own connection to reach (the refusal without one is tested below).
+  std::vector<std::string> SshEnv() const {
+    std::vector<std::string> env = lab_.Env(kSsh);
+    env.push_back("NP_EXEC_ENGINE_TUNNEL=0");
+    return env;
+  }
+
   RunResult Spawn(const std::vector<std::string>& env,
                   const std::vector<std::string>& program = {}) {
     std::vector<std::string> args = {"--"};
@@ -143,7 +152,7 @@ TEST_F(RemoteEngineTest, VerifiedTlsIsAccepted) {
 // the audit line names the engine; the check file is gone afterwards.
 TEST_F(RemoteEngineTest, AnAcceptedRunCarriesTheProjectCheck) {
   Operator(R"({"remote_engine":true})");
-  RunResult r = Spawn(lab_.Env(kSsh), {"true"});
+  RunResult r = Spawn(SshEnv(), {"true"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> argv = RunArgv();
   auto at = std::find(argv.begin(), argv.end(), "--project-nonce");
@@ -214,6 +223,7 @@ TEST_F(RemoteEngineTest, PodmanOverSshIsAccepted) {
   lab_.Config(R"({"isolation":{"tier":"container","container":{"runtime":"podman"}}})");
   WriteFakeRuntime(lab_.fakes(), "podman");
   std::vector<std::string> env = lab_.Env();
+  SetEnv(env, "NP_EXEC_ENGINE_TUNNEL", "0");
   SetEnv(env, "CONTAINER_HOST", "ssh://ci@build:2222/run/user/1000/podman/podman.sock");
   RunResult r = Spawn(env, {"true"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -233,7 +243,7 @@ TEST_F(RemoteEngineTest, WhatCannotWorkThereIsRefused) {
         std::string(R"({"home":"persistent"})"),
         R"({"mounts":[{"source":")" + lab_.tmp().Path("elsewhere") + R"(","target":"/x"}]})"}) {
     Operator(R"({"remote_engine":true,)" + container.substr(1));
-    ExpectRefused(lab_.Env(kSsh), "isolation-engine-remote-unsupported", "nothing ran");
+    ExpectRefused(SshEnv(), "isolation-engine-remote-unsupported", "nothing ran");
     EXPECT_TRUE(NonceFiles().empty());
   }
   Operator(R"({"remote_engine":true})");
@@ -247,7 +257,7 @@ TEST_F(RemoteEngineTest, WhatCannotWorkThereIsRefused) {
 // and the program does not run; with the nonce, it runs and the file is gone.
 TEST_F(RemoteEngineTest, TheEntryPointProvesTheProject) {
   Operator(R"({"remote_engine":true})");
-  ASSERT_EQ(Spawn(lab_.Env(kSsh), {"true"}).exit_code, 0);
+  ASSERT_EQ(Spawn(SshEnv(), {"true"}).exit_code, 0);
   const std::vector<std::string> argv = RunArgv();
   auto build = std::find(argv.begin(), argv.end(), "--self-build-id");
   ASSERT_NE(build, argv.end());
@@ -307,13 +317,28 @@ TEST_F(RemoteEngineTest, AProgramThatRanCannotPassForARefusal) {
                 " while [ $# -gt 0 ] && [ \"$1\" != --project-nonce ]; do shift; done;"
                 " /bin/rm -f \"$2/$3\"; echo planted > \"$2/$3\"; exit 125;");
   lab_.tmp().Write("fakes/docker", script, 0755);
-  RunResult r = Spawn(lab_.Env(kSsh), {"true"});
+  RunResult r = Spawn(SshEnv(), {"true"});
   EXPECT_EQ(r.exit_code, 125) << r.err;
   EXPECT_NE(ErrorCodeOf(r.err), "isolation-engine-project-not-shared") << r.err;
   std::vector<json> lines = ReadJsonLines(lab_.audit_log());
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines.back().value("event", ""), "exit") << lines.back().dump();
   EXPECT_EQ(lines.back().value("exit_status", -1), 125) << lines.back().dump();
+}
+
+// Over ssh only through np-exec's own connection: when it cannot be made
+// (here: no such host), the spawn is refused before anything runs, rather
+// than left to a client that would dial ssh itself.
+TEST_F(RemoteEngineTest, WithoutItsOwnConnectionAnSshEngineIsRefused) {
+  Operator(R"({"remote_engine":true})");
+  RunResult r = Spawn(lab_.Env(kSsh));
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_EQ(ErrorCodeOf(r.err), "isolation-engine-remote-unsupported") << r.err;
+  EXPECT_THAT(r.err, HasSubstr("ssh connection"));
+  EXPECT_FALSE(FileExists(lab_.sentinel()));
+  if (lab_.Invoked("docker")) {
+    EXPECT_THAT(ReadFile(lab_.fakes() + "/docker.calls"), Not(HasSubstr("run ")));
+  }
 }
 
 }  // namespace
