@@ -397,9 +397,11 @@ class RefusedMountTest : public ContainerTierTest {
     std::string calls = ReadFile(record);
     EXPECT_THAT(calls, Not(HasSubstr("run"))) << calls;
     if (!is_bwrap()) {
+      // No more than before: a container of an earlier test may end
+      // meanwhile (a warm sandbox's idle time, NP_E2E_WARM), none may start.
       const int after = CountContainers(runtime());
       if (InCi()) {
-        EXPECT_EQ(after, before);
+        EXPECT_LE(after, before);
       }
     }
   }

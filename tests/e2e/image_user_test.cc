@@ -91,10 +91,11 @@ class ImageUserTest : public ::testing::TestWithParam<std::string> {
     EXPECT_FALSE(FileExists(project_ + "/suid-sh")) << what;
     EXPECT_EQ(RunsInAuditLog(), runs_before) << what;
     // No container of this spawn was left (and, where nothing else runs, none
-    // was made at all).
+    // was made at all); one of an earlier test may end meanwhile (a warm
+    // sandbox's idle time, NP_E2E_WARM).
     const int after = CountContainers(runtime());
     if (InCi()) {
-      EXPECT_EQ(after, before) << what;
+      EXPECT_LE(after, before) << what;
     }
     // wrap prints no plan for it either.
     RunResult wrap = Np({"wrap", "--", "true"});
