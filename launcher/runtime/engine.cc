@@ -167,6 +167,24 @@ void TakeLocation(EngineLocation location, Endpoint& endpoint) {
   endpoint.client_unset = std::move(location.client_unset);
 }
 
+// One line of `image inspect --format "{{.Id}} {{json ...}}"`: the ID, which
+// has no space, and the JSON after it (discarded when it does not parse; so
+// no byte of the JSON can shift the split); nullopt without a space or with
+// more than one line.
+struct IdAndJson {
+  std::string id;
+  nlohmann::json value;
+};
+std::optional<IdAndJson> SplitIdAndJson(absl::string_view captured) {
+  const absl::string_view out = absl::StripAsciiWhitespace(captured);
+  const size_t space = out.find(' ');
+  if (space == absl::string_view::npos || out.find('\n') != absl::string_view::npos) {
+    return std::nullopt;
+  }
+  return IdAndJson{std::string(out.substr(0, space)),
+                   nlohmann::json::parse(out.substr(space + 1), nullptr, false)};
+}
+
 // An image config's Volumes ({"/data": {}}, or null for none) as paths;
 // nullopt for anything else.
 std::optional<std::vector<std::string>> VolumePaths(const nlohmann::json& volumes) {
@@ -284,11 +302,13 @@ class EngineDriver : public RuntimeDriver {
         {endpoint.bin, "image", "inspect", "--format", "{{.Id}} {{json .Config.Volumes}}", image},
         envp.data(), kCommandTimeoutMs);
     if (inspect.ok() && !inspect->timed_out && inspect->exit_code == 0) {
-      const absl::string_view out = absl::StripAsciiWhitespace(inspect->out);
-      const size_t space = out.find(' ');
-      told->id = std::string(out.substr(0, space));
-      if (space != absl::string_view::npos && out.find('\n') == absl::string_view::npos) {
-        told->volumes = VolumePaths(nlohmann::json::parse(out.substr(space + 1), nullptr, false));
+      std::optional<IdAndJson> split = SplitIdAndJson(inspect->out);
+      if (split.has_value()) {
+        told->id = std::move(split->id);
+        told->volumes = VolumePaths(split->value);
+      } else {
+        const absl::string_view out = absl::StripAsciiWhitespace(inspect->out);
+        told->id = std::string(out.substr(0, out.find(' ')));
       }
       return ProbeAvailable(runtime, endpoint.bin, "unknown");
     }
@@ -314,19 +334,15 @@ class EngineDriver : public RuntimeDriver {
     } else {
       std::vector<std::string> env = ClientEnvironment(endpoint, host.envp);
       std::vector<char*> envp = CStrings(env);
-      // The ID has no space; the user comes as JSON, so no byte of it can
-      // shift the split (docker's template refuses `json` on the ID).
+      // docker's template refuses `json` on the ID (SplitIdAndJson).
       absl::StatusOr<CaptureResult> inspect = RunAndCapture(
           {endpoint.bin, "image", "inspect", "--format", "{{.Id}} {{json .Config.User}}", image},
           envp.data(), kInspectTimeoutMs);
       if (!inspect.ok() || inspect->timed_out || inspect->exit_code != 0) return std::nullopt;
-      const absl::string_view out = absl::StripAsciiWhitespace(inspect->out);
-      const size_t space = out.find(' ');
-      if (space == absl::string_view::npos || out.find('\n') != absl::string_view::npos) {
-        return std::nullopt;
-      }
-      id = std::string(out.substr(0, space));
-      user = nlohmann::json::parse(out.substr(space + 1), nullptr, false);
+      std::optional<IdAndJson> split = SplitIdAndJson(inspect->out);
+      if (!split.has_value()) return std::nullopt;
+      id = std::move(split->id);
+      user = std::move(split->value);
       // A Go template prints a missing User as null.
       if (user.is_null()) user = "";
     }

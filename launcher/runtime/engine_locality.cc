@@ -166,6 +166,20 @@ bool HostChar(char c) { return absl::ascii_isalnum(c) || c == '.' || c == '-'; }
 bool UserChar(char c) { return HostChar(c) || c == '_'; }
 bool SocketPathChar(char c) { return UserChar(c) || c == '/'; }
 
+// `authority` without its ":PORT" (1 to 5 digits), when it has one; false
+// when a colon is followed by anything else.
+bool StripPort(absl::string_view& authority) {
+  const size_t colon = authority.find(':');
+  if (colon == absl::string_view::npos) return true;
+  const absl::string_view port = authority.substr(colon + 1);
+  if (port.empty() || port.size() > 5 ||
+      !std::all_of(port.begin(), port.end(), absl::ascii_isdigit)) {
+    return false;
+  }
+  authority = authority.substr(0, colon);
+  return true;
+}
+
 // ssh://[user@]host[:port][/socket] with nothing a URL parser or ssh could
 // read otherwise: no %, ?, #, .., option-like user or host. A path (podman's
 // remote socket) only where `path_allowed`.
@@ -183,31 +197,12 @@ bool PlainSshUrl(absl::string_view url, bool path_allowed) {
     if (!PlainWord(authority.substr(0, at), UserChar)) return false;
     authority.remove_prefix(at + 1);
   }
-  const size_t colon = authority.find(':');
-  if (colon != absl::string_view::npos) {
-    const absl::string_view port = authority.substr(colon + 1);
-    if (port.empty() || port.size() > 5 ||
-        !std::all_of(port.begin(), port.end(), absl::ascii_isdigit)) {
-      return false;
-    }
-    authority = authority.substr(0, colon);
-  }
-  return PlainWord(authority, HostChar);
+  return StripPort(authority) && PlainWord(authority, HostChar);
 }
 
 // tcp://host[:port] with a plain name or IPv4 address and nothing after it.
 bool PlainTcpUrl(absl::string_view url) {
-  if (!absl::ConsumePrefix(&url, "tcp://")) return false;
-  const size_t colon = url.find(':');
-  if (colon != absl::string_view::npos) {
-    const absl::string_view port = url.substr(colon + 1);
-    if (port.empty() || port.size() > 5 ||
-        !std::all_of(port.begin(), port.end(), absl::ascii_isdigit)) {
-      return false;
-    }
-    url = url.substr(0, colon);
-  }
-  return PlainWord(url, HostChar);
+  return absl::ConsumePrefix(&url, "tcp://") && StripPort(url) && PlainWord(url, HostChar);
 }
 
 // An endpoint URL as np-exec reaches it: a unix:// socket at an absolute
