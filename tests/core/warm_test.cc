@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "core/bwrap_argv.h"
 #include "core/config.h"
 #include "core/config_json.h"
@@ -16,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/core/argv_util.h"
+#include "tests/core/docker_spawn.h"
 #include "tests/support/temp_dir.h"
 
 namespace np {
@@ -150,28 +150,15 @@ class WarmPlanTest : public ::testing::Test {
  protected:
   void SetUp() override {
     project_ = tmp_.MakeDir("home/user/proj");
-    facts_.cwd = project_;
-    facts_.home = tmp_.Path("home/user");
-    facts_.uid = 1000;
-    facts_.gid = 1000;
-    facts_.container_name = "np-exec-7";
-    facts_.runtime_bin = "/usr/bin/docker";
-    facts_.path = "/usr/bin";
-    facts_.self_path = "/usr/local/bin/np-exec";
+    facts_ = np::testing::DockerSpawnFacts(project_, tmp_.Path("home/user"));
     facts_.warm_dir = tmp_.MakeDir("state/warm/rv-1");
-    facts_.find = [](absl::string_view name, absl::string_view,
-                     bool) -> absl::StatusOr<std::string> {
-      return absl::StrCat("/usr/bin/", name);
-    };
     settings_.project_root = project_;
     settings_.config.tier = Tier::kContainer;
     settings_.config.container.runtime = Runtime::kDocker;
     settings_.config.container.image = "np-test:local";
     settings_.config.container.warm_idle_seconds = 300;
     settings_.resolved = {Tier::kContainer, TierSource::kConfig};
-    probe_.runtime = Runtime::kDocker;
-    probe_.available = true;
-    probe_.bin = "/usr/bin/docker";
+    probe_ = np::testing::DockerAvailable();
   }
 
   WarmPlan Plan() {

@@ -109,23 +109,31 @@ void SetEnv(std::vector<std::string>& env, const std::string& name, const std::s
   env.push_back(prefix + value);
 }
 
+namespace {
+
+// A directory of this test process's own (mkdtemp under TMPDIR, else /tmp,
+// mode 0700), removed with everything in it when the object goes; "" when it
+// could not be made.
+struct ProcessDir {
+  explicit ProcessDir(const char* prefix) {
+    const char* tmp = getenv("TMPDIR");
+    std::string pattern =
+        std::string(tmp != nullptr && tmp[0] == '/' ? tmp : "/tmp") + "/" + prefix + ".XXXXXX";
+    if (mkdtemp(pattern.data()) != nullptr) path = pattern;
+  }
+  ~ProcessDir() {
+    std::error_code ignored;
+    if (!path.empty()) std::filesystem::remove_all(path, ignored);
+  }
+  std::string path;
+};
+
+}  // namespace
+
 std::string TestStateHome() {
   // One operator state store for this test process, so trust records and the
   // ratchet never touch the real HOME and never leak between test runs.
-  struct StateHome {
-    StateHome() {
-      const char* tmp = getenv("TMPDIR");
-      std::string pattern = std::string(tmp != nullptr && tmp[0] == '/' ? tmp : "/tmp") +
-                            "/np-exec-test-state.XXXXXX";
-      if (mkdtemp(pattern.data()) != nullptr) path = pattern;
-    }
-    ~StateHome() {
-      std::error_code ignored;
-      if (!path.empty()) std::filesystem::remove_all(path, ignored);
-    }
-    std::string path;
-  };
-  static StateHome* home = new StateHome();  // Removed at exit below.
+  static ProcessDir* home = new ProcessDir("np-exec-test-state");  // Removed at exit below.
   static const bool registered = [] {
     atexit([] { delete home; });
     return true;
@@ -144,25 +152,16 @@ std::string WarmOperatorConfigHome() {
   // A directory of its own, readable by everyone (mkdtemp makes it 0700): a
   // test that runs np-exec as another user (NonRootCallerTest) gives it this
   // operator file too, as /etc would be.
-  struct OperatorHome {
-    OperatorHome() {
-      const char* tmp = getenv("TMPDIR");
-      std::string pattern = std::string(tmp != nullptr && tmp[0] == '/' ? tmp : "/tmp") +
-                            "/np-exec-test-operator.XXXXXX";
-      if (mkdtemp(pattern.data()) == nullptr) return;
-      path = pattern;
-      chmod(path.c_str(), 0755);
-      std::filesystem::create_directories(path + "/nubos-pilot");
-      std::ofstream(path + "/nubos-pilot/config.json")
-          << R"({"isolation": {"container": {"warm": {"idle_seconds": 5}}}})";
-    }
-    ~OperatorHome() {
-      std::error_code ignored;
-      if (!path.empty()) std::filesystem::remove_all(path, ignored);
-    }
-    std::string path;
-  };
-  static OperatorHome home;
+  static ProcessDir home("np-exec-test-operator");
+  static const bool written = [] {
+    if (home.path.empty()) return false;
+    chmod(home.path.c_str(), 0755);
+    std::filesystem::create_directories(home.path + "/nubos-pilot");
+    std::ofstream(home.path + "/nubos-pilot/config.json")
+        << R"({"isolation": {"container": {"warm": {"idle_seconds": 5}}}})";
+    return true;
+  }();
+  (void)written;
   return home.path;
 }
 
