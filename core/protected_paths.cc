@@ -228,6 +228,8 @@ namespace {
 // One listed path walked from the project down, component by component:
 // where it stops (missing, a placeholder, a file, its end) is a read-only
 // node; each existing directory above it is a writable parent to pin.
+// `parents` holds the directories an earlier entry of the same pass walked
+// through: judged once (`.git/` is above seven entries), one snapshot.
 absl::Status WalkProtectedEntry(absl::string_view project_real, int project_fd,
                                 const std::string& listed, std::vector<ProtectedBind>& nodes,
                                 std::vector<std::string>& parents) {
@@ -241,6 +243,7 @@ absl::Status WalkProtectedEntry(absl::string_view project_real, int project_fd,
   for (size_t i = 0; i < parts.size(); ++i) {
     prefix = prefix.empty() ? parts[i] : JoinPath(prefix, parts[i]);
     const bool last = i + 1 == parts.size();
+    if (!last && std::find(parents.begin(), parents.end(), prefix) != parents.end()) continue;
     const std::string host_path = JoinPath(project_real, prefix);
     struct stat st;
     if (LstatBelow(project_fd, project_real, prefix, &st) != 0) {

@@ -50,8 +50,9 @@ bool OpenNode(const std::string& path, NodeAt* node) {
 // one (`project_fd`, -1: none) and the bind lies in the project, so a path
 // that names another folder meanwhile is never where np-exec writes; else by
 // its host path, each component without following a link.
-bool OpenBindNode(int project_fd, const std::string& project_real, const ProtectedBind& bind,
+bool OpenBindNode(FoldersBelow& folders, const std::string& project_real, const ProtectedBind& bind,
                   NodeAt* node) {
+  const int project_fd = folders.dir();
   if (project_fd < 0 || !bind.root.empty()) return OpenNode(BindHostPath(project_real, bind), node);
   const size_t slash = bind.relative.rfind('/');
   if (slash == std::string::npos) {
@@ -62,7 +63,8 @@ bool OpenBindNode(int project_fd, const std::string& project_real, const Protect
     return true;
   }
   node->name = bind.relative.substr(slash + 1);
-  node->parent = OpenDirNoFollowAt(project_fd, absl::string_view(bind.relative).substr(0, slash));
+  node->parent = folders.Open(absl::string_view(bind.relative).substr(0, slash));
+  node->owns_parent = false;
   return node->parent >= 0;
 }
 
@@ -164,13 +166,14 @@ absl::StatusOr<ProtectedPlaceholders> ProtectedPlaceholders::Create(
     return CannotCreate(project_real, absl::StrCat("the project's descriptor: ", strerror(errno)));
   }
   ProtectedPlaceholders placeholders(project_real, binds, lock.Release(), own_project_fd);
+  FoldersBelow folders(own_project_fd);
   for (const ProtectedBind& bind : binds) {
     if (bind.writable) continue;
     absl::Status valid = ValidateProtectedBind(bind);
     if (!valid.ok()) return valid;
     const std::string path = BindHostPath(project_real, bind);
     NodeAt node;
-    if (!OpenBindNode(own_project_fd, project_real, bind, &node)) {
+    if (!OpenBindNode(folders, project_real, bind, &node)) {
       return CannotCreate(path, errno == ENOTDIR || errno == ELOOP
                                     ? "a symbolic link or a file is on the way"
                                     : strerror(errno));
@@ -244,10 +247,11 @@ int RemovePlaceholdersIfAlone(int lock_fd, const std::string& project_real,
   // means another spawn of the project runs, and the last one cleans up.
   if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) return 0;
   // Deepest first, so a placeholder inside another goes before it.
+  FoldersBelow folders(project_fd);
   for (auto it = binds.rbegin(); it != binds.rend(); ++it) {
     if (it->writable) continue;
     NodeAt node;
-    if (!OpenBindNode(project_fd, project_real, *it, &node)) continue;
+    if (!OpenBindNode(folders, project_real, *it, &node)) continue;
     struct stat st;
     if (fstatat(node.parent, node.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
         !IsPlaceholder(st, it->relative)) {

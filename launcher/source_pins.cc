@@ -49,7 +49,7 @@ SourcePins::~SourcePins() {
 
 absl::StatusOr<SourcePin> SourcePins::Pin(const std::string& source) {
   auto known = pinned_.find(source);
-  if (known != pinned_.end()) return Handed(known->second);
+  if (known != pinned_.end()) return Handed(known->second, /*first=*/false);
   struct stat st;
   const int fd = OpenSource(source, &st);
   if (fd < 0) {
@@ -67,11 +67,15 @@ absl::StatusOr<SourcePin> SourcePins::Pin(const std::string& source) {
   // Every source np-exec pins is a real path (the plan resolved it), so any
   // other name for what was opened is a change: a link on the way or a
   // rename. Judging where the link points would be too late: a walk of the
-  // swapped path goes through the link itself.
-  const std::string opened = OpenedPath(fd);
-  if (opened != source) {
-    close(fd);
-    return Unstable(source, absl::StrCat("resolved to ", opened.empty() ? "nothing" : opened));
+  // swapped path goes through the link itself. Below the project the walk
+  // from its held descriptor followed no link, so what it opened is the node
+  // at that name below the judged folder: nothing to read back.
+  if (!Below(source)) {
+    const std::string opened = OpenedPath(fd);
+    if (opened != source) {
+      close(fd);
+      return Unstable(source, absl::StrCat("resolved to ", opened.empty() ? "nothing" : opened));
+    }
   }
   SourcePin pin;
   pin.dev = static_cast<uint64_t>(st.st_dev);
@@ -82,7 +86,7 @@ absl::StatusOr<SourcePin> SourcePins::Pin(const std::string& source) {
     close(fd);
   }
   pinned_.emplace(source, pin);
-  return Handed(pin);
+  return Handed(pin, /*first=*/true);
 }
 
 absl::Status SourcePins::ReadBelow(const std::string& root, int fd) {
@@ -91,6 +95,7 @@ absl::Status SourcePins::ReadBelow(const std::string& root, int fd) {
   if (root_fd_ < 0)
     return Unstable(root, absl::StrCat("could not be kept (", strerror(errno), ")"));
   root_ = root;
+  folders_.emplace(root_fd_);
   return absl::OkStatus();
 }
 
@@ -98,7 +103,7 @@ bool SourcePins::Below(const std::string& source) const {
   return root_fd_ >= 0 && absl::StartsWith(source, absl::StrCat(root_, "/"));
 }
 
-int SourcePins::OpenSource(const std::string& source, struct stat* st) const {
+int SourcePins::OpenSource(const std::string& source, struct stat* st) {
   if (!Below(source)) {
     const int fd = open(source.c_str(), O_PATH | O_CLOEXEC);
     if (fd >= 0 && fstat(fd, st) != 0) {
@@ -117,16 +122,11 @@ int SourcePins::OpenSource(const std::string& source, struct stat* st) const {
   // In the project folder itself: below its descriptor, not a copy of it.
   const int dir = slash == std::string::npos
                       ? root_fd_
-                      : OpenDirNoFollowAt(root_fd_, absl::string_view(relative).substr(0, slash));
+                      : folders_->Open(absl::string_view(relative).substr(0, slash));
   if (dir < 0) return -1;
   const std::string name = slash == std::string::npos ? relative : relative.substr(slash + 1);
   const int fd = openat(dir, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
-  const int error = errno;
-  if (dir != root_fd_) close(dir);
-  if (fd < 0) {
-    errno = error;
-    return -1;
-  }
+  if (fd < 0) return -1;
   const int why = fstat(fd, st) != 0 ? errno : S_ISLNK(st->st_mode) ? ELOOP : 0;
   if (why != 0) {
     close(fd);
@@ -172,10 +172,11 @@ absl::Status AdoptProjectSnapshot(const Settings& settings, SourcePins& pins) {
   return adopted;
 }
 
-SourcePin SourcePins::Handed(const SourcePin& pin) {
-  if (pin.fd < 0) return pin;
-  // bubblewrap closes each descriptor once it has bound it, so a source bound
-  // twice (two targets of one folder) needs a descriptor per bind.
+SourcePin SourcePins::Handed(const SourcePin& pin, bool first) {
+  // The first bind of a source takes the pin's own descriptor. bubblewrap
+  // closes each descriptor once it has bound it, so a source bound again
+  // (two targets of one folder) needs a descriptor per bind.
+  if (pin.fd < 0 || first) return pin;
   SourcePin handed = pin;
   handed.fd = fcntl(pin.fd, F_DUPFD_CLOEXEC, 3);
   if (handed.fd >= 0) handed_.push_back(handed.fd);

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "core/protected_paths.h"
 #include "core/runtime.h"
 #include "core/settings.h"
+#include "launcher/state/nofollow_path.h"
 
 namespace np {
 
@@ -49,26 +51,28 @@ class SourcePins {
 
   // Sources below `root` are opened from then on through `fd` (the opened
   // project folder, duplicated), one component at a time and never through a
-  // link, so a folder swapped in at `root` and back while np-exec pins is
-  // never what is pinned; what the kernel names the result must still be the
-  // source. Codes: Pin's.
+  // link, so a folder swapped in at `root` while np-exec pins is never what
+  // is pinned: what is pinned is the node at that name below the held
+  // folder. A folder on the way is opened once for every source below it.
+  // Codes: Pin's.
   absl::Status ReadBelow(const std::string& root, int fd);
 
   // Pin, for SpawnFacts::pin; valid while this object lives.
   PinSourceFn AsFunction();
 
  private:
-  SourcePin Handed(const SourcePin& pin);
+  SourcePin Handed(const SourcePin& pin, bool first);
 
   // The descriptor of a source, with its stat in `st`: below `root_` through
   // `root_fd_`, else by its path. -1 with errno set when it cannot be opened
   // or read, or is a link.
-  int OpenSource(const std::string& source, struct stat* st) const;
+  int OpenSource(const std::string& source, struct stat* st);
   bool Below(const std::string& source) const;  // Read through root_fd_.
 
   bool keep_;
   std::string root_;
   int root_fd_ = -1;
+  std::optional<FoldersBelow> folders_;  // Below root_fd_.
   std::map<std::string, SourcePin> pinned_;
   std::vector<int> handed_;
 };

@@ -29,18 +29,19 @@ int OpenSubdirNoFollow(int dir, const char* name) {
 }
 
 int OpenDirNoFollowAt(int start, absl::string_view relative) {
-  int dir = openat(start, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return -1;
+  // `dir` is -1 while the walk is still at `start`, which is the caller's.
+  int dir = -1;
   for (absl::string_view name : absl::StrSplit(relative, '/', absl::SkipEmpty())) {
     const std::string component(name);
     if (component == "..") {
-      close(dir);
+      if (dir >= 0) close(dir);
       errno = EINVAL;
       return -1;
     }
-    const int next = openat(dir, component.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int next = openat(dir < 0 ? start : dir, component.c_str(),
+                            O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     const int error = errno;
-    close(dir);
+    if (dir >= 0) close(dir);
     if (next < 0) {
       // O_PATH with O_NOFOLLOW opens a link itself, and O_DIRECTORY then fails
       // with ENOTDIR: a link on the way reads as one.
@@ -49,7 +50,20 @@ int OpenDirNoFollowAt(int start, absl::string_view relative) {
     }
     dir = next;
   }
-  return dir;
+  // No component: a descriptor of `start` itself, the caller's to close.
+  return dir >= 0 ? dir : openat(start, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+FoldersBelow::~FoldersBelow() {
+  for (const auto& [relative, fd] : open_) close(fd);
+}
+
+int FoldersBelow::Open(absl::string_view relative) {
+  auto known = open_.find(relative);
+  if (known != open_.end()) return known->second;
+  const int fd = OpenDirNoFollowAt(dir_, relative);
+  if (fd >= 0) open_.emplace(std::string(relative), fd);
+  return fd;
 }
 
 SmallFile ReadSmallFileAt(int dir, const char* name, size_t max_bytes) {

@@ -10,6 +10,8 @@
 
 #include <sys/stat.h>
 
+#include <functional>
+#include <map>
 #include <string>
 
 #include "absl/strings/string_view.h"
@@ -24,6 +26,25 @@ int OpenDirNoFollow(absl::string_view absolute);
 // The same below the directory `dir` (not consumed): `relative` ("" is `dir`
 // itself) opened one component at a time with O_NOFOLLOW.
 int OpenDirNoFollowAt(int dir, absl::string_view relative);
+
+// The folders below one directory a pass over several paths opens
+// (OpenDirNoFollowAt), each once: `.git/` holds several protected paths.
+// Closed with this object; `dir` is not consumed.
+class FoldersBelow {
+ public:
+  explicit FoldersBelow(int dir) : dir_(dir) {}
+  ~FoldersBelow();
+  FoldersBelow(const FoldersBelow&) = delete;
+  FoldersBelow& operator=(const FoldersBelow&) = delete;
+  int dir() const { return dir_; }
+  // OpenDirNoFollowAt(dir(), relative), kept for the next path in it; owned
+  // by this object. -1 with errno set.
+  int Open(absl::string_view relative);
+
+ private:
+  int dir_;
+  std::map<std::string, int, std::less<>> open_;
+};
 
 // The directory `name` below `dir` (AT_FDCWD: `name` is a path) opened for
 // reading, never through a link in its place (ELOOP) and never anything but
