@@ -5,6 +5,10 @@
 set -uo pipefail
 
 state=${NP_RUNTIME_DIR:-/tmp/np-exec-runtimes}
+# The podman API services np-exec itself started for the tests' warm spawns,
+# each in a test process's own state store (they would end after their idle
+# time).
+pkill -TERM -f '/np-exec-test-state[^/]*/np-exec/engines/podman-' 2>/dev/null
 pidfile=$state/dockerd.pid
 [ -s "$pidfile" ] || exit 0
 pid=$(cat "$pidfile")

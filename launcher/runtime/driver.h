@@ -26,6 +26,9 @@ namespace np {
 // How np-exec reaches a runtime.
 struct Endpoint {
   std::optional<std::string> socket;  // Local engine API socket, when there is one.
+  // `socket` is np-exec's own podman API service (podman_service.h): the
+  // same engine as the client's, which still runs every container.
+  bool own_service = false;
   // Where the client would send its requests instead, when that is not this
   // host (runtime/engine_locality.h); "" for a local engine.
   std::string remote;

@@ -7,6 +7,7 @@
 #include "launcher/environment.h"
 #include "launcher/runtime/driver.h"
 #include "launcher/runtime/engine_tunnel.h"
+#include "launcher/runtime/podman_service.h"
 #include "launcher/runtime/trusted_binary.h"
 
 namespace np {
@@ -160,6 +161,13 @@ Endpoint ResolveEndpoint(const RuntimeDriver& driver, const HostFacts& host,
   if (endpoint.remote_allowed && endpoint.reach == EngineReach::kSsh &&
       GetEnv(host.envp, "NP_EXEC_ENGINE_TUNNEL") != "0") {
     UseEngineTunnel(host, endpoint);
+  }
+  // Warm sandboxes on podman without an API service of the caller's: the
+  // questions go to np-exec's own (podman_service.h) once it answers.
+  if (OwnPodmanServiceApplies(container.runtime, container.warm_idle_seconds.has_value(), endpoint,
+                              host)) {
+    endpoint.socket = OwnPodmanService(host, endpoint.bin, endpoint.timeout_ms);
+    endpoint.own_service = endpoint.socket.has_value();
   }
   return endpoint;
 }

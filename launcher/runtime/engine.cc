@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "core/config_file.h"
 #include "core/egress_entry.h"
 #include "core/errors.h"
@@ -207,6 +208,14 @@ bool NonceUnconsumed(const SpawnPlan& plan) {
          named.st_ino == held.st_ino;
 }
 
+// An image's content ID as both of an engine's answers name it: the API's
+// "sha256:HEX" and podman's client's bare HEX are one image (the warm key
+// and the account view's cache key must not tell them apart).
+std::string ImageContentId(absl::string_view id) {
+  absl::ConsumePrefix(&id, "sha256:");
+  return std::string(id);
+}
+
 class EngineDriver : public RuntimeDriver {
  public:
   explicit EngineDriver(Flavor flavor) : flavor_(flavor) {}
@@ -279,7 +288,7 @@ class EngineDriver : public RuntimeDriver {
       if (response->status == 200) {
         const nlohmann::json body = nlohmann::json::parse(response->body, nullptr, false);
         if (body.is_object() && body.contains("Id") && body["Id"].is_string()) {
-          told->id = body["Id"].get<std::string>();
+          told->id = ImageContentId(body["Id"].get<std::string>());
           const nlohmann::json config = body.value("Config", nlohmann::json());
           told->volumes = VolumePaths(config.is_object() ? config.value("Volumes", nlohmann::json())
                                                          : nlohmann::json());
@@ -304,11 +313,11 @@ class EngineDriver : public RuntimeDriver {
     if (inspect.ok() && !inspect->timed_out && inspect->exit_code == 0) {
       std::optional<IdAndJson> split = SplitIdAndJson(inspect->out);
       if (split.has_value()) {
-        told->id = std::move(split->id);
+        told->id = ImageContentId(split->id);
         told->volumes = VolumePaths(split->value);
       } else {
         const absl::string_view out = absl::StripAsciiWhitespace(inspect->out);
-        told->id = std::string(out.substr(0, out.find(' ')));
+        told->id = ImageContentId(std::string(out.substr(0, out.find(' '))));
       }
       return ProbeAvailable(runtime, endpoint.bin, "unknown");
     }
@@ -348,7 +357,7 @@ class EngineDriver : public RuntimeDriver {
     }
     if (!user.is_string()) return std::nullopt;
     ImageUserConfig out;
-    out.id = id.is_string() ? id.get<std::string>() : "";
+    out.id = id.is_string() ? ImageContentId(id.get<std::string>()) : "";
     out.user = user.get<std::string>();
     return out;
   }

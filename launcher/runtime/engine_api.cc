@@ -197,4 +197,9 @@ absl::StatusOr<HttpResponse> EngineRequest(const std::string& socket_path, absl:
   return ParseResponse(socket_path, *response, header_end);
 }
 
+bool EngineAnswers(const std::string& socket_path, int timeout_ms) {
+  absl::StatusOr<HttpResponse> ping = EngineRequest(socket_path, "GET", "/_ping", timeout_ms);
+  return ping.ok() && ping->status == 200;
+}
+
 }  // namespace np

@@ -30,6 +30,9 @@ absl::StatusOr<HttpResponse> EngineRequest(const std::string& socket_path, absl:
                                            absl::string_view target,
                                            int timeout_ms = kEngineTimeoutMs);
 
+// Whether the engine on `socket_path` answers its ping (HTTP 200 to /_ping).
+bool EngineAnswers(const std::string& socket_path, int timeout_ms);
+
 // Percent-encodes a path segment or query value.
 std::string UrlEncode(absl::string_view text);
 

@@ -41,11 +41,6 @@ SshTarget ParseSshUrl(absl::string_view url) {
   return target;
 }
 
-bool Answers(const std::string& socket, int timeout_ms) {
-  absl::StatusOr<HttpResponse> ping = EngineRequest(socket, "GET", "/_ping", timeout_ms);
-  return ping.ok() && ping->status == 200;
-}
-
 // The master: authenticates, binds `socket` to the engine's, goes to the
 // background (-f) only once the forward stands (ExitOnForwardFailure).
 bool StartMaster(const std::string& ssh_bin, const std::string& ssh_url, const std::string& socket,
@@ -96,15 +91,15 @@ std::optional<std::string> EngineTunnel(const HostFacts& host, const std::string
   const std::string stem = Sha256Hex(ssh_url).substr(0, 16);
   const std::string base = absl::StrCat(store->dir(), "/engines/", stem);
   const std::string socket = absl::StrCat(base, ".sock");
-  if (Answers(socket, timeout_ms)) return socket;
+  if (EngineAnswers(socket, timeout_ms)) return socket;
   // One master per engine: parallel spawns wait for the first to make it.
   absl::StatusOr<int> lock = store->OpenLockFile(absl::StrCat("engine-", stem));
   if (!lock.ok()) return std::nullopt;
   std::optional<std::string> made;
   if (flock(*lock, LOCK_EX) == 0) {
-    if (Answers(socket, timeout_ms) ||
+    if (EngineAnswers(socket, timeout_ms) ||
         (StartMaster(ssh_bin, ssh_url, socket, absl::StrCat(base, ".ctl"), host.envp) &&
-         Answers(socket, timeout_ms))) {
+         EngineAnswers(socket, timeout_ms))) {
       made = socket;
     }
   }

@@ -17,6 +17,7 @@
 #include "core/warm.h"
 #include "launcher/audit_log.h"
 #include "launcher/environment.h"
+#include "launcher/runtime/podman_service.h"
 #include "launcher/spawn_facts.h"
 #include "launcher/state/account_view.h"
 #include "launcher/state/nofollow_path.h"
@@ -74,6 +75,10 @@ std::string CallerContext() {
 
 std::string PlanKey(const WrappedSpawn& spawn, const HostFacts& host) {
   const SpawnPlan& plan = spawn.plan;
+  // Whether np-exec's own podman service answered the questions does not
+  // change the engine that runs the sandbox.
+  Endpoint engine = spawn.endpoint;
+  if (engine.own_service) engine.socket.reset();
   const std::vector<std::string> parts = {
       plan.exec_path,
       ContainerConfigToJson(spawn.settings.config.container).dump(),
@@ -84,7 +89,7 @@ std::string PlanKey(const WrappedSpawn& spawn, const HostFacts& host) {
       absl::StrJoin(plan.warm.pass, ","),
       absl::StrCat(plan.warm.idle_seconds),
       AccountContent(plan.account_dir),
-      EngineEndpointJson(spawn.endpoint).dump(),
+      EngineEndpointJson(engine).dump(),
       CallerContext()};
   return WarmKey(WarmKeyMaterial(plan.argv, FdIdentity, plan.account_dir,
                                  {plan.warm.rendezvous_dir, plan.container_name}, parts));
@@ -143,6 +148,11 @@ absl::StatusOr<Outcome> RunWarm(const WrappedSpawn& spawn, SpawnLease& lease, co
   if (!taken.ok()) return log.Refuse(spawn.tier_record, taken);
   nlohmann::json run_record = RunRecord(host, spawn.settings, spawn.plan, spawn.program);
   log.Append(run_record);
+  // Podman's client answered this spawn's questions: np-exec's own service
+  // answers the next ones (podman_service.h).
+  if (OwnPodmanServiceApplies(spawn.plan.runtime, /*warm=*/true, spawn.endpoint, host)) {
+    StartOwnPodmanService(host, spawn.endpoint.bin, spawn.plan.warm.idle_seconds);
+  }
   const auto started = std::chrono::steady_clock::now();
   // A sandbox that ends before it starts the program (its idle time ran out,
   // its keeper ended) ran nothing: the spawn goes to another, or to a new one.

@@ -23,6 +23,7 @@
 #include "launcher/outcome.h"
 #include "launcher/output.h"
 #include "launcher/runtime/engine_api.h"
+#include "launcher/runtime/podman_service.h"
 #include "launcher/runtime/reaper.h"
 #include "launcher/subprocess.h"
 #include "launcher/supervise.h"
@@ -342,6 +343,27 @@ TEST(AuditSchemaTest, RunExitAndRefusalRecords) {
   EXPECT_EQ(refused["decision"], "refused");
   EXPECT_EQ(refused["code"], "x-code");
   EXPECT_FALSE(refused.contains("tier"));
+}
+
+// np-exec's own podman service outlives the spawn: it gets what chooses
+// podman's configuration and storage, never the caller's other values.
+TEST(PodmanServiceTest, TheServiceGetsOnlyPodmansOwnVariables) {
+  std::vector<std::string> caller = {"PATH=/usr/bin",
+                                     "HOME=/home/a",
+                                     "CONTAINERS_CONF=/etc/np/containers.conf",
+                                     "CONTAINERS_STORAGE_CONF=/etc/np/storage.conf",
+                                     "XDG_RUNTIME_DIR=/run/user/1000",
+                                     "ANTHROPIC_API_KEY=sk-secret",
+                                     "CONTAINER_HOST=unix:///elsewhere.sock",
+                                     "LD_PRELOAD=/tmp/x.so"};
+  std::vector<char*> envp;
+  for (std::string& entry : caller) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  EXPECT_THAT(
+      PodmanServiceEnvironment(envp.data()),
+      ::testing::ElementsAre("PATH=/usr/bin", "HOME=/home/a", "XDG_RUNTIME_DIR=/run/user/1000",
+                             "CONTAINERS_CONF=/etc/np/containers.conf",
+                             "CONTAINERS_STORAGE_CONF=/etc/np/storage.conf"));
 }
 
 TEST(EngineApiTest, TalksToTheFakeEngine) {
