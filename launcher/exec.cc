@@ -1,6 +1,7 @@
 #include "launcher/exec.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -39,6 +40,12 @@ absl::Status ExecInPlace(const std::string& path, const std::vector<std::string>
   return MakeError(absl::StatusCode::kPermissionDenied, "program-not-executable",
                    absl::StrCat("cannot run ", path, ": ", strerror(err)),
                    {{"program", path}, {"errno", err}});
+}
+
+void CloseOnExecFrom(int first) {
+  if (close_range(static_cast<unsigned>(first), ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+    for (int fd = first; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
 }
 
 }  // namespace np

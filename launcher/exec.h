@@ -18,6 +18,11 @@ namespace np {
 absl::Status ExecInPlace(const std::string& path, const std::vector<std::string>& argv,
                          const std::vector<std::string>& env);
 
+// Marks every descriptor from `first` up close-on-exec (CLOSE_RANGE_CLOEXEC,
+// one at a time on kernels without it): only what a child is meant to get
+// survives its exec. Async-signal-safe.
+void CloseOnExecFrom(int first);
+
 // Pointer arrays for exec; they borrow the strings.
 std::vector<char*> CStrings(const std::vector<std::string>& strings);
 

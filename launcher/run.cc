@@ -183,6 +183,13 @@ absl::Status ProbeRuntime(RunSpawn& run) {
   const ContainerConfig& container = run.settings.config.container;
   run.endpoint = ResolveEndpoint(*run.driver, host, container);
   run.probe = run.driver->ProbeForSpawn(host, run.endpoint, container.image, &run.image);
+  // np-exec's own podman service, ended between its ping and the question
+  // (podman_service.h): podman's client answers, as without one.
+  if (run.endpoint.own_service && !run.probe.available) {
+    run.endpoint.socket.reset();
+    run.endpoint.own_service = false;
+    run.probe = run.driver->ProbeForSpawn(host, run.endpoint, container.image, &run.image);
+  }
   run.facts.image_volumes = run.image.volumes;
   AddContainerFacts(host, *run.driver, run.endpoint, run.probe, "np-exec", /*owned=*/true,
                     !container.mounts.empty(), run.facts);
@@ -252,7 +259,7 @@ absl::Status NameSpawnFiles(RunSpawn& run) {
           .empty()) {
     absl::StatusOr<StateStore> store = OpenStateStore(host);
     absl::StatusOr<std::string> dir =
-        store.ok() ? warm::MakeRendezvousDir(*store) : absl::StatusOr<std::string>(store.status());
+        store.ok() ? warm::NameRendezvousDir(*store) : absl::StatusOr<std::string>(store.status());
     if (!dir.ok()) return run.Refuse(dir.status());
     run.lease.rendezvous.emplace(*dir);
     run.facts.warm_dir = *dir;

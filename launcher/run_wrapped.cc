@@ -77,16 +77,24 @@ absl::Status MaybeWatchdog(const WrappedSpawn& spawn, SpawnLease& lease, const H
 // (created and seeded only now that trust allowed the config asking for it),
 // the caller's account view; then the ratchet remembers the tier before the
 // program starts, so even a run whose np-exec is killed counts.
-absl::Status TakeSpawnFiles(const WrappedSpawn& spawn, SpawnLease& lease, const HostFacts& host) {
+absl::Status TakeSpawnFiles(const WrappedSpawn& spawn, SpawnLease& lease, const HostFacts& host,
+                            std::optional<AccountFiles>* deferred) {
   absl::StatusOr<std::optional<AgentHomeLease>> home =
       AcquireHomeForSpawn(spawn.settings, GetEnv(host.envp, "XDG_STATE_HOME"), host.home, host.uid);
   if (!home.ok()) return home.status();
   if (home->has_value()) lease.home.emplace(std::move(**home));
-  absl::StatusOr<std::unique_ptr<AccountView>> account =
-      MaybeAccountView(spawn.settings, spawn.plan, host, spawn.driver, spawn.endpoint,
-                       spawn.account_dir, spawn.image_id, spawn.gitconfig);
-  if (!account.ok()) return account.status();
-  lease.account = *std::move(account);
+  absl::StatusOr<std::optional<AccountFiles>> files =
+      MaybeAccountFiles(spawn.settings, spawn.plan, host, spawn.driver, spawn.endpoint,
+                        spawn.account_dir, spawn.image_id, spawn.gitconfig);
+  if (!files.ok()) return files.status();
+  if (deferred != nullptr) {
+    *deferred = *std::move(files);
+  } else if (files->has_value()) {
+    absl::StatusOr<std::unique_ptr<AccountView>> account =
+        WriteAccountView(host, **files, spawn.account_dir);
+    if (!account.ok()) return account.status();
+    lease.account = *std::move(account);
+  }
   return RecordSpawnRan(spawn.trust, host.uid);
 }
 

@@ -52,8 +52,11 @@ absl::StatusOr<Outcome> RunWrapped(const WrappedSpawn& spawn, SpawnLease& lease,
 
 // RunWrapped's steps the warm path shares (launcher/warm/run_warm.h).
 // What the plan names and trust allowed, made now (the persistent home, the
-// account view), and the ratchet's record of the tier.
-absl::Status TakeSpawnFiles(const WrappedSpawn& spawn, SpawnLease& lease, const HostFacts& host);
+// account view), and the ratchet's record of the tier. With `deferred`, the
+// account view is only composed, into it (a warm spawn writes it only when
+// it starts a sandbox).
+absl::Status TakeSpawnFiles(const WrappedSpawn& spawn, SpawnLease& lease, const HostFacts& host,
+                            std::optional<AccountFiles>* deferred = nullptr);
 // The plan as the driver runs it, with the watchdog started when the sandbox
 // needs one (a named container, or placeholders to remove), which writes
 // the exit line made from `run_record` if np-exec is killed.

@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "core/config_file.h"
 #include "core/egress_entry.h"
 #include "core/errors.h"
@@ -118,6 +119,14 @@ int SourcePins::OpenSource(const std::string& source, struct stat* st) {
   // opened without following one (a link swapped in fails with ELOOP or
   // ENOTDIR instead of leading elsewhere), and a final link is refused.
   const std::string relative = source.substr(root_.size() + 1);
+  // A real path has no empty, "." or ".." component; one that has would not
+  // name the node below the project it seems to.
+  for (absl::string_view part : absl::StrSplit(relative, '/')) {
+    if (part.empty() || part == "." || part == "..") {
+      errno = EINVAL;
+      return -1;
+    }
+  }
   const size_t slash = relative.rfind('/');
   // In the project folder itself: below its descriptor, not a copy of it.
   const int dir = slash == std::string::npos

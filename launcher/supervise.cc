@@ -45,9 +45,7 @@ void StopCompanions(const std::vector<Companion>& companions, size_t count) {
   // not reach a sandbox. Marked close-on-exec rather than closed, so the
   // report pipe still tells of a failed exec; older kernels without
   // CLOSE_RANGE_CLOEXEC get the same, one descriptor at a time.
-  if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-    for (int fd = 3; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
-  }
+  CloseOnExecFrom(3);
   for (int fd : request.keep_fds) fcntl(fd, F_SETFD, 0);
   if (request.own_process_group) setpgid(0, 0);
   sigprocmask(SIG_SETMASK, &original, nullptr);

@@ -35,9 +35,10 @@ namespace np {
 inline constexpr char kPodmanServiceVariable[] = "NP_EXEC_PODMAN_SERVICE";
 
 // The variables podman's client obeys for where its configuration and
-// storage are; the service gets exactly these (and PATH, HOME, the user's
-// names), and they key its socket.
-std::vector<std::string> PodmanServiceEnvironment(char** envp);
+// storage are, and PATH (its trusted directories only), HOME, TMPDIR and the
+// user's names: all the service gets; with the identity of the podman binary
+// and its configuration files they key its socket.
+std::vector<std::string> PodmanServiceEnvironment(const HostFacts& host);
 
 // Whether a spawn may ask np-exec's own service: warm sandboxes on podman on
 // this host, no API socket of the caller's (CONTAINER_HOST, podman's own),

@@ -179,12 +179,26 @@ ImageAccountBases CachedImageAccounts(const StateStore& store, const std::string
   return copied.value_or(ImageAccountBases{});
 }
 
-absl::StatusOr<std::unique_ptr<AccountView>> AccountView::Create(
-    const HostFacts& host, const StateStore& store, bool from_host, const ImageAccountBases& image,
-    const std::string& dir, const std::string& gitconfig) {
+AccountFiles ComposeAccountFiles(const HostFacts& host, bool from_host,
+                                 const ImageAccountBases& image, const std::string& gitconfig) {
   const std::string passwd = ReadAccountFile("/etc/passwd");
   const std::string group = ReadAccountFile("/etc/group");
   const SandboxAccount account = AccountFor(host.uid, host.gid, passwd, group);
+  // A file np-exec cannot read or use leaves the minimal base, never a view
+  // without root.
+  std::optional<std::string> passwd_base = image.passwd;
+  std::optional<std::string> group_base = image.group;
+  if (from_host) {
+    passwd_base = passwd.empty() ? std::nullopt : std::optional<std::string>(passwd);
+    group_base = group.empty() ? std::nullopt : std::optional<std::string>(group);
+  }
+  return {PasswdView(passwd_base.value_or(std::string(kMinimalPasswd)), account, kContainerHome),
+          GroupView(group_base.value_or(std::string(kMinimalGroup)), account), gitconfig};
+}
+
+absl::StatusOr<std::unique_ptr<AccountView>> AccountView::Create(const StateStore& store,
+                                                                 const AccountFiles& files,
+                                                                 const std::string& dir) {
   absl::StatusOr<int> spawns = store.OpenSubdir(kSpawns);
   if (!spawns.ok()) return spawns.status();
   RemoveStaleViews(*spawns);
@@ -200,22 +214,11 @@ absl::StatusOr<std::unique_ptr<AccountView>> AccountView::Create(
   if (view->lock_fd_ < 0 || flock(view->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     return Failed(dir, errno);
   }
-  // A file np-exec cannot read or use leaves the minimal base, never a view
-  // without root.
-  std::optional<std::string> passwd_base = image.passwd;
-  std::optional<std::string> group_base = image.group;
-  if (from_host) {
-    passwd_base = passwd.empty() ? std::nullopt : std::optional<std::string>(passwd);
-    group_base = group.empty() ? std::nullopt : std::optional<std::string>(group);
+  int err = WriteNew(AccountPasswdPath(view->dir_), files.passwd);
+  if (err == 0) err = WriteNew(AccountGroupPath(view->dir_), files.group);
+  if (err == 0 && !files.gitconfig.empty()) {
+    err = WriteNew(AccountGitConfigPath(view->dir_), files.gitconfig);
   }
-  int err = WriteNew(
-      AccountPasswdPath(view->dir_),
-      PasswdView(passwd_base.value_or(std::string(kMinimalPasswd)), account, kContainerHome));
-  if (err == 0) {
-    err = WriteNew(AccountGroupPath(view->dir_),
-                   GroupView(group_base.value_or(std::string(kMinimalGroup)), account));
-  }
-  if (err == 0 && !gitconfig.empty()) err = WriteNew(AccountGitConfigPath(view->dir_), gitconfig);
   if (err != 0) return Failed(view->dir_, err);
   return view;
 }
@@ -297,24 +300,40 @@ bool IsPrintedAccountViewDir(const Settings& settings, const HostFacts& host,
                      [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
-absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(
+namespace {
+
+// The store a planned view's directory is in: <store>/spawns/<name>.
+absl::StatusOr<StateStore> StoreOfView(const HostFacts& host, const std::string& dir) {
+  const std::string spawns_path = dir.substr(0, dir.rfind('/'));
+  return StateStore::Open(spawns_path.substr(0, spawns_path.rfind('/')), host.uid);
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<AccountFiles>> MaybeAccountFiles(
     const Settings& settings, const SpawnPlan& plan, const HostFacts& host,
     const RuntimeDriver& driver, const Endpoint& endpoint, const std::string& dir,
     const std::string& image_id, const std::string& gitconfig) {
-  if (dir.empty()) return std::unique_ptr<AccountView>();
-  // The store the planned directory is in: <store>/spawns/<name>.
-  const std::string spawns_path = dir.substr(0, dir.rfind('/'));
-  absl::StatusOr<StateStore> store =
-      StateStore::Open(spawns_path.substr(0, spawns_path.rfind('/')), host.uid);
-  if (!store.ok()) return store.status();
+  if (dir.empty()) return std::optional<AccountFiles>();
   const RuntimeTraits& traits = TraitsOf(settings.config.container.runtime);
   ImageAccountBases image;
   if (!traits.program_from_host) {
+    absl::StatusOr<StateStore> store = StoreOfView(host, dir);
+    if (!store.ok()) return store.status();
     image = CachedImageAccounts(*store, image_id, [&plan, &host, &driver, &endpoint] {
       return driver.ImageAccounts(host, endpoint, plan.exec_path, plan.image, plan.container_name);
     });
   }
-  return AccountView::Create(host, *store, traits.program_from_host, image, dir, gitconfig);
+  return std::optional<AccountFiles>(
+      ComposeAccountFiles(host, traits.program_from_host, image, gitconfig));
+}
+
+absl::StatusOr<std::unique_ptr<AccountView>> WriteAccountView(const HostFacts& host,
+                                                              const AccountFiles& files,
+                                                              const std::string& dir) {
+  absl::StatusOr<StateStore> store = StoreOfView(host, dir);
+  if (!store.ok()) return store.status();
+  return AccountView::Create(*store, files, dir);
 }
 
 }  // namespace np

@@ -31,19 +31,29 @@
 
 namespace np {
 
+// The files of a view, composed before anything is written: a warm spawn
+// handed to a running sandbox keys on them and writes none.
+struct AccountFiles {
+  std::string passwd;
+  std::string group;
+  std::string gitconfig;  // "": none is written.
+};
+
+// The view for the caller of `host`. `from_host`: the sandbox shows the
+// host's /usr (bubblewrap), so the host's own files are the base; otherwise
+// `image`'s (each unusable one: the minimal base, root and nobody).
+// `gitconfig`: the caller's git identity file (CallerGitConfig).
+AccountFiles ComposeAccountFiles(const HostFacts& host, bool from_host,
+                                 const ImageAccountBases& image, const std::string& gitconfig);
+
 class AccountView {
  public:
-  // Writes the view for the caller of `host` into the new directory `dir`
-  // (PlannedAccountViewDir). `from_host`: the sandbox shows the host's /usr
-  // (bubblewrap), so the host's own files are the base; otherwise `image`'s
-  // (each unusable one: the minimal base, root and nobody). `gitconfig`: the
-  // caller's git identity file (CallerGitConfig), written beside them when
-  // not empty. Codes:
+  // Writes `files` into the new directory `dir` (PlannedAccountViewDir),
+  // which lies in `store`'s `spawns` directory. Codes:
   // `account-view-failed`, the store's.
-  // `dir` lies in `store`'s `spawns` directory.
-  static absl::StatusOr<std::unique_ptr<AccountView>> Create(
-      const HostFacts& host, const StateStore& store, bool from_host,
-      const ImageAccountBases& image, const std::string& dir, const std::string& gitconfig = "");
+  static absl::StatusOr<std::unique_ptr<AccountView>> Create(const StateStore& store,
+                                                             const AccountFiles& files,
+                                                             const std::string& dir);
 
   // Removes both files and the directory.
   ~AccountView();
@@ -105,15 +115,21 @@ using ImageAccountsCopier = std::function<std::optional<ImageAccountBases>()>;
 ImageAccountBases CachedImageAccounts(const StateStore& store, const std::string& image_id,
                                       const ImageAccountsCopier& copy_out);
 
-// Creates the planned view (`dir` from PlannedAccountViewDir) for the spawn
+// Composes the planned view (`dir` from PlannedAccountViewDir) for the spawn
 // `plan` of `settings`, whose probe named the image's content ID `image_id`
 // (RuntimeDriver::ProbeForSpawn; "" when unknown: the minimal base); the
 // image's own accounts come from `driver` (RuntimeDriver::ImageAccounts).
-// nullptr when `dir` is empty.
-absl::StatusOr<std::unique_ptr<AccountView>> MaybeAccountView(
+// nullopt when `dir` is empty. Codes: the store's.
+absl::StatusOr<std::optional<AccountFiles>> MaybeAccountFiles(
     const Settings& settings, const SpawnPlan& plan, const HostFacts& host,
     const RuntimeDriver& driver, const Endpoint& endpoint, const std::string& dir,
     const std::string& image_id, const std::string& gitconfig = "");
+
+// Writes composed files at the planned `dir` (AccountView::Create in the
+// store `dir` lies in).
+absl::StatusOr<std::unique_ptr<AccountView>> WriteAccountView(const HostFacts& host,
+                                                              const AccountFiles& files,
+                                                              const std::string& dir);
 
 }  // namespace np
 

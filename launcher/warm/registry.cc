@@ -105,13 +105,17 @@ void RemoveStaleRendezvousDirs(int warm_dir) {
   }
 }
 
-absl::StatusOr<std::string> MakeRendezvousDir(const StateStore& store) {
+absl::StatusOr<std::string> NameRendezvousDir(const StateStore& store) {
   absl::StatusOr<OwnedFd> warm = OpenWarmDir(store);
   if (!warm.ok()) return warm.status();
-  RemoveStaleRendezvousDirs(warm->get());
-  const std::string name = absl::StrCat("rv-", getpid(), "-", RandomHex());
-  if (mkdirat(warm->get(), name.c_str(), 0700) != 0) return Unwritable("mkdir", errno);
-  return absl::StrCat(store.dir(), "/", kWarmDir, "/", name);
+  return absl::StrCat(store.dir(), "/", kWarmDir, "/rv-", getpid(), "-", RandomHex());
+}
+
+absl::Status MakeRendezvousDir(int warm_dir, const std::string& path) {
+  RemoveStaleRendezvousDirs(warm_dir);
+  const std::string name = path.substr(path.rfind('/') + 1);
+  if (mkdirat(warm_dir, name.c_str(), 0700) != 0) return Unwritable("mkdir", errno);
+  return absl::OkStatus();
 }
 
 void RemoveRendezvousDir(const std::string& path) {

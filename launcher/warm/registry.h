@@ -43,10 +43,14 @@ struct Slot {
 // The store's warm/ directory. Codes: the store's.
 absl::StatusOr<OwnedFd> OpenWarmDir(const StateStore& store);
 
-// A fresh, private rendezvous directory below warm/ for a spawn's plan
-// (SpawnFacts::warm_dir); its absolute path. Codes: the store's,
-// `state-store-unwritable`.
-absl::StatusOr<std::string> MakeRendezvousDir(const StateStore& store);
+// The absolute path of a fresh rendezvous directory below warm/ for a
+// spawn's plan (SpawnFacts::warm_dir), not made yet: only a spawn that
+// starts a sandbox makes it (MakeRendezvousDir), one handed to a running
+// sandbox never needs it. Codes: the store's.
+absl::StatusOr<std::string> NameRendezvousDir(const StateStore& store);
+// Makes that directory (private) in the open warm/ directory, after removing
+// those of spawns whose np-exec is gone. Code: `state-store-unwritable`.
+absl::Status MakeRendezvousDir(int warm_dir, const std::string& path);
 // Removes it (and a socket left in it).
 void RemoveRendezvousDir(const std::string& path);
 

@@ -29,8 +29,6 @@
 namespace np {
 namespace {
 
-constexpr size_t kMaxAccountFileBytes = 1 << 20;
-
 // What a bound descriptor points at: device, inode and type.
 std::string FdIdentity(int fd) {
   struct stat st;
@@ -39,16 +37,11 @@ std::string FdIdentity(int fd) {
 }
 
 // The per-spawn account view's files, by content (their paths differ per spawn).
-std::string AccountContent(const std::string& dir) {
-  if (dir.empty()) return "";
-  std::string out;
-  for (const std::string& path :
-       {AccountPasswdPath(dir), AccountGroupPath(dir), AccountGitConfigPath(dir)}) {
-    SmallFile file = ReadSmallFileAt(AT_FDCWD, path.c_str(), kMaxAccountFileBytes);
-    absl::StrAppend(&out, file.error == 0 ? file.text : absl::StrCat("<", file.error, ">"),
-                    "\n--\n");
-  }
-  return out;
+// The account view's files as the sandbox would get them.
+std::string AccountContent(const std::optional<AccountFiles>& files) {
+  if (!files.has_value()) return "";
+  return absl::StrCat(files->passwd.size(), ":", files->passwd, "\n", files->group.size(), ":",
+                      files->group, "\n", files->gitconfig.size(), ":", files->gitconfig);
 }
 
 // What the caller is confined by, which a sandbox started by another caller
@@ -73,7 +66,8 @@ std::string CallerContext() {
   return out;
 }
 
-std::string PlanKey(const WrappedSpawn& spawn, const HostFacts& host) {
+std::string PlanKey(const WrappedSpawn& spawn, const HostFacts& host,
+                    const std::optional<AccountFiles>& account) {
   const SpawnPlan& plan = spawn.plan;
   // Whether np-exec's own podman service answered the questions does not
   // change the engine that runs the sandbox.
@@ -88,7 +82,7 @@ std::string PlanKey(const WrappedSpawn& spawn, const HostFacts& host) {
       absl::StrJoin(plan.env.set, "\n"),
       absl::StrJoin(plan.warm.pass, ","),
       absl::StrCat(plan.warm.idle_seconds),
-      AccountContent(plan.account_dir),
+      AccountContent(account),
       EngineEndpointJson(engine).dump(),
       CallerContext()};
   return WarmKey(WarmKeyMaterial(plan.argv, FdIdentity, plan.account_dir,
@@ -99,12 +93,13 @@ std::string PlanKey(const WrappedSpawn& spawn, const HostFacts& host) {
 // (`started_one`: with this spawn's lease, which it then holds).
 absl::StatusOr<warm::Slot> SandboxFor(const WrappedSpawn& spawn, SpawnLease& lease,
                                       const HostFacts& host, const nlohmann::json& run_record,
+                                      const std::optional<AccountFiles>& account,
                                       bool* started_one) {
   absl::StatusOr<StateStore> store = OpenStateStore(host);
   if (!store.ok()) return store.status();
   absl::StatusOr<warm::OwnedFd> warm_dir = warm::OpenWarmDir(*store);
   if (!warm_dir.ok()) return warm_dir.status();
-  const std::string key = PlanKey(spawn, host);
+  const std::string key = PlanKey(spawn, host, account);
   std::optional<warm::Slot> idle = warm::ClaimIdle(warm_dir->get(), key);
   if (idle.has_value()) return *std::move(idle);
   *started_one = true;
@@ -114,6 +109,17 @@ absl::StatusOr<warm::Slot> SandboxFor(const WrappedSpawn& spawn, SpawnLease& lea
                                {"program", spawn.program.front()},
                                {"started", static_cast<long long>(time(nullptr))},
                                {"idle_seconds", spawn.plan.warm.idle_seconds}};
+  // What the new sandbox binds, made only now: the rendezvous directory and
+  // the account view (the holder keeps it while the sandbox lives).
+  absl::Status rendezvous_made =
+      warm::MakeRendezvousDir(warm_dir->get(), spawn.plan.warm.rendezvous_dir);
+  if (!rendezvous_made.ok()) return rendezvous_made;
+  if (account.has_value() && lease.account == nullptr) {
+    absl::StatusOr<std::unique_ptr<AccountView>> view =
+        WriteAccountView(host, *account, spawn.account_dir);
+    if (!view.ok()) return view.status();
+    lease.account = *std::move(view);
+  }
   absl::StatusOr<warm::NewSlot> made = warm::MakeSlot(warm_dir->get(), key, info);
   if (!made.ok()) return made.status();
   const int rendezvous_dir = OpenSubdirNoFollow(AT_FDCWD, spawn.plan.warm.rendezvous_dir.c_str());
@@ -144,7 +150,8 @@ WarmRequest RequestFor(const SpawnPlan& plan, const HostFacts& host) {
 
 absl::StatusOr<Outcome> RunWarm(const WrappedSpawn& spawn, SpawnLease& lease, const HostFacts& host,
                                 const SpawnLog& log) {
-  absl::Status taken = TakeSpawnFiles(spawn, lease, host);
+  std::optional<AccountFiles> account;
+  absl::Status taken = TakeSpawnFiles(spawn, lease, host, &account);
   if (!taken.ok()) return log.Refuse(spawn.tier_record, taken);
   nlohmann::json run_record = RunRecord(host, spawn.settings, spawn.plan, spawn.program);
   log.Append(run_record);
@@ -159,7 +166,8 @@ absl::StatusOr<Outcome> RunWarm(const WrappedSpawn& spawn, SpawnLease& lease, co
   bool started_one = false;
   absl::StatusOr<WarmResult> result = absl::UnavailableError("no sandbox");
   for (int attempt = 0; attempt < 3; ++attempt) {
-    absl::StatusOr<warm::Slot> slot = SandboxFor(spawn, lease, host, run_record, &started_one);
+    absl::StatusOr<warm::Slot> slot =
+        SandboxFor(spawn, lease, host, run_record, account, &started_one);
     if (!slot.ok()) return log.EndRun(std::move(run_record), slot.status(), started);
     result = warm::RunInSandbox(slot->connection.get(), RequestFor(spawn.plan, host), run_record);
     if (result.ok() || ErrorCode(result.status()) != "warm-sandbox-gone" || started_one) break;

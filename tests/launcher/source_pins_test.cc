@@ -107,6 +107,11 @@ TEST(SourcePinsTest, AFolderSwappedInAtTheProjectsPathIsNeverPinned) {
   ASSERT_EQ(symlink(dir.Path("elsewhere").c_str(), (project + "/sub").c_str()), 0);
   EXPECT_EQ(ErrorCode(again.Pin(project + "/sub/deep/file").status()),
             "isolation-mount-source-unstable");
+  // Never a parent of the project through a ".." below it.
+  EXPECT_EQ(ErrorCode(again.Pin(project + "/deep-away/..").status()),
+            "isolation-mount-source-unstable");
+  EXPECT_EQ(ErrorCode(again.Pin(project + "/./.envrc").status()),
+            "isolation-mount-source-unstable");
 }
 
 TEST(SourcePinsTest, WithoutDescriptorsOnlyTheIdentityIsKept) {

@@ -348,19 +348,24 @@ TEST(AuditSchemaTest, RunExitAndRefusalRecords) {
 // np-exec's own podman service outlives the spawn: it gets what chooses
 // podman's configuration and storage, never the caller's other values.
 TEST(PodmanServiceTest, TheServiceGetsOnlyPodmansOwnVariables) {
-  std::vector<std::string> caller = {"PATH=/usr/bin",
-                                     "HOME=/home/a",
-                                     "CONTAINERS_CONF=/etc/np/containers.conf",
-                                     "CONTAINERS_STORAGE_CONF=/etc/np/storage.conf",
-                                     "XDG_RUNTIME_DIR=/run/user/1000",
-                                     "ANTHROPIC_API_KEY=sk-secret",
-                                     "CONTAINER_HOST=unix:///elsewhere.sock",
-                                     "LD_PRELOAD=/tmp/x.so"};
+  testing::TempDir tmp;
+  const std::string project = tmp.MakeDir("project");
+  ASSERT_EQ(mkdir((project + "/.nubos-pilot").c_str(), 0755), 0);
+  const std::string planted = tmp.MakeDir("project/bin");
+  std::vector<std::string> caller = {
+      "PATH=" + planted + ":/usr/bin",           "HOME=/home/a",
+      "CONTAINERS_CONF=/etc/np/containers.conf", "CONTAINERS_STORAGE_CONF=/etc/np/storage.conf",
+      "XDG_RUNTIME_DIR=/run/user/1000",          "ANTHROPIC_API_KEY=sk-secret",
+      "CONTAINER_HOST=unix:///elsewhere.sock",   "LD_PRELOAD=/tmp/x.so"};
   std::vector<char*> envp;
   for (std::string& entry : caller) envp.push_back(entry.data());
   envp.push_back(nullptr);
+  HostFacts host;
+  host.envp = envp.data();
+  host.cwd = project;
+  // A PATH folder in the project (where a sandbox writes) is not the service's.
   EXPECT_THAT(
-      PodmanServiceEnvironment(envp.data()),
+      PodmanServiceEnvironment(host),
       ::testing::ElementsAre("PATH=/usr/bin", "HOME=/home/a", "XDG_RUNTIME_DIR=/run/user/1000",
                              "CONTAINERS_CONF=/etc/np/containers.conf",
                              "CONTAINERS_STORAGE_CONF=/etc/np/storage.conf"));

@@ -136,9 +136,14 @@ TEST(WarmRegistryTest, RendezvousDirectoriesArePrivateAndRemoved) {
   TempDir dir;
   absl::StatusOr<StateStore> store = StateStore::Open(dir.Path("state"), geteuid());
   ASSERT_TRUE(store.ok());
-  absl::StatusOr<std::string> rendezvous = MakeRendezvousDir(*store);
+  absl::StatusOr<std::string> rendezvous = NameRendezvousDir(*store);
   ASSERT_TRUE(rendezvous.ok()) << rendezvous.status();
   struct stat st;
+  // Named, not made: a spawn handed to a running sandbox never needs it.
+  EXPECT_EQ(lstat(rendezvous->c_str(), &st), -1);
+  absl::StatusOr<OwnedFd> warm = OpenWarmDir(*store);
+  ASSERT_TRUE(warm.ok());
+  ASSERT_TRUE(MakeRendezvousDir(warm->get(), *rendezvous).ok());
   ASSERT_EQ(lstat(rendezvous->c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   { RendezvousDir owned(*rendezvous); }
@@ -155,8 +160,9 @@ TEST(WarmRegistryTest, AKilledSpawnsRendezvousDirectoryIsSweptByTheNext) {
   ASSERT_EQ(mkdirat(warm->get(), "rv-99999999-0badf00d", 0700), 0);
   const std::string mine = "rv-" + std::to_string(getpid()) + "-0badf00d";
   ASSERT_EQ(mkdirat(warm->get(), mine.c_str(), 0700), 0);
-  absl::StatusOr<std::string> fresh = MakeRendezvousDir(*store);
+  absl::StatusOr<std::string> fresh = NameRendezvousDir(*store);
   ASSERT_TRUE(fresh.ok());
+  ASSERT_TRUE(MakeRendezvousDir(warm->get(), *fresh).ok());
   struct stat st;
   EXPECT_NE(fstatat(warm->get(), "rv-99999999-0badf00d", &st, AT_SYMLINK_NOFOLLOW), 0);
   EXPECT_EQ(fstatat(warm->get(), mine.c_str(), &st, AT_SYMLINK_NOFOLLOW), 0) << "a live one";
