@@ -130,11 +130,9 @@ struct Baseline {
   SandboxFingerprint fingerprint;
 };
 
-// Everything a spawn may have left: processes, scratch files, IPC objects;
-// then what a reset does not undo must be as it was.
-absl::Status Reset(const Baseline& baseline) {
-  absl::Status killed = KillAllOthers(kKillTimeoutMs);
-  if (!killed.ok()) return killed;
+// What a spawn may have left once its processes are gone: scratch files,
+// IPC objects; then what a reset does not undo must be as it was.
+absl::Status ResetFiles(const Baseline& baseline) {
   for (const std::string& mount : baseline.scratch) {
     absl::Status emptied = EmptyMount(mount);
     if (!emptied.ok()) return emptied;
@@ -147,6 +145,12 @@ absl::Status Reset(const Baseline& baseline) {
   return MakeError(absl::StatusCode::kInternal, "warm-reset-failed",
                    absl::StrCat("a spawn changed what the warm sandbox's reset does not undo (",
                                 changed, "); the sandbox ends"));
+}
+
+// Everything a spawn may have left: processes, then the rest.
+absl::Status Reset(const Baseline& baseline) {
+  absl::Status killed = KillAllOthers(kKillTimeoutMs);
+  return killed.ok() ? ResetFiles(baseline) : killed;
 }
 
 // One spawn: the client's connection (for its signals and the result) and
@@ -185,10 +189,11 @@ Served ServeSpawn(Message& message, char** envp, int signals, const Baseline& ba
   // now must not run it again elsewhere.
   (void)Send(client, {{"started", true}});
   const std::optional<int> status = Supervise(child, client, signals);
-  // Every process is killed and the scratch emptied before the client
-  // learns the status; a reset that fails still reports it, then ends the
-  // sandbox.
-  const absl::Status reset = Reset(baseline);
+  // Every process is killed before the client learns the status; the
+  // scratch and the IPC objects are emptied, and the sandbox checked, after
+  // it has (nothing runs in the sandbox meanwhile, and the keeper reads the
+  // next spawn only then). A reset that fails ends the sandbox.
+  const absl::Status killed = KillAllOthers(kKillTimeoutMs);
   bool abandoned = !status.has_value();
   if (status.has_value()) {
     WarmResult result;
@@ -200,7 +205,7 @@ Served ServeSpawn(Message& message, char** envp, int signals, const Baseline& ba
     }
     abandoned = !Send(client, {{"result", WarmResultToJson(result)}}).ok();
   }
-  return {abandoned, reset};
+  return {abandoned, killed.ok() ? ResetFiles(baseline) : killed};
 }
 
 }  // namespace
