@@ -35,6 +35,7 @@ struct SourcePin {
   int fd = -1;
   uint64_t dev = 0;
   uint64_t ino = 0;
+  uint32_t type = 0;  // st_mode & S_IFMT of what was opened.
 };
 
 // Opens and checks `source` (a real path np-exec validated). Codes:

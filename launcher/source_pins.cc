@@ -81,6 +81,7 @@ absl::StatusOr<SourcePin> SourcePins::Pin(const std::string& source) {
   SourcePin pin;
   pin.dev = static_cast<uint64_t>(st.st_dev);
   pin.ino = static_cast<uint64_t>(st.st_ino);
+  pin.type = static_cast<uint32_t>(st.st_mode & S_IFMT);
   if (keep_) {
     pin.fd = fd;
   } else {
@@ -158,6 +159,7 @@ absl::Status SourcePins::Adopt(const std::string& source, int fd) {
   SourcePin pin;
   pin.dev = static_cast<uint64_t>(st.st_dev);
   pin.ino = static_cast<uint64_t>(st.st_ino);
+  pin.type = static_cast<uint32_t>(st.st_mode & S_IFMT);
   if (keep_) {
     pin.fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
     if (pin.fd < 0)
@@ -185,11 +187,24 @@ SourcePin SourcePins::Handed(const SourcePin& pin, bool first) {
   // The first bind of a source takes the pin's own descriptor. bubblewrap
   // closes each descriptor once it has bound it, so a source bound again
   // (two targets of one folder) needs a descriptor per bind.
-  if (pin.fd < 0 || first) return pin;
+  if (pin.fd < 0) return pin;
+  if (first) {
+    by_fd_[pin.fd] = pin;
+    return pin;
+  }
   SourcePin handed = pin;
   handed.fd = fcntl(pin.fd, F_DUPFD_CLOEXEC, 3);
-  if (handed.fd >= 0) handed_.push_back(handed.fd);
+  if (handed.fd >= 0) {
+    handed_.push_back(handed.fd);
+    by_fd_[handed.fd] = handed;
+  }
   return handed;
+}
+
+std::optional<SourcePin> SourcePins::HandedAs(int fd) const {
+  auto known = by_fd_.find(fd);
+  if (known == by_fd_.end()) return std::nullopt;
+  return known->second;
 }
 
 absl::Status PrintedArgvLacks(absl::string_view what) {

@@ -60,6 +60,10 @@ class SourcePins {
   // Pin, for SpawnFacts::pin; valid while this object lives.
   PinSourceFn AsFunction();
 
+  // What the descriptor `fd` this object handed out was opened as (its
+  // device, inode and type, from the open's own stat); nullopt for any other.
+  std::optional<SourcePin> HandedAs(int fd) const;
+
  private:
   SourcePin Handed(const SourcePin& pin, bool first);
 
@@ -74,6 +78,7 @@ class SourcePins {
   int root_fd_ = -1;
   std::optional<FoldersBelow> folders_;  // Below root_fd_.
   std::map<std::string, SourcePin> pinned_;
+  std::map<int, SourcePin> by_fd_;  // Every descriptor handed out.
   std::vector<int> handed_;
 };
 

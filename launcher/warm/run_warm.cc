@@ -29,15 +29,18 @@
 namespace np {
 namespace {
 
-// What a bound descriptor points at: device, inode and type.
-std::string FdIdentity(int fd) {
+// What a bound descriptor points at: device, inode and type, as its pin's
+// open found them (`pins`), else as it is now.
+std::string FdIdentity(const std::optional<SourcePins>& pins, int fd) {
+  const std::optional<SourcePin> pin = pins.has_value() ? pins->HandedAs(fd) : std::nullopt;
+  if (pin.has_value()) return absl::StrCat(pin->dev, ":", pin->ino, ":", pin->type);
   struct stat st;
   if (fstat(fd, &st) != 0) return absl::StrCat("unreadable-", fd);
   return absl::StrCat(st.st_dev, ":", st.st_ino, ":", st.st_mode & S_IFMT);
 }
 
-// The per-spawn account view's files, by content (their paths differ per spawn).
-// The account view's files as the sandbox would get them.
+// The account view's files as the sandbox would get them (their paths
+// differ per spawn).
 std::string AccountContent(const std::optional<AccountFiles>& files) {
   if (!files.has_value()) return "";
   return absl::StrCat(files->passwd.size(), ":", files->passwd, "\n", files->group.size(), ":",
@@ -66,7 +69,7 @@ std::string CallerContext() {
   return out;
 }
 
-std::string PlanKey(const WrappedSpawn& spawn, const HostFacts& host,
+std::string PlanKey(const WrappedSpawn& spawn, const SpawnLease& lease, const HostFacts& host,
                     const std::optional<AccountFiles>& account) {
   const SpawnPlan& plan = spawn.plan;
   // Whether np-exec's own podman service answered the questions does not
@@ -85,7 +88,8 @@ std::string PlanKey(const WrappedSpawn& spawn, const HostFacts& host,
       AccountContent(account),
       EngineEndpointJson(engine).dump(),
       CallerContext()};
-  return WarmKey(WarmKeyMaterial(plan.argv, FdIdentity, plan.account_dir,
+  const auto identity = [&lease](int fd) { return FdIdentity(lease.pins, fd); };
+  return WarmKey(WarmKeyMaterial(plan.argv, identity, plan.account_dir,
                                  {plan.warm.rendezvous_dir, plan.container_name}, parts));
 }
 
@@ -99,7 +103,7 @@ absl::StatusOr<warm::Slot> SandboxFor(const WrappedSpawn& spawn, SpawnLease& lea
   if (!store.ok()) return store.status();
   absl::StatusOr<warm::OwnedFd> warm_dir = warm::OpenWarmDir(*store);
   if (!warm_dir.ok()) return warm_dir.status();
-  const std::string key = PlanKey(spawn, host, account);
+  const std::string key = PlanKey(spawn, lease, host, account);
   std::optional<warm::Slot> idle = warm::ClaimIdle(warm_dir->get(), key);
   if (idle.has_value()) return *std::move(idle);
   *started_one = true;
