@@ -26,13 +26,18 @@ absl::string_view ImagePinningName(ImagePinning pinning) {
   return "moving";
 }
 
-std::string ImageIdHex(absl::string_view id) {
+std::string ImageContentId(absl::string_view id) {
   if (id.substr(0, 7) == "sha256:") id.remove_prefix(7);
-  if (id.size() != 64) return "";
-  for (char c : id) {
+  return std::string(id);
+}
+
+std::string ImageIdHex(absl::string_view id) {
+  std::string hex = ImageContentId(id);
+  if (hex.size() != 64) return "";
+  for (char c : hex) {
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return "";
   }
-  return std::string(id);
+  return hex;
 }
 
 }  // namespace np

@@ -23,6 +23,11 @@ absl::string_view ImagePinningName(ImagePinning pinning);
 // whatever tag points at it. "" for anything else.
 std::string ImageIdHex(absl::string_view id);
 
+// The ID as both of an engine's answers name one image: without the API's
+// "sha256:" (the warm key and the account view's cache key must not tell
+// "sha256:HEX" and HEX apart); an ID of another form is kept as it is.
+std::string ImageContentId(absl::string_view id);
+
 }  // namespace np
 
 #endif  // NP_EXEC_CORE_IMAGE_REF_H_

@@ -12,10 +12,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "core/config_file.h"
 #include "core/egress_entry.h"
 #include "core/errors.h"
+#include "core/image_ref.h"
 #include "core/mount_pins.h"
 #include "launcher/environment.h"
 #include "launcher/exec.h"
@@ -206,14 +206,6 @@ bool NonceUnconsumed(const SpawnPlan& plan) {
          fstat(plan.remote_nonce_fd, &held) == 0 && held.st_nlink > 0 &&
          lstat(plan.remote_nonce_path.c_str(), &named) == 0 && named.st_dev == held.st_dev &&
          named.st_ino == held.st_ino;
-}
-
-// An image's content ID as both of an engine's answers name it: the API's
-// "sha256:HEX" and podman's client's bare HEX are one image (the warm key
-// and the account view's cache key must not tell them apart).
-std::string ImageContentId(absl::string_view id) {
-  absl::ConsumePrefix(&id, "sha256:");
-  return std::string(id);
 }
 
 class EngineDriver : public RuntimeDriver {

@@ -134,7 +134,7 @@ std::vector<std::string> PodmanServiceEnvironment(const HostFacts& host) {
     // What it execs in turn (conmon, the OCI runtime, network helpers) comes
     // from trusted directories only, as for the runtime client.
     env.push_back(absl::StrCat(name, "=",
-                               std::string(name) == "PATH"
+                               absl::string_view(name) == "PATH"
                                    ? TrustedPathList(value, HostProjectRoot(host), LstatOwner)
                                    : std::string(value)));
   }

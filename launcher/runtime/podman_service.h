@@ -7,9 +7,9 @@
 // podman on this host and no API service of the caller's answers (neither
 // CONTAINER_HOST nor podman's own socket), a warm spawn that runs (never one
 // that is refused) starts `podman system service` on a socket in np-exec's
-// state store
-// (`engines/podman-<key>.sock`, 0700 folder), keyed by the podman binary and
-// the variables that choose podman's configuration and storage, so it always
+// state store (`engines/podman-<key>.sock`, 0700 folder), keyed by the podman
+// binary and the variables that choose podman's configuration and storage
+// (PodmanServiceEnvironment, FilesFor's configuration identity), so it always
 // answers for the same engine the caller's client would run on. It outlives
 // np-exec (a session of its own, no terminal, nothing of the caller's
 // environment but those variables), exits after the warm idle time without a

@@ -52,5 +52,15 @@ TEST(ImageRefTest, ImageIdHexAcceptsOnlyASha256Id) {
   }
 }
 
+// The engine API's "sha256:HEX" and podman's client's HEX are one image (the
+// warm key); an ID of another form is not rewritten.
+TEST(ImageRefTest, ImageContentIdDropsOnlyTheApisPrefix) {
+  const std::string hex(64, 'a');
+  EXPECT_EQ(ImageContentId("sha256:" + hex), hex);
+  EXPECT_EQ(ImageContentId(hex), hex);
+  EXPECT_EQ(ImageContentId("sha512:" + hex), "sha512:" + hex);
+  EXPECT_EQ(ImageContentId("np-test:local"), "np-test:local");
+}
+
 }  // namespace
 }  // namespace np
