@@ -103,6 +103,13 @@ status=0
 
 echo "== machine"
 echo "nproc $(nproc); kernel $(uname -r); cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); load $(cut -d' ' -f1-3 /proc/loadavg)"
+# What every process start pays here before its own code runs: one CPUID
+# (glibc's start-up executes about 70, static or dynamic; a hypervisor traps
+# each) and a static C program's exec to main. BENCHMARKS.md explains the
+# ratios below with them.
+if [ -x "$bin/np-cpuid-cost" ]; then
+  echo "start-up costs (medians, us): $("$bin/np-cpuid-cost")"
+fi
 
 # A printed plan binds the caller's account view (passwd, group, gitconfig),
 # which sandbox-exec makes when it runs the plan; run bare, the argv needs it
