@@ -1,6 +1,7 @@
 #include "launcher/egress/session_ca.h"
 
 #include <openssl/bn.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -112,6 +113,9 @@ std::string OpenSslError() {
 
 absl::StatusOr<std::unique_ptr<SessionCa>> SessionCa::Create(
     const std::vector<std::string>& hosts) {
+  // OpenSSL's first initialisation probes the CPU, which np-exec defers from
+  // its start-up to here (launcher/openssl_start.cc): before the first key.
+  if (OPENSSL_init_crypto(0, nullptr) != 1) return CaFailed("OpenSSL's initialisation");
   EVP_PKEY* key = NewKey();
   if (key == nullptr) return CaFailed("key");
   X509* cert = NewCertificate(key, "np-exec egress session CA", nullptr);
