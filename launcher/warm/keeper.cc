@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -24,6 +23,7 @@
 #include "launcher/warm/channel.h"
 #include "launcher/warm/client.h"
 #include "launcher/warm/sandbox_reset.h"
+#include "launcher/warm/spawn_exec.h"
 
 namespace np::warm {
 namespace {
@@ -31,62 +31,9 @@ namespace {
 constexpr int kRequestTimeoutMs = 10000;
 constexpr int kKillTimeoutMs = 5000;
 
-// The program's environment: the keeper's own (the sandbox's: PATH, HOME and
-// np-exec's constants) with the spawn's entries on top; TERM only as the
-// spawn gives it.
-std::vector<std::string> ProgramEnvironment(char** envp, const std::vector<std::string>& spawn) {
-  std::map<std::string, std::string> entries;
-  for (char** entry = envp; *entry != nullptr; ++entry) {
-    const std::string text = *entry;
-    const size_t eq = text.find('=');
-    if (eq == std::string::npos || text.compare(0, eq, "TERM") == 0) continue;
-    entries[text.substr(0, eq)] = text;
-  }
-  for (const std::string& text : spawn) entries[text.substr(0, text.find('='))] = text;
-  std::vector<std::string> out;
-  out.reserve(entries.size());
-  for (auto& [name, text] : entries) out.push_back(std::move(text));
-  return out;
-}
-
-std::vector<char*> Pointers(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  out.reserve(strings.size() + 1);
-  for (std::string& text : strings) out.push_back(text.data());
-  out.push_back(nullptr);
-  return out;
-}
-
 void WriteError(const std::string& text) {
   const std::string line = absl::StrCat("np-exec: ", text, "\n");
   (void)!write(2, line.data(), line.size());
-}
-
-// In the child: the spawn's descriptors, session and directory, then the program.
-[[noreturn]] void ExecSpawn(WarmRequest& request, std::vector<OwnedFd>& fds, char** envp) {
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  signal(SIGPIPE, SIG_DFL);
-  setsid();
-  for (int i = 0; i < 3; ++i) {
-    if (dup2(fds[i].get(), i) < 0) _exit(126);
-  }
-  close_range(3, ~0U, 0);
-  if (chdir(request.cwd.c_str()) != 0) {
-    WriteError(absl::StrCat("cannot change to ", request.cwd, ": ", strerror(errno)));
-    _exit(126);
-  }
-  std::vector<std::string> env = ProgramEnvironment(envp, request.env);
-  std::vector<char*> argv = Pointers(request.argv);
-  std::vector<char*> envv = Pointers(env);
-  for (char* entry : envv) {
-    if (entry != nullptr && strncmp(entry, "PATH=", 5) == 0) setenv("PATH", entry + 5, 1);
-  }
-  execvpe(argv[0], argv.data(), envv.data());
-  const int err = errno;
-  WriteError(absl::StrCat("cannot run ", request.argv.front(), ": ", strerror(err)));
-  _exit(err == ENOENT ? 127 : 126);
 }
 
 // Waits for the program, forwarding the client's signals; returns its
@@ -177,14 +124,16 @@ Served ServeSpawn(Message& message, char** envp, int signals, const Baseline& ba
   // its program is never started.
   pollfd hung{client, POLLRDHUP, 0};
   if (poll(&hung, 1, 0) > 0 && (hung.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) return {};
-  const pid_t child = fork();
+  PreparedExec exec = PrepareExec(*request, envp);
+  const int fds[3] = {stdio[0].get(), stdio[1].get(), stdio[2].get()};
+  const pid_t child = StartPrepared(exec, fds);
   if (child < 0) {
     (void)Send(client, {{"error", "the keeper could not fork"}});
     return {false, Reset(baseline)};
   }
-  if (child == 0) ExecSpawn(*request, stdio, envp);
   stdio.clear();
   for (std::string& entry : request->env) std::fill(entry.begin(), entry.end(), '\0');
+  for (std::string& entry : exec.env) std::fill(entry.begin(), entry.end(), '\0');
   // From here on the spawn counts as run: a client that loses the sandbox
   // now must not run it again elsewhere.
   (void)Send(client, {{"started", true}});

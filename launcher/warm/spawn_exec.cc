@@ -1,0 +1,136 @@
+#include "launcher/warm/spawn_exec.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <map>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace np::warm {
+namespace {
+
+std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (std::string& text : strings) out.push_back(text.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+std::vector<std::string> ProgramEnvironment(char** envp, const std::vector<std::string>& spawn) {
+  std::map<std::string, std::string> entries;
+  for (char** entry = envp; *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    const size_t eq = text.find('=');
+    if (eq == std::string::npos || text.compare(0, eq, "TERM") == 0) continue;
+    entries[text.substr(0, eq)] = text;
+  }
+  for (const std::string& text : spawn) entries[text.substr(0, text.find('='))] = text;
+  std::vector<std::string> out;
+  out.reserve(entries.size());
+  for (auto& [name, text] : entries) out.push_back(std::move(text));
+  return out;
+}
+
+// execvpe's order: a name with a slash as it is, else each PATH element
+// ("" is the working directory).
+std::vector<std::string> Candidates(const std::string& file, const std::vector<std::string>& env) {
+  if (file.empty()) return {};
+  if (file.find('/') != std::string::npos) return {file};
+  std::string path = "/bin:/usr/bin";
+  for (const std::string& entry : env) {
+    if (absl::StartsWith(entry, "PATH=")) path = entry.substr(5);
+  }
+  std::vector<std::string> out;
+  for (absl::string_view dir : absl::StrSplit(path, ':')) {
+    out.push_back(dir.empty() ? file : absl::StrCat(dir, "/", file));
+  }
+  return out;
+}
+
+// In vfork's child: one line on stderr, from pieces made before.
+void WriteFailure(const std::string& prefix, int err) {
+  const char* what = strerrordesc_np(err);
+  if (what == nullptr) what = "unknown error";
+  iovec parts[3] = {{const_cast<char*>(prefix.data()), prefix.size()},
+                    {const_cast<char*>(what), strlen(what)},
+                    {const_cast<char*>("\n"), 1}};
+  (void)!writev(2, parts, 3);
+}
+
+[[noreturn]] void Fail(const std::string& prefix, int err, int code) {
+  WriteFailure(prefix, err);
+  _exit(code);
+}
+
+// In vfork's child: system calls only, on what PrepareExec made; the search
+// and its errors are execvpe's.
+[[noreturn]] void ExecInChild(PreparedExec& exec, const int stdio[3]) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  struct sigaction dfl = {};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGPIPE, &dfl, nullptr);
+  setsid();
+  for (int i = 0; i < 3; ++i) {
+    if (dup2(stdio[i], i) < 0) _exit(126);
+  }
+  close_range(3, ~0U, 0);
+  if (chdir(exec.cwd.c_str()) != 0) Fail(exec.cwd_error, errno, 126);
+  bool denied = false;
+  int err = ENOENT;
+  for (std::string& candidate : exec.candidates) {
+    execve(candidate.c_str(), exec.argv_pointers.data(), exec.env_pointers.data());
+    err = errno;
+    if (err == ENOEXEC) {
+      // No #! line: the shell runs it.
+      exec.shell_pointers[1] = candidate.data();
+      execve("/bin/sh", exec.shell_pointers.data(), exec.env_pointers.data());
+      err = errno;
+    }
+    if (err == EACCES) {
+      denied = true;
+      continue;
+    }
+    if (err == ENOENT || err == ESTALE || err == ENOTDIR || err == ENODEV || err == ETIMEDOUT) {
+      continue;
+    }
+    Fail(exec.run_error, err, 126);
+  }
+  if (denied) err = EACCES;
+  Fail(exec.run_error, err, err == ENOENT ? 127 : 126);
+}
+
+}  // namespace
+
+PreparedExec PrepareExec(const WarmRequest& request, char** envp) {
+  PreparedExec exec;
+  exec.env = ProgramEnvironment(envp, request.env);
+  exec.argv = request.argv;
+  exec.cwd = request.cwd;
+  exec.candidates = Candidates(exec.argv.front(), exec.env);
+  exec.cwd_error = absl::StrCat("np-exec: cannot change to ", exec.cwd, ": ");
+  exec.run_error = absl::StrCat("np-exec: cannot run ", exec.argv.front(), ": ");
+  exec.env_pointers = Pointers(exec.env);
+  exec.argv_pointers = Pointers(exec.argv);
+  exec.shell_pointers.push_back(const_cast<char*>("/bin/sh"));
+  exec.shell_pointers.push_back(nullptr);  // the candidate, set by the child
+  exec.shell_pointers.insert(exec.shell_pointers.end(), exec.argv_pointers.begin() + 1,
+                             exec.argv_pointers.end());
+  return exec;
+}
+
+pid_t StartPrepared(PreparedExec& exec, const int stdio[3]) {
+  const pid_t pid = vfork();
+  if (pid == 0) ExecInChild(exec, stdio);
+  return pid;
+}
+
+}  // namespace np::warm
