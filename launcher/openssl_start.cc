@@ -8,13 +8,14 @@
 // (9 us on the machine of BENCHMARKS.md: bench/cpuid_cost.c), and every spawn
 // of every tier paid it. np-exec is linked with --wrap=OPENSSL_cpuid_setup
 // (launcher/CMakeLists.txt), so that call and OpenSSL's own (ossl_init_base,
-// which every OpenSSL API runs once, through OPENSSL_init_crypto, before it
-// does any work) come here. The .init section runs before any constructor:
-// until the first constructor below has run, this does nothing; from then on
-// it is OpenSSL's own setup, which probes once per process. So OpenSSL still
-// knows the CPU's features before its first operation
-// (tests/launcher/openssl_start_test.cc), and a process that never uses it
-// never probes.
+// run once by OPENSSL_init_crypto) come here. The .init section runs before
+// any constructor: until the first constructor below has run this does
+// nothing, and from then on it is OpenSSL's own setup, which probes once per
+// process. np-exec calls egress::StartOpenSsl before any other OpenSSL
+// function, so OpenSSL knows the CPU's features (AES-NI, not its table-based
+// AES) before its first operation (tests/launcher/openssl_start_test.cc); a
+// process that never uses OpenSSL never probes. OpenSSL must not be called
+// before main (by a constructor): its probe would be skipped for good.
 extern "C" void __real_OPENSSL_cpuid_setup(void);
 
 namespace {

@@ -93,6 +93,16 @@ int SelectHttp11(SSL*, const unsigned char** out, unsigned char* outlen, const u
 
 }  // namespace
 
+absl::Status StartOpenSsl() {
+  // Options not yet initialised, so the call does not return before its base
+  // step, which runs the CPU probe; the ones a first key would ask for anyway.
+  if (OPENSSL_init_crypto(OPENSSL_INIT_ADD_ALL_CIPHERS | OPENSSL_INIT_ADD_ALL_DIGESTS, nullptr) !=
+      1) {
+    return CaFailed("OpenSSL's initialisation");
+  }
+  return absl::OkStatus();
+}
+
 std::string SystemRootsPem() {
   std::ifstream in(X509_get_default_cert_file(), std::ios::binary);
   if (!in.is_open()) return std::string();
@@ -113,9 +123,8 @@ std::string OpenSslError() {
 
 absl::StatusOr<std::unique_ptr<SessionCa>> SessionCa::Create(
     const std::vector<std::string>& hosts) {
-  // OpenSSL's first initialisation probes the CPU, which np-exec defers from
-  // its start-up to here (launcher/openssl_start.cc): before the first key.
-  if (OPENSSL_init_crypto(0, nullptr) != 1) return CaFailed("OpenSSL's initialisation");
+  absl::Status started = StartOpenSsl();
+  if (!started.ok()) return started;
   EVP_PKEY* key = NewKey();
   if (key == nullptr) return CaFailed("key");
   X509* cert = NewCertificate(key, "np-exec egress session CA", nullptr);
@@ -184,6 +193,8 @@ absl::StatusOr<SSL_CTX*> SessionCa::ServerContext(const std::string& host) {
 }
 
 absl::StatusOr<std::shared_ptr<SSL_CTX>> UpstreamContext() {
+  absl::Status started = StartOpenSsl();
+  if (!started.ok()) return started;
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
   if (ctx == nullptr) return CaFailed("the upstream context");
   std::shared_ptr<SSL_CTX> owned(ctx, SSL_CTX_free);

@@ -58,6 +58,12 @@ class SessionCa {
   std::map<std::string, SSL_CTX*> servers_;
 };
 
+// OpenSSL's first initialisation, which probes the CPU: np-exec defers that
+// probe from its start-up to here (launcher/openssl_start.cc), and every
+// entry below calls this first, before any key, certificate or context.
+// Code: egress-ca-failed.
+absl::Status StartOpenSsl();
+
 // A client context that verifies upstream hosts against OpenSSL's default
 // trust store. Code: egress-ca-failed.
 absl::StatusOr<std::shared_ptr<SSL_CTX>> UpstreamContext();

@@ -125,6 +125,11 @@ Served ServeSpawn(Message& message, char** envp, int signals, const Baseline& ba
   pollfd hung{client, POLLRDHUP, 0};
   if (poll(&hung, 1, 0) > 0 && (hung.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) return {};
   PreparedExec exec = PrepareExec(*request, envp);
+  // From here on the spawn counts as run: a client that loses the sandbox
+  // now must not run it again elsewhere. Said before the keeper waits in
+  // vfork for the program's exec, so the client forwards its signals from
+  // the program's first instruction on.
+  (void)Send(client, {{"started", true}});
   const int fds[3] = {stdio[0].get(), stdio[1].get(), stdio[2].get()};
   const pid_t child = StartPrepared(exec, fds);
   if (child < 0) {
@@ -134,9 +139,6 @@ Served ServeSpawn(Message& message, char** envp, int signals, const Baseline& ba
   stdio.clear();
   for (std::string& entry : request->env) std::fill(entry.begin(), entry.end(), '\0');
   for (std::string& entry : exec.env) std::fill(entry.begin(), entry.end(), '\0');
-  // From here on the spawn counts as run: a client that loses the sandbox
-  // now must not run it again elsewhere.
-  (void)Send(client, {{"started", true}});
   const std::optional<int> status = Supervise(child, client, signals);
   // Every process is killed before the client learns the status; the
   // scratch and the IPC objects are emptied, and the sandbox checked, after

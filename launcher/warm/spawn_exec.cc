@@ -1,6 +1,7 @@
 #include "launcher/warm/spawn_exec.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -10,7 +11,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 
 namespace np::warm {
 namespace {
@@ -38,22 +38,6 @@ std::vector<std::string> ProgramEnvironment(char** envp, const std::vector<std::
   return out;
 }
 
-// execvpe's order: a name with a slash as it is, else each PATH element
-// ("" is the working directory).
-std::vector<std::string> Candidates(const std::string& file, const std::vector<std::string>& env) {
-  if (file.empty()) return {};
-  if (file.find('/') != std::string::npos) return {file};
-  std::string path = "/bin:/usr/bin";
-  for (const std::string& entry : env) {
-    if (absl::StartsWith(entry, "PATH=")) path = entry.substr(5);
-  }
-  std::vector<std::string> out;
-  for (absl::string_view dir : absl::StrSplit(path, ':')) {
-    out.push_back(dir.empty() ? file : absl::StrCat(dir, "/", file));
-  }
-  return out;
-}
-
 // In vfork's child: one line on stderr, from pieces made before.
 void WriteFailure(const std::string& prefix, int err) {
   const char* what = strerrordesc_np(err);
@@ -69,8 +53,63 @@ void WriteFailure(const std::string& prefix, int err) {
   _exit(code);
 }
 
-// In vfork's child: system calls only, on what PrepareExec made; the search
-// and its errors are execvpe's.
+// In vfork's child: `candidate`, or the shell for a file without #!; the
+// error that decides whether the search goes on.
+int TryExec(PreparedExec& exec, char* candidate) {
+  execve(candidate, exec.argv_pointers.data(), exec.env_pointers.data());
+  int err = errno;
+  if (err == ENOEXEC) {
+    exec.shell_pointers[1] = candidate;
+    execve("/bin/sh", exec.shell_pointers.data(), exec.env_pointers.data());
+    err = errno;
+  }
+  return err;
+}
+
+bool SearchGoesOn(int err) {
+  return err == EACCES || err == ENOENT || err == ESTALE || err == ENOTDIR || err == ENODEV ||
+         err == ETIMEDOUT;
+}
+
+// In vfork's child: execvpe's search along exec.path, each candidate written
+// into the buffer PrepareExec sized.
+[[noreturn]] void Search(PreparedExec& exec) {
+  const std::string& file = exec.argv.front();
+  if (file.find('/') != std::string::npos) {
+    const int err = TryExec(exec, exec.argv.front().data());
+    Fail(exec.run_error, err, err == ENOENT ? 127 : 126);
+  }
+  if (file.empty() || file.size() > NAME_MAX) {
+    Fail(exec.run_error, file.empty() ? ENOENT : ENAMETOOLONG, file.empty() ? 127 : 126);
+  }
+  bool denied = false;
+  int err = ENOENT;
+  const char* element = exec.path.data();
+  const char* const end = element + exec.path.size();
+  for (;;) {
+    const char* colon = static_cast<const char*>(memchr(element, ':', end - element));
+    const char* stop = colon == nullptr ? end : colon;
+    const size_t length = static_cast<size_t>(stop - element);
+    if (length < PATH_MAX) {
+      char* out = exec.candidate.data();
+      memcpy(out, element, length);
+      size_t at = length;
+      if (length > 0) out[at++] = '/';
+      memcpy(out + at, file.c_str(), file.size() + 1);
+      err = TryExec(exec, out);
+      if (err == EACCES) denied = true;
+      if (!SearchGoesOn(err)) Fail(exec.run_error, err, 126);
+    }
+    if (colon == nullptr) break;
+    element = colon + 1;
+  }
+  if (denied) err = EACCES;
+  Fail(exec.run_error, err, err == ENOENT ? 127 : 126);
+}
+
+// In vfork's child: system calls only, on what PrepareExec made. The keeper
+// installs no signal handler (SIGPIPE is ignored, the rest is read from a
+// signalfd), so none can run here on its memory once the mask is cleared.
 [[noreturn]] void ExecInChild(PreparedExec& exec, const int stdio[3]) {
   sigset_t none;
   sigemptyset(&none);
@@ -84,28 +123,7 @@ void WriteFailure(const std::string& prefix, int err) {
   }
   close_range(3, ~0U, 0);
   if (chdir(exec.cwd.c_str()) != 0) Fail(exec.cwd_error, errno, 126);
-  bool denied = false;
-  int err = ENOENT;
-  for (std::string& candidate : exec.candidates) {
-    execve(candidate.c_str(), exec.argv_pointers.data(), exec.env_pointers.data());
-    err = errno;
-    if (err == ENOEXEC) {
-      // No #! line: the shell runs it.
-      exec.shell_pointers[1] = candidate.data();
-      execve("/bin/sh", exec.shell_pointers.data(), exec.env_pointers.data());
-      err = errno;
-    }
-    if (err == EACCES) {
-      denied = true;
-      continue;
-    }
-    if (err == ENOENT || err == ESTALE || err == ENOTDIR || err == ENODEV || err == ETIMEDOUT) {
-      continue;
-    }
-    Fail(exec.run_error, err, 126);
-  }
-  if (denied) err = EACCES;
-  Fail(exec.run_error, err, err == ENOENT ? 127 : 126);
+  Search(exec);
 }
 
 }  // namespace
@@ -115,7 +133,11 @@ PreparedExec PrepareExec(const WarmRequest& request, char** envp) {
   exec.env = ProgramEnvironment(envp, request.env);
   exec.argv = request.argv;
   exec.cwd = request.cwd;
-  exec.candidates = Candidates(exec.argv.front(), exec.env);
+  exec.path = "/bin:/usr/bin";
+  for (const std::string& entry : exec.env) {
+    if (absl::StartsWith(entry, "PATH=")) exec.path = entry.substr(5);
+  }
+  exec.candidate.resize(PATH_MAX + 1 + NAME_MAX + 1);
   exec.cwd_error = absl::StrCat("np-exec: cannot change to ", exec.cwd, ": ");
   exec.run_error = absl::StrCat("np-exec: cannot run ", exec.argv.front(), ": ");
   exec.env_pointers = Pointers(exec.env);

@@ -17,21 +17,32 @@
 namespace np::warm {
 
 struct PreparedExec {
+  PreparedExec() = default;
+  // The pointers below point into the strings above: moved, never copied.
+  PreparedExec(PreparedExec&&) = default;
+  PreparedExec& operator=(PreparedExec&&) = default;
+  PreparedExec(const PreparedExec&) = delete;
+  PreparedExec& operator=(const PreparedExec&) = delete;
+
   std::vector<std::string> env;  // NAME=value, the program's environment
   std::vector<std::string> argv;
-  std::vector<std::string> candidates;  // where argv[0] is tried, in order
+  std::string path;  // the search path of an argv[0] without a slash
   std::string cwd;
   std::string cwd_error;  // "np-exec: cannot change to CWD: "
   std::string run_error;  // "np-exec: cannot run ARGV0: "
   std::vector<char*> env_pointers;
   std::vector<char*> argv_pointers;
   std::vector<char*> shell_pointers;  // /bin/sh, the candidate, argv[1..]
+  std::vector<char> candidate;        // where the child writes each PATH candidate
 };
 
 // The program's environment: the keeper's own (`envp`: the sandbox's PATH,
 // HOME and np-exec's constants) with the request's entries on top; TERM only
-// as the request gives it. Its PATH (else the keeper's, else /bin:/usr/bin)
-// names the candidates of an argv[0] without a slash, as execvpe searches.
+// as the request gives it. Its PATH (else /bin:/usr/bin) is searched for an
+// argv[0] without a slash as execvpe searches: an empty element is the
+// working directory, an element of PATH_MAX or more is skipped, a name
+// longer than NAME_MAX is not searched (the spawn fails with 126). Memory
+// stays proportional to the request, whatever PATH holds.
 PreparedExec PrepareExec(const WarmRequest& request, char** envp);
 
 // Starts the program in a session of its own with `stdio` as its descriptors

@@ -73,21 +73,20 @@ TEST(WarmSpawnExecTest, TheEnvironmentIsTheKeepersWithTheSpawnsOnTopAndNoTerm) {
   envp.push_back(nullptr);
   PreparedExec exec = PrepareExec({{"prog", "x"}, "/w", {"PATH=/a::/b", "FOO=1"}}, envp.data());
   EXPECT_THAT(exec.env, ElementsAre("FOO=1", "HOME=/home/np-exec", "PATH=/a::/b"));
-  EXPECT_THAT(exec.candidates, ElementsAre("/a/prog", "prog", "/b/prog"));
+  EXPECT_EQ(exec.path, "/a::/b");
   exec = PrepareExec({{"prog"}, "/w", {"TERM=xterm"}}, envp.data());
   EXPECT_THAT(exec.env, ElementsAre("HOME=/home/np-exec", "PATH=/keeper/bin", "TERM=xterm"));
-  EXPECT_THAT(exec.candidates, ElementsAre("/keeper/bin/prog"));
-  EXPECT_THAT(PrepareExec({{"./prog"}, "/w", {}}, envp.data()).candidates, ElementsAre("./prog"));
+  EXPECT_EQ(exec.path, "/keeper/bin");
   envp.erase(envp.begin());
-  EXPECT_THAT(PrepareExec({{"prog"}, "/w", {}}, envp.data()).candidates,
-              ElementsAre("/bin/prog", "/usr/bin/prog"));
+  EXPECT_EQ(PrepareExec({{"prog"}, "/w", {}}, envp.data()).path, "/bin:/usr/bin");
 }
 
 TEST(WarmSpawnExecTest, TheProgramStartsAloneInItsSessionDirectoryAndSignalState) {
   TempDir dir;
   mkdir((dir.path() + "/bin").c_str(), 0755);
+  WriteFile(dir.path() + "/bin/show", "exit 3\n", 0755);
   // No #! line: the shell runs it, as execvpe does.
-  WriteFile(dir.path() + "/bin/show",
+  WriteFile(dir.path() + "/show",
             "echo \"$PWD $1\"\n/bin/grep -E '^Sig(Blk|Ign):' /proc/$$/status\nexit 7\n", 0755);
   sigset_t blocked, old;
   sigemptyset(&blocked);
@@ -96,7 +95,10 @@ TEST(WarmSpawnExecTest, TheProgramStartsAloneInItsSessionDirectoryAndSignalState
   struct sigaction ignore = {}, old_pipe = {};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ignore, &old_pipe);
-  const std::string path = "PATH=" + dir.path() + "/missing:" + dir.path() + "/bin";
+  // A missing folder, an element longer than PATH_MAX (skipped, as execvpe
+  // does), then the empty element: the working directory.
+  const std::string path =
+      "PATH=" + dir.path() + "/missing:/" + std::string(5000, 'x') + "::" + dir.path() + "/bin";
   const Ran ran = RunSpawn({{"show", "arg"}, dir.path(), {path}}, {});
   sigaction(SIGPIPE, &old_pipe, nullptr);
   sigprocmask(SIG_SETMASK, &old, nullptr);
@@ -120,6 +122,10 @@ TEST(WarmSpawnExecTest, AProgramThatCannotRunSaysWhyOnItsStderr) {
   EXPECT_EQ(WEXITSTATUS(ran.status), 126);
   EXPECT_THAT(ran.err, HasSubstr("np-exec: cannot change to " + dir.path() + "/gone: "));
   EXPECT_TRUE(ran.out.empty());
+  const std::string long_name(300, 'n');
+  ran = RunSpawn({{long_name}, dir.path(), {path}}, {});
+  EXPECT_EQ(WEXITSTATUS(ran.status), 126);
+  EXPECT_EQ(ran.err, "np-exec: cannot run " + long_name + ": File name too long\n");
 }
 
 }  // namespace
