@@ -100,8 +100,6 @@ absl::Status Reset(const Baseline& baseline) {
   return killed.ok() ? ResetFiles(baseline) : killed;
 }
 
-// One spawn: the client's connection (for its signals and the result) and
-// the spawn's three descriptors, as the holder handed them over; an error
 // How a spawn ended for the keeper: whether the client went away before it
 // learned how the program ended (its np-exec was killed), and the reset,
 // which when it failed ends the keeper.
@@ -110,6 +108,8 @@ struct Served {
   absl::Status reset;
 };
 
+// One spawn: the client's connection (for its signals and the result) and
+// the spawn's three descriptors, as the holder handed them over.
 Served ServeSpawn(Message& message, char** envp, int signals, const Baseline& baseline) {
   const int client = message.fds[0].get();
   absl::StatusOr<WarmRequest> request =

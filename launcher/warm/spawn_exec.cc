@@ -11,17 +11,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "launcher/exec.h"
 
 namespace np::warm {
 namespace {
-
-std::vector<char*> Pointers(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  out.reserve(strings.size() + 1);
-  for (std::string& text : strings) out.push_back(text.data());
-  out.push_back(nullptr);
-  return out;
-}
 
 std::vector<std::string> ProgramEnvironment(char** envp, const std::vector<std::string>& spawn) {
   std::map<std::string, std::string> entries;
@@ -140,8 +133,8 @@ PreparedExec PrepareExec(const WarmRequest& request, char** envp) {
   exec.candidate.resize(PATH_MAX + 1 + NAME_MAX + 1);
   exec.cwd_error = absl::StrCat("np-exec: cannot change to ", exec.cwd, ": ");
   exec.run_error = absl::StrCat("np-exec: cannot run ", exec.argv.front(), ": ");
-  exec.env_pointers = Pointers(exec.env);
-  exec.argv_pointers = Pointers(exec.argv);
+  exec.env_pointers = CStrings(exec.env);
+  exec.argv_pointers = CStrings(exec.argv);
   exec.shell_pointers.push_back(const_cast<char*>("/bin/sh"));
   exec.shell_pointers.push_back(nullptr);  // the candidate, set by the child
   exec.shell_pointers.insert(exec.shell_pointers.end(), exec.argv_pointers.begin() + 1,

@@ -4,11 +4,9 @@
 // state and directory the program starts with, and the errors it reports.
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -61,11 +59,6 @@ Ran RunSpawn(const WarmRequest& request, std::vector<char*> envp) {
   return ran;
 }
 
-void WriteFile(const std::string& path, const std::string& text, mode_t mode) {
-  std::ofstream(path) << text;
-  chmod(path.c_str(), mode);
-}
-
 TEST(WarmSpawnExecTest, TheEnvironmentIsTheKeepersWithTheSpawnsOnTopAndNoTerm) {
   std::vector<char*> envp = {const_cast<char*>("PATH=/keeper/bin"),
                              const_cast<char*>("HOME=/home/np-exec"),
@@ -83,11 +76,10 @@ TEST(WarmSpawnExecTest, TheEnvironmentIsTheKeepersWithTheSpawnsOnTopAndNoTerm) {
 
 TEST(WarmSpawnExecTest, TheProgramStartsAloneInItsSessionDirectoryAndSignalState) {
   TempDir dir;
-  mkdir((dir.path() + "/bin").c_str(), 0755);
-  WriteFile(dir.path() + "/bin/show", "exit 3\n", 0755);
+  dir.Write("bin/show", "exit 3\n", 0755);
   // No #! line: the shell runs it, as execvpe does.
-  WriteFile(dir.path() + "/show",
-            "echo \"$PWD $1\"\n/bin/grep -E '^Sig(Blk|Ign):' /proc/$$/status\nexit 7\n", 0755);
+  dir.Write("show", "echo \"$PWD $1\"\n/bin/grep -E '^Sig(Blk|Ign):' /proc/$$/status\nexit 7\n",
+            0755);
   sigset_t blocked, old;
   sigemptyset(&blocked);
   sigaddset(&blocked, SIGUSR1);
@@ -110,7 +102,7 @@ TEST(WarmSpawnExecTest, TheProgramStartsAloneInItsSessionDirectoryAndSignalState
 
 TEST(WarmSpawnExecTest, AProgramThatCannotRunSaysWhyOnItsStderr) {
   TempDir dir;
-  WriteFile(dir.path() + "/plain", "data\n", 0644);
+  dir.Write("plain", "data\n", 0644);
   const std::string path = "PATH=" + dir.path();
   Ran ran = RunSpawn({{"nope"}, dir.path(), {path}}, {});
   EXPECT_EQ(WEXITSTATUS(ran.status), 127);
