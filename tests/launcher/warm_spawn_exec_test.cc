@@ -3,6 +3,7 @@
 // search along the program's PATH as execvpe does it, the session, signal
 // state and directory the program starts with, and the errors it reports.
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -118,6 +119,24 @@ TEST(WarmSpawnExecTest, AProgramThatCannotRunSaysWhyOnItsStderr) {
   ran = RunSpawn({{long_name}, dir.path(), {path}}, {});
   EXPECT_EQ(WEXITSTATUS(ran.status), 126);
   EXPECT_EQ(ran.err, "np-exec: cannot run " + long_name + ": File name too long\n");
+}
+
+// A request the keeper gets may carry a long name and a PATH of many
+// elements (PATH is a variable a project may forward): what the keeper
+// prepares stays the request's size, one candidate buffer, not a string per
+// element (20,000 elements of a 255-byte name had been 5 MB, a 100 KB name
+// 1.9 GB), and the search still runs to its end.
+TEST(WarmSpawnExecTest, AManyElementPathCostsOneCandidateBuffer) {
+  TempDir dir;
+  const std::string name(NAME_MAX, 'n');
+  const std::string path = "PATH=" + std::string(20000, ':');
+  std::vector<char*> envp = {nullptr};
+  PreparedExec exec = PrepareExec({{name}, dir.path(), {path}}, envp.data());
+  EXPECT_EQ(exec.candidate.size(), static_cast<size_t>(PATH_MAX + 1 + NAME_MAX + 1));
+  EXPECT_EQ(exec.path.size(), 20000u);
+  const Ran ran = RunSpawn({{name}, dir.path(), {path}}, {});
+  EXPECT_EQ(WEXITSTATUS(ran.status), 127);
+  EXPECT_EQ(ran.err, "np-exec: cannot run " + name + ": No such file or directory\n");
 }
 
 }  // namespace
