@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "launcher/runtime/seccomp_error.h"
@@ -48,11 +49,20 @@ absl::Status RefuseNamespaceFlags(scmp_filter_ctx ctx, const char* name, unsigne
 // (READ_IMPLIES_EXEC), which helps an exploit of the kernel or of a host
 // program the sandbox shares. libseccomp takes one comparison per argument
 // and rule, and rules of one action are alternatives, so the refused values
-// are spelled as a union of single masked comparisons. The allowed values
-// other than the query 0xffffffff are even and set no bit but 3 and 17; every
-// other value below 2^32 is either even with some other bit set, or odd with
-// some bit clear (0xffffffff is the one odd value with none clear); larger
-// ones are refused outright (the kernel would read their low 32 bits).
+// are spelled as a union of single masked comparisons "bit b set, bit c
+// clear". The allowed values other than the query 0xffffffff set no bit but
+// 3 and 17 (the allowed bits); call the other 30 bits free. A value below
+// 2^32 is refused exactly when it sets a free bit and is not 0xffffffff:
+// - if its free bits are neither all set nor all clear, walking the free
+//   bits in a ring finds a set one whose successor is clear: one rule per
+//   free bit and its successor (30 rules);
+// - if all its free bits are set, one of the allowed bits is clear (it is
+//   not 0xffffffff): "the first free bit set, bit 3 clear" and the same for
+//   bit 17 (2 rules);
+// - if none is set, it is one of the allowed values and no rule matches.
+// Larger values are refused outright (the kernel would read their low 32
+// bits). 33 rules where a rule per bit and parity took 61: a shorter program
+// for the kernel to check and compile at every sandbox's start.
 absl::Status RefusePersonalities(scmp_filter_ctx ctx) {
   const int nr = seccomp_syscall_resolve_name("personality");
   if (nr == __NR_SCMP_ERROR) return absl::OkStatus();
@@ -65,20 +75,27 @@ absl::Status RefusePersonalities(scmp_filter_ctx ctx) {
     const int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &cmp);
     return rc == 0 ? absl::OkStatus() : SeccompFilterError("rule for personality", -rc);
   };
+  // "bit `set` set and bit `clear` clear"
+  auto refuse_pair = [&refuse](uint64_t set, uint64_t clear) {
+    return refuse(SCMP_CMP_MASKED_EQ, set | clear, set);
+  };
   uint64_t allowed_bits = 0;
   for (unsigned long value : SeccompAllowedPersonalities()) {
     if (value != 0xffffffffUL) allowed_bits |= value;
   }
-  for (int bit = 1; bit < 32; ++bit) {
+  std::vector<uint64_t> free_bits;
+  for (int bit = 0; bit < 32; ++bit) {
+    if ((allowed_bits & (uint64_t{1} << bit)) == 0) free_bits.push_back(uint64_t{1} << bit);
+  }
+  for (size_t i = 0; i < free_bits.size(); ++i) {
+    absl::Status ring = refuse_pair(free_bits[i], free_bits[(i + 1) % free_bits.size()]);
+    if (!ring.ok()) return ring;
+  }
+  for (int bit = 0; bit < 32; ++bit) {
     const uint64_t mask = uint64_t{1} << bit;
-    // Even, with a bit no allowed value sets.
-    if ((allowed_bits & mask) == 0) {
-      absl::Status even = refuse(SCMP_CMP_MASKED_EQ, mask | 1, mask);
-      if (!even.ok()) return even;
-    }
-    // Odd, with this bit clear: anything odd but 0xffffffff.
-    absl::Status odd = refuse(SCMP_CMP_MASKED_EQ, mask | 1, 1);
-    if (!odd.ok()) return odd;
+    if ((allowed_bits & mask) == 0) continue;
+    absl::Status all_free = refuse_pair(free_bits.front(), mask);
+    if (!all_free.ok()) return all_free;
   }
   return refuse(SCMP_CMP_GT, 0xffffffffULL, 0);
 }
@@ -193,6 +210,12 @@ absl::StatusOr<std::string> CompileSeccompFilter() {
   // Only the native ABI is listed, and a call through any other (int 0x80,
   // x32) kills the process (libseccomp's default bad-architecture action):
   // no way around the rules.
+  // A binary tree of system-call numbers instead of a list: the kernel
+  // walks the program once per call number when it loads it (to learn which
+  // calls it can always allow), so a list costs every sandbox's start about
+  // three times the tree's. The same rules, the same decisions.
+  int optimize = seccomp_attr_set(context.ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+  if (optimize != 0) return SeccompFilterError("seccomp_attr_set", -optimize);
   absl::Status built = AddRules(context.ctx);
   if (!built.ok()) return built;
   // libseccomp 2.5 exports to a descriptor only.

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -199,6 +200,52 @@ TEST(BwrapSeccompTest, OrdinaryCallsStillWork) {
     return out;
   });
   EXPECT_EQ(report, "");
+}
+
+// The personality rules are a cover of every refused value by "bit b set,
+// bit c clear" comparisons (seccomp_rules.cc); checked here on values that
+// stress it: every value of one or two bits, all ones but one or two bits,
+// each of those with the allowed bits 3 and 17 added or taken away, values
+// above 32 bits, and pseudo-random ones. Exactly docker's values pass.
+TEST(BwrapSeccompTest, PersonalityPassesExactlyDockersValues) {
+  std::vector<uint64_t> values;
+  const uint64_t allowed_bits = 0x20008;
+  auto add = [&values, allowed_bits](uint64_t v) {
+    for (uint64_t extra : {uint64_t{0}, uint64_t{0x8}, uint64_t{0x20000}, allowed_bits}) {
+      values.push_back(v | extra);
+      values.push_back(v & ~extra);
+      values.push_back((v | extra) + 0x100000000ULL);
+    }
+  };
+  for (int a = 0; a < 32; ++a) {
+    for (int b = a; b < 32; ++b) {
+      const uint64_t bits = (uint64_t{1} << a) | (uint64_t{1} << b);
+      add(bits);
+      add(~bits & 0xffffffffULL);
+    }
+  }
+  uint64_t seed = 0x9e3779b97f4a7c15ULL;
+  for (int i = 0; i < 2000; ++i) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    add(seed >> 32);
+  }
+  const std::vector<unsigned long>& docker = SeccompAllowedPersonalities();
+  std::string report = UnderFilter([&values, &docker] {
+    std::string out;
+    for (uint64_t value : values) {
+      errno = 0;
+      const long rc = syscall(SYS_personality, static_cast<unsigned long>(value));
+      const bool refused = rc == -1 && errno == EPERM;
+      if (!refused) (void)syscall(SYS_personality, 0UL);
+      const bool allowed = std::find(docker.begin(), docker.end(), value) != docker.end();
+      if (refused == allowed) {
+        out += "personality " + std::to_string(value) + (refused ? " refused\n" : " passed\n");
+      }
+    }
+    return out;
+  });
+  EXPECT_EQ(report, "");
+  EXPECT_GT(values.size(), 10000u);
 }
 
 // np-exec carries the program libseccomp compiled at build time: it must be
