@@ -208,8 +208,11 @@ absl::StatusOr<std::string> CompileSeccompFilter() {
   context.ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (context.ctx == nullptr) return SeccompFilterError("seccomp_init", ENOMEM);
   // Only the native ABI is listed, and a call through any other (int 0x80,
-  // x32) kills the process (libseccomp's default bad-architecture action):
-  // no way around the rules.
+  // x32) kills the whole process, not only the calling thread (libseccomp's
+  // default): no way around the rules, and no program left running without
+  // the thread it lost.
+  int bad_arch = seccomp_attr_set(context.ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+  if (bad_arch != 0) return SeccompFilterError("seccomp_attr_set", -bad_arch);
   // A binary tree of system-call numbers instead of a list: the kernel
   // walks the program once per call number when it loads it (to learn which
   // calls it can always allow), so a list costs every sandbox's start about

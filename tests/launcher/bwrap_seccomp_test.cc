@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -178,6 +179,31 @@ TEST(BwrapSeccompTest, TheI386AbiIsNoWayAround) {
                  : "a"(310L), "b"(static_cast<long>(CLONE_NEWUSER))
                  : "memory");
     _exit(ia32 == 0 ? 0 : 3);
+  }
+  close(*fd);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exit " << WEXITSTATUS(status);
+  EXPECT_EQ(WTERMSIG(status), SIGSYS);
+}
+
+// The same call from a second thread ends the whole process, not only that
+// thread (the rest of the program does not run on without it).
+TEST(BwrapSeccompTest, AnI386CallFromAnotherThreadEndsTheProcess) {
+  absl::StatusOr<int> fd = BuildSeccompFilterFd();
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  pid_t child = fork();
+  if (child == 0) {
+    if (!LoadFilter(*fd)) _exit(2);
+    std::thread caller([] {
+      long ia32 = 0;
+      asm volatile("int $0x80"
+                   : "=a"(ia32)
+                   : "a"(310L), "b"(static_cast<long>(CLONE_NEWUSER))
+                   : "memory");
+    });
+    caller.join();
+    _exit(0);
   }
   close(*fd);
   int status = 0;
