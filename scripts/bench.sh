@@ -22,6 +22,8 @@
 #        probe:     docker version --format ... | np-exec probe
 #        container: docker run <np-exec's own argv> | np-exec -- true | node -e 0
 #        runtimes:  np-exec -- true on bwrap | docker | podman, and bare bwrap
+#        bwrap-pair: bare bwrap with np-exec's printed argv | np-exec -- true on
+#                   bwrap, alone and in 200 rounds (issue 28's bar)
 #        preload:   1000 posix_spawns of /bin/true | the same under LD_PRELOAD
 #        peers (issue 19), each np-exec against a peer, same settings:
 #          bwrap:   np-exec -- true | srt true; np-exec -- sh -c WRITE | srt ...
@@ -55,10 +57,10 @@ build_dir="${build_dir:-$src/build-bench}"
 case "$build_dir" in /*) ;; *) build_dir="$PWD/$build_dir" ;; esac
 
 if [ "$short" = 1 ]; then
-  R_DIRECT=40 R_PROBE=10 R_CONTAINER=3 R_RUNTIMES=3 WARM=2 MICRO_MIN=0.05
+  R_DIRECT=40 R_PROBE=10 R_CONTAINER=3 R_RUNTIMES=3 R_BWRAP=10 WARM=2 MICRO_MIN=0.05
   R_PRELOAD=3 R_PEERS=3 PEER_WARM=1
 else
-  R_DIRECT=400 R_PROBE=60 R_CONTAINER=40 R_RUNTIMES=30 WARM=5 MICRO_MIN=0.5
+  R_DIRECT=400 R_PROBE=60 R_CONTAINER=40 R_RUNTIMES=30 R_BWRAP=200 WARM=5 MICRO_MIN=0.5
   R_PRELOAD=20 R_PEERS=20 PEER_WARM=2
 fi
 
@@ -265,6 +267,15 @@ fi
 if [ "${#rt[@]}" -gt 0 ] && [ "$(printf '%s\n' "${rt[@]}" | grep -c '^--cmd$')" -ge 2 ]; then
   run --title runtimes --runs "$R_RUNTIMES" --warmup "$WARM" "${rt[@]}"
 fi
+# np-exec on bubblewrap against bare bubblewrap with the same argv, the pair
+# alone and in many rounds: the runtimes block above interleaves docker and
+# podman runs, whose daemons' work afterwards lands on the next spawns, and its
+# 30 rounds scatter the ratio by a few percent.
+if [ -n "${cbwrap:-}" ]; then
+  run --title bwrap-pair --runs "$R_BWRAP" --warmup "$WARM" \
+    --cmd "bwrap (same argv, direct)" --cwd "$cbwrap" -- "${bargv[@]}" \
+    --cmd "np-exec -- true (bwrap)" --cwd "$cbwrap" -- "$np" -- true
+fi
 
 # --- 2b. the interposer where it does not wrap (issue 19) ------------------------
 # A dynamically linked host that posix_spawns /bin/true 1000 times, with and
@@ -438,6 +449,7 @@ probe_x="$(awk -v r="$(rat probe 'np-exec probe')" 'BEGIN{ if (r > 0) printf "%.
 verdict "docker version / np-exec probe (speed-up)" "$probe_x" ">=" 10 x
 verdict "np-exec -- true / docker run (docker)" "$(rat container 'np-exec -- true (docker)')" "<=" 1.02 x
 verdict "np-exec -- true on bwrap, median per spawn" "$(med runtimes 'np-exec -- true (bwrap)')" "<=" 10 ms
+verdict "np-exec on bwrap / bare bwrap, same argv" "$(rat bwrap-pair 'np-exec -- true (bwrap)')" "<=" 1.15 x
 verdict "LD_PRELOAD, 1000 posix_spawns it does not wrap" "$(rat preload 'same, LD_PRELOAD (nothing wrapped)')" "<=" 1.02 x
 verdict "an empty LD_PRELOAD library (the floor, informative)" "$(rat preload 'same, an empty library preloaded')" "<=" 1.02 x
 verdict "srt / np-exec on bwrap, /bin/true" "$(rat peers-bwrap-true 'srt /bin/true')" ">=" 50 x
