@@ -284,6 +284,43 @@ TEST_P(HostAccountsTest, BubblewrapKeepsTheHostsFiles) {
   EXPECT_FALSE(std::filesystem::exists(CacheDir()));
 }
 
+// bubblewrap's spawns share one view per content (account-views/<sha256>):
+// the second spawn opens and checks the first's instead of making its own,
+// nothing is left in spawns/, and a view whose bytes someone changed is
+// refused before the program runs (the host keeps no marker of it), never
+// shown to it.
+TEST_P(HostAccountsTest, BubblewrapSpawnsShareOneCheckedView) {
+  Configure("");
+  ASSERT_EQ(Sh("id -un").exit_code, 0);
+  const std::string views = state_ + "/np-exec/account-views";
+  std::vector<std::string> names;
+  std::error_code none;
+  for (const auto& entry : std::filesystem::directory_iterator(views, none)) {
+    names.push_back(entry.path().filename().string());
+  }
+  ASSERT_EQ(names.size(), 1u);
+  const std::string view = views + "/" + names.front();
+  struct stat first, again;
+  ASSERT_EQ(stat((view + "/passwd").c_str(), &first), 0);
+  RunResult r = Sh("grep -c . /etc/passwd; id -un");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(stat((view + "/passwd").c_str(), &again), 0);
+  EXPECT_EQ(again.st_ino, first.st_ino);
+  EXPECT_EQ(again.st_mtime, first.st_mtime);
+  for (const auto& entry : std::filesystem::directory_iterator(state_ + "/np-exec/spawns", none)) {
+    ADD_FAILURE() << "left in spawns/: " << entry.path();
+  }
+  // Someone adds a uid-0 line to the shared passwd.
+  const std::string passwd = ReadFile(view + "/passwd");
+  ASSERT_EQ(unlink((view + "/passwd").c_str()), 0);
+  dir_.Write(view.substr(dir_.Path("").size()) + "/passwd", passwd + "evil:x:0:0::/:/bin/sh\n");
+  const std::string marker = project_ + "/ran";
+  r = Sh("touch ran");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("account-view-failed"));
+  EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
 INSTANTIATE_TEST_SUITE_P(Runtimes, HostAccountsTest, ::testing::Values("bwrap"), RuntimeName);
 
 }  // namespace
