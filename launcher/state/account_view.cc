@@ -141,34 +141,40 @@ bool IsStalePrintedView(int spawns, const std::string& name) {
   return unheld;
 }
 
+// The names in the directory `dir` but "." and "..".
+std::vector<std::string> EntriesOf(int dir) {
+  std::vector<std::string> names;
+  const int fd = dup(dir);
+  DIR* stream = fd < 0 ? nullptr : fdopendir(fd);
+  if (stream == nullptr) {
+    if (fd >= 0) close(fd);
+    return names;
+  }
+  while (dirent* entry = readdir(stream)) {
+    const std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  closedir(stream);
+  return names;
+}
+
+// Whether `name` is "<pid>-..." of a process that is gone.
+bool OwnerGone(absl::string_view name) {
+  int pid = 0;
+  const size_t dash = name.find('-');
+  return dash != absl::string_view::npos && absl::SimpleAtoi(name.substr(0, dash), &pid) &&
+         pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
 // Removes the views of spawns whose np-exec is gone (a SIGKILL runs no
 // destructor): entries "<pid>-XXXXXX" of `spawns` with no such process, and
 // stale printed views; only the files np-exec writes, never following a link.
+// Its np-exec is gone, but a process it handed the view to (a warm sandbox's
+// holder) may still hold its lock: in use, it stays.
 void RemoveStaleViews(int spawns) {
-  const int fd = dup(spawns);
-  DIR* dir = fd < 0 ? nullptr : fdopendir(fd);
-  if (dir == nullptr) {
-    if (fd >= 0) close(fd);
-    return;
+  for (const std::string& name : EntriesOf(spawns)) {
+    if (IsStalePrintedView(spawns, name) || OwnerGone(name)) RemoveUnheldView(spawns, name.c_str());
   }
-  std::vector<std::string> stale;
-  while (dirent* entry = readdir(dir)) {
-    const std::string name = entry->d_name;
-    const size_t dash = name.find('-');
-    int pid = 0;
-    if (IsStalePrintedView(spawns, name)) {
-      stale.push_back(name);
-      continue;
-    }
-    if (dash == std::string::npos || !absl::SimpleAtoi(name.substr(0, dash), &pid) || pid <= 0) {
-      continue;
-    }
-    if (kill(pid, 0) != 0 && errno == ESRCH) stale.push_back(name);
-  }
-  closedir(dir);
-  // Its np-exec is gone, but a process it handed the view to (a warm
-  // sandbox's holder) may still hold its lock: in use.
-  for (const std::string& name : stale) RemoveUnheldView(spawns, name.c_str());
 }
 
 constexpr absl::string_view kNewViewPrefix = ".new-";
@@ -177,28 +183,14 @@ constexpr absl::string_view kNewViewPrefix = ".new-";
 // np-execs that are gone (".new-<pid>-XXXXXXXX"): run when a spawn makes a
 // view, so the store keeps about one per content in use.
 void RemoveOtherViews(int views, const std::string& keep) {
-  const int fd = dup(views);
-  DIR* dir = fd < 0 ? nullptr : fdopendir(fd);
-  if (dir == nullptr) {
-    if (fd >= 0) close(fd);
-    return;
-  }
-  std::vector<std::string> other;
-  while (dirent* entry = readdir(dir)) {
-    const std::string name = entry->d_name;
-    if (name == "." || name == ".." || name == keep) continue;
-    if (absl::StartsWith(name, kNewViewPrefix)) {
-      const std::string rest = name.substr(kNewViewPrefix.size());
-      int pid = 0;
-      if (!absl::SimpleAtoi(rest.substr(0, rest.find('-')), &pid) || pid <= 0 ||
-          kill(pid, 0) == 0 || errno != ESRCH) {
-        continue;
-      }
+  for (const std::string& name : EntriesOf(views)) {
+    if (name == keep) continue;
+    if (absl::StartsWith(name, kNewViewPrefix) &&
+        !OwnerGone(absl::string_view(name).substr(kNewViewPrefix.size()))) {
+      continue;
     }
-    other.push_back(name);
+    RemoveUnheldView(views, name.c_str());
   }
-  closedir(dir);
-  for (const std::string& name : other) RemoveUnheldView(views, name.c_str());
 }
 
 // Makes the shared view `name` below `views`: written into a new directory

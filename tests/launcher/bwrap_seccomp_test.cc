@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -165,24 +166,37 @@ TEST(BwrapSeccompTest, NamespacesCannotBeCreated) {
   EXPECT_EQ(report, "");
 }
 
-TEST(BwrapSeccompTest, TheI386AbiIsNoWayAround) {
-  // unshare(CLONE_NEWUSER) through int 0x80 (i386's unshare is 310): the
-  // filter lists only the native ABI, so the call kills the process.
+// unshare(CLONE_NEWUSER) through int 0x80 (i386's unshare is 310).
+long I386UnshareUser() {
+  long ia32 = 0;
+  asm volatile("int $0x80"
+               : "=a"(ia32)
+               : "a"(310L), "b"(static_cast<long>(CLONE_NEWUSER))
+               : "memory");
+  return ia32;
+}
+
+// The wait status of a forked child that loads the filter and runs `body`
+// (and exits 0 if it returns); -1 when that could not be tried.
+int StatusUnderFilter(const std::function<void()>& body) {
   absl::StatusOr<int> fd = BuildSeccompFilterFd();
-  ASSERT_TRUE(fd.ok()) << fd.status();
+  if (!fd.ok()) return -1;
   pid_t child = fork();
   if (child == 0) {
     if (!LoadFilter(*fd)) _exit(2);
-    long ia32 = 0;
-    asm volatile("int $0x80"
-                 : "=a"(ia32)
-                 : "a"(310L), "b"(static_cast<long>(CLONE_NEWUSER))
-                 : "memory");
-    _exit(ia32 == 0 ? 0 : 3);
+    body();
+    _exit(0);
   }
   close(*fd);
   int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
+  return waitpid(child, &status, 0) == child ? status : -1;
+}
+
+// The filter lists only the native ABI, so a call through another kills the
+// process.
+TEST(BwrapSeccompTest, TheI386AbiIsNoWayAround) {
+  const int status = StatusUnderFilter([] { _exit(I386UnshareUser() == 0 ? 0 : 3); });
+  ASSERT_NE(status, -1);
   ASSERT_TRUE(WIFSIGNALED(status)) << "exit " << WEXITSTATUS(status);
   EXPECT_EQ(WTERMSIG(status), SIGSYS);
 }
@@ -190,24 +204,11 @@ TEST(BwrapSeccompTest, TheI386AbiIsNoWayAround) {
 // The same call from a second thread ends the whole process, not only that
 // thread (the rest of the program does not run on without it).
 TEST(BwrapSeccompTest, AnI386CallFromAnotherThreadEndsTheProcess) {
-  absl::StatusOr<int> fd = BuildSeccompFilterFd();
-  ASSERT_TRUE(fd.ok()) << fd.status();
-  pid_t child = fork();
-  if (child == 0) {
-    if (!LoadFilter(*fd)) _exit(2);
-    std::thread caller([] {
-      long ia32 = 0;
-      asm volatile("int $0x80"
-                   : "=a"(ia32)
-                   : "a"(310L), "b"(static_cast<long>(CLONE_NEWUSER))
-                   : "memory");
-    });
+  const int status = StatusUnderFilter([] {
+    std::thread caller([] { I386UnshareUser(); });
     caller.join();
-    _exit(0);
-  }
-  close(*fd);
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
+  });
+  ASSERT_NE(status, -1);
   ASSERT_TRUE(WIFSIGNALED(status)) << "exit " << WEXITSTATUS(status);
   EXPECT_EQ(WTERMSIG(status), SIGSYS);
 }
