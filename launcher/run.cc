@@ -144,8 +144,6 @@ struct RunSpawn {
   SpawnImage image;
   std::string account_dir;
   std::string gitconfig;
-  // The view's files when known at planning (a shared view).
-  std::optional<AccountFiles> account_files;
   SpawnLease lease;  // The lock, the pins, the placeholders, the egress session.
   std::optional<SpawnPlan> plan;
   std::optional<TrustGate> trust;
@@ -245,15 +243,9 @@ absl::Status NameSpawnFiles(RunSpawn& run) {
   if (!run.endpoint.remote.empty()) return MakeRemoteCheck(run);
   run.account_dir = PlannedAccountViewDir(run.settings, host);
   if (!run.account_dir.empty()) {
-    run.gitconfig = CallerGitConfig(host);
-    // Where the sandbox shows the host's own files, the view is made of them
-    // and known now: read once, and shared by every spawn of these bytes.
-    if (TraitsOf(run.settings.config.container.runtime).program_from_host) {
-      run.account_files = ComposeAccountFiles(host, /*from_host=*/true, {}, run.gitconfig);
-      run.account_dir = SharedAccountViewDir(run.settings, host, *run.account_files);
-    }
     run.facts.passwd_file = AccountPasswdPath(run.account_dir);
     run.facts.group_file = AccountGroupPath(run.account_dir);
+    run.gitconfig = CallerGitConfig(host);
   }
   if (!run.gitconfig.empty()) run.facts.gitconfig_file = AccountGitConfigPath(run.account_dir);
   run.facts.agent_home =
@@ -366,9 +358,9 @@ absl::StatusOr<Outcome> CarryOut(RunSpawn& run) {
         run.cl.program.front(), reaching,
         [&host](const std::string& name) { return !GetEnv(host.envp, name).empty(); });
     if (!notice.empty()) WriteAll(2, notice);
-    const WrappedSpawn spawn{run.settings, plan,          run.cl.program,   *run.driver,
-                             run.endpoint, *run.trust,    run.tier_record,  run.account_dir,
-                             run.image.id, run.gitconfig, run.account_files};
+    const WrappedSpawn spawn{run.settings, plan,         run.cl.program,  *run.driver,
+                             run.endpoint, *run.trust,   run.tier_record, run.account_dir,
+                             run.image.id, run.gitconfig};
     return RunWrapped(spawn, run.lease, host, run.reporter, *run.log);
   }
   absl::Status recorded = RecordSpawnRan(*run.trust, host.uid);

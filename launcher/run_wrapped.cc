@@ -84,10 +84,8 @@ absl::Status TakeSpawnFiles(const WrappedSpawn& spawn, SpawnLease& lease, const 
   if (!home.ok()) return home.status();
   if (home->has_value()) lease.home.emplace(std::move(**home));
   absl::StatusOr<std::optional<AccountFiles>> files =
-      spawn.account_files.has_value()
-          ? spawn.account_files
-          : MaybeAccountFiles(spawn.settings, spawn.plan, host, spawn.driver, spawn.endpoint,
-                              spawn.account_dir, spawn.image_id, spawn.gitconfig);
+      MaybeAccountFiles(spawn.settings, spawn.plan, host, spawn.driver, spawn.endpoint,
+                        spawn.account_dir, spawn.image_id, spawn.gitconfig);
   if (!files.ok()) return files.status();
   if (deferred != nullptr) {
     *deferred = *std::move(files);

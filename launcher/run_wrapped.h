@@ -20,7 +20,6 @@
 #include "launcher/runtime/driver.h"
 #include "launcher/spawn_lease.h"
 #include "launcher/spawn_log.h"
-#include "launcher/state/account_view.h"
 #include "launcher/trust_gate.h"
 #include "nlohmann/json.hpp"
 
@@ -41,9 +40,6 @@ struct WrappedSpawn {
   std::string account_dir;
   std::string image_id;
   std::string gitconfig;
-  // The view's files when planning composed them (a shared view,
-  // SharedAccountViewDir): written or checked as they are, never read again.
-  std::optional<AccountFiles> account_files;
 };
 
 // Runs `spawn` to its end, holding what it needs in `lease`: the

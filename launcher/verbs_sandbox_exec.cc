@@ -327,9 +327,8 @@ absl::StatusOr<Outcome> VerbSandboxExec(const CommandLine& cl, const HostFacts& 
     absl::Status done = step(s);
     if (!done.ok()) return done;
   }
-  const WrappedSpawn spawn{s.settings, s.plan,      cl.program,    *s.driver,
-                           s.endpoint, *s.trust,    s.tier_record, s.plan.account_dir,
-                           s.image.id, s.gitconfig, std::nullopt};
+  const WrappedSpawn spawn{s.settings, s.plan,        cl.program,         *s.driver,  s.endpoint,
+                           *s.trust,   s.tier_record, s.plan.account_dir, s.image.id, s.gitconfig};
   return RunWrapped(spawn, s.lease, host, reporter, *s.log);
 }
 

@@ -26,7 +26,6 @@
 #include "core/passwd_view.h"
 #include "core/paths.h"
 #include "core/runtime.h"
-#include "core/sha256.h"
 #include "launcher/state/nofollow_path.h"
 
 namespace np {
@@ -51,8 +50,8 @@ std::string ReadAccountFile(const char* path) {
   return std::move(file.text);
 }
 
-int WriteNewAt(int dir, const char* name, const std::string& text) {
-  const int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+int WriteNew(const std::string& path, const std::string& text) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return errno;
   size_t done = 0;
   int err = 0;
@@ -71,44 +70,7 @@ int WriteNewAt(int dir, const char* name, const std::string& text) {
   return err;
 }
 
-// The view's files into the directory `dir`: 0, or the first errno.
-int WriteFiles(int dir, const AccountFiles& files) {
-  int err = WriteNewAt(dir, "passwd", files.passwd);
-  if (err == 0) err = WriteNewAt(dir, "group", files.group);
-  if (err == 0 && !files.gitconfig.empty()) err = WriteNewAt(dir, "gitconfig", files.gitconfig);
-  return err;
-}
-
-// Whether the directory `dir` holds exactly `files`: each a regular file of
-// these bytes, and no gitconfig when there is none.
-bool HoldsFiles(int dir, const AccountFiles& files) {
-  auto holds = [dir](const char* name, const std::string& text) {
-    SmallFile file = ReadSmallFileAt(dir, name, text.size());
-    if (text.empty()) return file.error == ENOENT;
-    return file.error == 0 && S_ISREG(file.st.st_mode) && file.text == text;
-  };
-  return holds("passwd", files.passwd) && holds("group", files.group) &&
-         holds("gitconfig", files.gitconfig);
-}
-
-// Removes the view `name` below `parent` (only the files np-exec writes,
-// never following a link) when no process holds its lock.
-void RemoveUnheldView(int parent, const char* name) {
-  const int view = OpenSubdirNoFollow(parent, name);
-  if (view < 0) return;
-  if (flock(view, LOCK_EX | LOCK_NB) != 0) {
-    close(view);
-    return;
-  }
-  unlinkat(view, "passwd", 0);
-  unlinkat(view, "group", 0);
-  unlinkat(view, "gitconfig", 0);
-  close(view);
-  unlinkat(parent, name, AT_REMOVEDIR);
-}
-
 constexpr char kSpawns[] = "spawns";
-constexpr char kAccountViews[] = "account-views";
 constexpr char kImageAccounts[] = "image-accounts";
 // Two capped texts as JSON (escapes, and U+FFFD for a byte that is not
 // UTF-8, can triple a byte).
@@ -141,76 +103,46 @@ bool IsStalePrintedView(int spawns, const std::string& name) {
   return unheld;
 }
 
-// The names in the directory `dir` but "." and "..".
-std::vector<std::string> EntriesOf(int dir) {
-  std::vector<std::string> names;
-  const int fd = dup(dir);
-  DIR* stream = fd < 0 ? nullptr : fdopendir(fd);
-  if (stream == nullptr) {
-    if (fd >= 0) close(fd);
-    return names;
-  }
-  while (dirent* entry = readdir(stream)) {
-    const std::string name = entry->d_name;
-    if (name != "." && name != "..") names.push_back(name);
-  }
-  closedir(stream);
-  return names;
-}
-
-// Whether `name` is "<pid>-..." of a process that is gone.
-bool OwnerGone(absl::string_view name) {
-  int pid = 0;
-  const size_t dash = name.find('-');
-  return dash != absl::string_view::npos && absl::SimpleAtoi(name.substr(0, dash), &pid) &&
-         pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
-}
-
 // Removes the views of spawns whose np-exec is gone (a SIGKILL runs no
 // destructor): entries "<pid>-XXXXXX" of `spawns` with no such process, and
 // stale printed views; only the files np-exec writes, never following a link.
-// Its np-exec is gone, but a process it handed the view to (a warm sandbox's
-// holder) may still hold its lock: in use, it stays.
 void RemoveStaleViews(int spawns) {
-  for (const std::string& name : EntriesOf(spawns)) {
-    if (IsStalePrintedView(spawns, name) || OwnerGone(name)) RemoveUnheldView(spawns, name.c_str());
+  const int fd = dup(spawns);
+  DIR* dir = fd < 0 ? nullptr : fdopendir(fd);
+  if (dir == nullptr) {
+    if (fd >= 0) close(fd);
+    return;
   }
-}
-
-constexpr absl::string_view kNewViewPrefix = ".new-";
-
-// The shared views no process holds but `keep`, and the half-made ones of
-// np-execs that are gone (".new-<pid>-XXXXXXXX"): run when a spawn makes a
-// view, so the store keeps about one per content in use.
-void RemoveOtherViews(int views, const std::string& keep) {
-  for (const std::string& name : EntriesOf(views)) {
-    if (name == keep) continue;
-    if (absl::StartsWith(name, kNewViewPrefix) &&
-        !OwnerGone(absl::string_view(name).substr(kNewViewPrefix.size()))) {
+  std::vector<std::string> stale;
+  while (dirent* entry = readdir(dir)) {
+    const std::string name = entry->d_name;
+    const size_t dash = name.find('-');
+    int pid = 0;
+    if (IsStalePrintedView(spawns, name)) {
+      stale.push_back(name);
       continue;
     }
-    RemoveUnheldView(views, name.c_str());
+    if (dash == std::string::npos || !absl::SimpleAtoi(name.substr(0, dash), &pid) || pid <= 0) {
+      continue;
+    }
+    if (kill(pid, 0) != 0 && errno == ESRCH) stale.push_back(name);
   }
-}
-
-// Makes the shared view `name` below `views`: written into a new directory
-// of its own, then renamed into place, so a view is never seen half written.
-// One made meanwhile by another np-exec wins; this one's is removed. 0, or
-// the errno of the step that failed.
-int MakeSharedView(int views, const std::string& name, const AccountFiles& files) {
-  uint32_t random = 0;
-  if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
-  const std::string aside = absl::StrFormat("%s%d-%08x", kNewViewPrefix, getpid(), random);
-  if (mkdirat(views, aside.c_str(), 0700) != 0) return errno;
-  const int dir = OpenSubdirNoFollow(views, aside.c_str());
-  int err = dir < 0 ? errno : WriteFiles(dir, files);
-  if (dir >= 0) close(dir);
-  if (err == 0 && renameat(views, aside.c_str(), views, name.c_str()) != 0) {
-    err = errno == EEXIST || errno == ENOTEMPTY ? 0 : errno;
+  closedir(dir);
+  for (const std::string& name : stale) {
+    const int view = OpenSubdirNoFollow(spawns, name.c_str());
+    if (view < 0) continue;
+    // Its np-exec is gone, but a process it handed the view to (a warm
+    // sandbox's holder) still holds its lock: in use.
+    if (flock(view, LOCK_EX | LOCK_NB) != 0) {
+      close(view);
+      continue;
+    }
+    unlinkat(view, "passwd", 0);
+    unlinkat(view, "group", 0);
+    unlinkat(view, "gitconfig", 0);
+    close(view);
+    unlinkat(spawns, name.c_str(), AT_REMOVEDIR);
   }
-  RemoveUnheldView(views, aside.c_str());
-  if (err == 0) RemoveOtherViews(views, name);
-  return err;
 }
 
 }  // namespace
@@ -282,58 +214,13 @@ absl::StatusOr<std::unique_ptr<AccountView>> AccountView::Create(const StateStor
   if (view->lock_fd_ < 0 || flock(view->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     return Failed(dir, errno);
   }
-  const int err = WriteFiles(view->lock_fd_, files);
+  int err = WriteNew(AccountPasswdPath(view->dir_), files.passwd);
+  if (err == 0) err = WriteNew(AccountGroupPath(view->dir_), files.group);
+  if (err == 0 && !files.gitconfig.empty()) {
+    err = WriteNew(AccountGitConfigPath(view->dir_), files.gitconfig);
+  }
   if (err != 0) return Failed(view->dir_, err);
   return view;
-}
-
-absl::StatusOr<std::unique_ptr<AccountView>> AccountView::Share(const StateStore& store,
-                                                                const AccountFiles& files,
-                                                                const std::string& dir) {
-  absl::StatusOr<int> views = store.OpenSubdir(kAccountViews);
-  if (!views.ok()) return views.status();
-  const std::string name = BaseName(dir);
-  int err = ENOENT;
-  // A view another content's clean-up removed between the open and the lock
-  // is made again.
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    int fd = OpenSubdirNoFollow(*views, name.c_str());
-    if (fd < 0 && errno == ENOENT) {
-      err = MakeSharedView(*views, name, files);
-      if (err != 0) break;
-      fd = OpenSubdirNoFollow(*views, name.c_str());
-    }
-    if (fd < 0) {
-      err = errno;
-      if (err == ENOENT) continue;
-      break;
-    }
-    struct stat st;
-    if (flock(fd, LOCK_SH) != 0 || fstat(fd, &st) != 0) {
-      err = errno;
-      close(fd);
-      break;
-    }
-    if (st.st_nlink == 0) {
-      err = ENOENT;
-      close(fd);
-      continue;
-    }
-    if (!HoldsFiles(fd, files)) {
-      close(fd);
-      close(*views);
-      return MakeError(absl::StatusCode::kFailedPrecondition, "account-view-failed",
-                       absl::StrCat("the shared account view ", dir,
-                                    " holds other files than np-exec made there; remove it"),
-                       {{"path", dir}});
-    }
-    close(*views);
-    std::unique_ptr<AccountView> view(new AccountView(""));
-    view->lock_fd_ = fd;
-    return view;
-  }
-  close(*views);
-  return Failed(dir, err);
 }
 
 void AccountView::Abandon() {
@@ -343,12 +230,11 @@ void AccountView::Abandon() {
 }
 
 AccountView::~AccountView() {
-  if (!dir_.empty()) {
-    unlink(AccountPasswdPath(dir_).c_str());
-    unlink(AccountGroupPath(dir_).c_str());
-    unlink(AccountGitConfigPath(dir_).c_str());
-    rmdir(dir_.c_str());
-  }
+  if (dir_.empty()) return;
+  unlink(AccountPasswdPath(dir_).c_str());
+  unlink(AccountGroupPath(dir_).c_str());
+  unlink(AccountGitConfigPath(dir_).c_str());
+  rmdir(dir_.c_str());
   if (lock_fd_ >= 0) close(lock_fd_);
 }
 
@@ -385,41 +271,18 @@ std::string CallerGitConfig(const HostFacts& host) {
   return GitIdentityConfig(identity);
 }
 
-namespace {
-
-// The state store a spawn of `settings` keeps its view in; "" when it needs
-// none (not the container tier, outside a project, `user` not null) or the
-// store has no place.
-std::string ViewStoreDir(const Settings& settings, const HostFacts& host) {
+std::string PlannedAccountViewDir(const Settings& settings, const HostFacts& host, bool printed) {
   const ContainerConfig& container = settings.config.container;
   if (settings.resolved.tier != Tier::kContainer || settings.project_root.empty() ||
       container.user.kind != UserSpec::Kind::kCaller) {
     return "";
   }
   absl::StatusOr<std::string> store = HostStateStoreDir(host);
-  return store.ok() ? *store : "";
-}
-
-}  // namespace
-
-std::string SharedAccountViewDir(const Settings& settings, const HostFacts& host,
-                                 const AccountFiles& files) {
-  const std::string store = ViewStoreDir(settings, host);
-  if (store.empty()) return "";
-  // Each file's length first: no two different views have one digest input.
-  const std::string digest =
-      Sha256Hex(absl::StrCat(files.passwd.size(), ":", files.passwd, files.group.size(), ":",
-                             files.group, files.gitconfig.size(), ":", files.gitconfig));
-  return absl::StrCat(store, "/", kAccountViews, "/", digest);
-}
-
-std::string PlannedAccountViewDir(const Settings& settings, const HostFacts& host, bool printed) {
-  const std::string store = ViewStoreDir(settings, host);
-  if (store.empty()) return "";
+  if (!store.ok()) return "";
   uint32_t random = 0;
   if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
-  if (printed) return absl::StrFormat("%s/%s/%s%08x", store, kSpawns, kPrintedPrefix, random);
-  return absl::StrFormat("%s/%s/%d-%08x", store, kSpawns, host.pid, random);
+  if (printed) return absl::StrFormat("%s/%s/%s%08x", *store, kSpawns, kPrintedPrefix, random);
+  return absl::StrFormat("%s/%s/%d-%08x", *store, kSpawns, host.pid, random);
 }
 
 bool IsPrintedAccountViewDir(const Settings& settings, const HostFacts& host,
@@ -470,8 +333,6 @@ absl::StatusOr<std::unique_ptr<AccountView>> WriteAccountView(const HostFacts& h
                                                               const std::string& dir) {
   absl::StatusOr<StateStore> store = StoreOfView(host, dir);
   if (!store.ok()) return store.status();
-  const std::string parent = dir.substr(0, dir.rfind('/'));
-  if (BaseName(parent) == kAccountViews) return AccountView::Share(*store, files, dir);
   return AccountView::Create(*store, files, dir);
 }
 

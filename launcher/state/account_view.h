@@ -1,15 +1,11 @@
 // The caller's account inside a sandbox, on the host side: a private
-// directory (mode 0700) in the operator state store holding the generated
-// passwd and group files (core/passwd_view.h) and the git identity, which
-// the plan binds read-only at /etc/passwd, /etc/group and the sandbox's git
-// configuration. Where the base is the host's own files (bubblewrap), the
-// files are known at planning and every spawn with the same bytes shares one
-// view, `<store>/account-views/<sha256>/`, made once and then only opened and
-// checked. Elsewhere (an image's base, a printed plan) the view is the
-// spawn's own, `<store>/spawns/<pid>-XXXXXX/`, removed when the spawn ends;
-// what a SIGKILLed np-exec left there is removed by the next spawn (its pid
-// is gone). The store lies outside every project (the plan checks it is
-// outside everything the sandbox can write).
+// per-spawn directory (mode 0700) in the operator state store,
+// `<store>/spawns/<pid>-XXXXXX/`, holding the generated passwd and group
+// files (core/passwd_view.h) that the plan binds read-only at /etc/passwd and
+// /etc/group, removed when the spawn ends; what a SIGKILLed np-exec left there
+// is removed by the next spawn (its pid is gone). The store lies outside
+// every project (the plan checks it is outside everything the sandbox can
+// write).
 //
 // The base of the view: on bubblewrap the host's own files; on docker and
 // podman the image's own, which the driver reads out of the image
@@ -59,17 +55,7 @@ class AccountView {
                                                              const AccountFiles& files,
                                                              const std::string& dir);
 
-  // The shared view of `files` at `dir` (SharedAccountViewDir), made when
-  // missing (written aside, then renamed into place) and checked byte for
-  // byte when there; held with a shared lock while this lives, so the
-  // clean-up of views no spawn holds (when another content is made) leaves
-  // it. A view there with other bytes is refused. Codes:
-  // `account-view-failed`, the store's.
-  static absl::StatusOr<std::unique_ptr<AccountView>> Share(const StateStore& store,
-                                                            const AccountFiles& files,
-                                                            const std::string& dir);
-
-  // Removes both files and the directory (a shared view stays).
+  // Removes both files and the directory.
   ~AccountView();
   // Another process (a warm sandbox's holder) keeps the view: this one only
   // closes its descriptor and removes nothing.
@@ -79,7 +65,7 @@ class AccountView {
 
  private:
   explicit AccountView(std::string dir) : dir_(std::move(dir)) {}
-  std::string dir_;   // "": nothing to remove (abandoned, or shared).
+  std::string dir_;
   int lock_fd_ = -1;  // The directory, flocked while the view lives.
 };
 
@@ -93,12 +79,6 @@ class AccountView {
 // it is older than kPrintedViewLockSeconds.
 std::string PlannedAccountViewDir(const Settings& settings, const HostFacts& host,
                                   bool printed = false);
-
-// Where every spawn whose view is `files` shares it:
-// `<store>/account-views/<sha256 of the files>`, for a spawn of `settings`
-// that needs a view (as PlannedAccountViewDir); "" otherwise.
-std::string SharedAccountViewDir(const Settings& settings, const HostFacts& host,
-                                 const AccountFiles& files);
 inline constexpr int kPrintedViewLockSeconds = 2;
 
 // Whether `dir` is a printed plan's view directory in the caller's own state
@@ -146,8 +126,7 @@ absl::StatusOr<std::optional<AccountFiles>> MaybeAccountFiles(
     const std::string& image_id, const std::string& gitconfig = "");
 
 // Writes composed files at the planned `dir` (AccountView::Create in the
-// store `dir` lies in), or shares them when `dir` is a SharedAccountViewDir
-// (AccountView::Share).
+// store `dir` lies in).
 absl::StatusOr<std::unique_ptr<AccountView>> WriteAccountView(const HostFacts& host,
                                                               const AccountFiles& files,
                                                               const std::string& dir);

@@ -164,17 +164,11 @@ TEST_P(AgentHomeTest, CallerResolvesByNameInside) {
   EXPECT_FALSE(lines[2].empty());
   EXPECT_EQ(lines[3], "/home/np-exec");
   EXPECT_THAT(r.out, Not(HasSubstr("writable")));
-  // The spawn's own view (docker, podman) is gone with it; bubblewrap's
-  // spawns share one view per content and make none of their own.
+  // The spawn's view is gone with it.
   std::error_code none;
   const std::filesystem::path spawns = state_ + "/np-exec/spawns";
-  if (is_bwrap()) {
-    EXPECT_FALSE(std::filesystem::exists(spawns)) << spawns;
-    EXPECT_FALSE(std::filesystem::is_empty(state_ + "/np-exec/account-views", none));
-  } else {
-    ASSERT_TRUE(std::filesystem::is_directory(spawns));
-    EXPECT_TRUE(std::filesystem::is_empty(spawns, none)) << spawns;
-  }
+  ASSERT_TRUE(std::filesystem::is_directory(spawns));
+  EXPECT_TRUE(std::filesystem::is_empty(spawns, none)) << spawns;
 
   // node's os.userInfo() reads the same entry (np-node:local has node; on
   // bubblewrap the host's /usr/bin/node runs).

@@ -2,22 +2,15 @@
 // (issue 17 item 2), as library calls on temporary directories: one copy-out
 // per image ID, records that are links, foreign, corrupt or of another ID
 // count as none and are replaced, and nothing cached ever bypasses the
-// sanitising of core/passwd_view. And the shared views of bubblewrap's
-// spawns: made once per content, checked byte for byte, held while used.
+// sanitising of core/passwd_view.
 #include "launcher/state/account_view.h"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <memory>
 #include <string>
-#include <vector>
 
-#include "core/errors.h"
 #include "core/passwd_view.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -183,153 +176,6 @@ TEST_F(ImageAccountCacheTest, CachedTextsAreSanitisedAgain) {
   EXPECT_EQ(copies_, 0);
   EXPECT_EQ(bases.passwd, "ok:x:5:5::/:/bin/sh\n");
   EXPECT_EQ(bases.group, std::nullopt);
-}
-
-class SharedAccountViewTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    env_ = "XDG_STATE_HOME=" + dir_.Path("state");
-    envp_ = {env_.data(), nullptr};
-    host_.envp = envp_.data();
-    host_.home = dir_.Path("home");
-    host_.uid = getuid();
-    settings_.project_root = dir_.Path("project");
-    settings_.resolved.tier = Tier::kContainer;
-    absl::StatusOr<StateStore> store = StateStore::Open(dir_.Path("state/np-exec"), getuid());
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::make_unique<StateStore>(*std::move(store));
-  }
-
-  AccountFiles Files(const std::string& gitconfig = "") const {
-    return {kPasswd, kGroup, gitconfig};
-  }
-
-  // The view's directory and the store's shared views.
-  std::string DirOf(const AccountFiles& files) const {
-    return SharedAccountViewDir(settings_, host_, files);
-  }
-  std::string Views() const { return dir_.Path("state/np-exec/account-views"); }
-
-  std::vector<std::string> Entries() const {
-    std::vector<std::string> names;
-    if (DIR* dir = opendir(Views().c_str())) {
-      while (dirent* entry = readdir(dir)) {
-        const std::string name = entry->d_name;
-        if (name != "." && name != "..") names.push_back(name);
-      }
-      closedir(dir);
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
-  TempDir dir_;
-  std::string env_;
-  std::vector<char*> envp_;
-  HostFacts host_;
-  Settings settings_;
-  std::unique_ptr<StateStore> store_;
-};
-
-TEST_F(SharedAccountViewTest, OneDirectoryPerContentUnderTheStore) {
-  const std::string plain = DirOf(Files());
-  EXPECT_EQ(plain.rfind(Views() + "/", 0), 0u) << plain;
-  EXPECT_EQ(plain.size(), Views().size() + 1 + 64);
-  EXPECT_EQ(DirOf(Files()), plain);
-  EXPECT_NE(DirOf(Files("[user]\n\tname = a\n")), plain);
-  // The files' bounds are part of the digest's input: moving a byte from
-  // one file to the next is another view.
-  EXPECT_NE(DirOf({"ab", "c", ""}), DirOf({"a", "bc", ""}));
-  settings_.config.container.user.kind = UserSpec::Kind::kImage;
-  EXPECT_EQ(DirOf(Files()), "");
-}
-
-TEST_F(SharedAccountViewTest, MadeOnceThenOnlyOpenedAndChecked) {
-  const AccountFiles files = Files("[user]\n\tname = Ada\n");
-  const std::string dir = DirOf(files);
-  struct stat first;
-  {
-    absl::StatusOr<std::unique_ptr<AccountView>> view = WriteAccountView(host_, files, dir);
-    ASSERT_TRUE(view.ok()) << view.status();
-    ASSERT_EQ(stat(dir.c_str(), &first), 0);
-    EXPECT_EQ(first.st_mode & 0777, 0700u);
-    EXPECT_EQ(ReadFile(AccountPasswdPath(dir)), kPasswd);
-    EXPECT_EQ(ReadFile(AccountGroupPath(dir)), kGroup);
-    EXPECT_EQ(ReadFile(AccountGitConfigPath(dir)), files.gitconfig);
-    struct stat passwd;
-    ASSERT_EQ(stat(AccountPasswdPath(dir).c_str(), &passwd), 0);
-    EXPECT_EQ(passwd.st_mode & 0777, 0644u);
-  }
-  // The spawn ended: the view stays for the next one, which makes nothing.
-  struct stat again;
-  ASSERT_EQ(stat(dir.c_str(), &again), 0);
-  absl::StatusOr<std::unique_ptr<AccountView>> second = WriteAccountView(host_, files, dir);
-  ASSERT_TRUE(second.ok()) << second.status();
-  ASSERT_EQ(stat(dir.c_str(), &again), 0);
-  EXPECT_EQ(again.st_ino, first.st_ino);
-  EXPECT_EQ(Entries(), std::vector<std::string>{dir.substr(dir.rfind('/') + 1)});
-}
-
-TEST_F(SharedAccountViewTest, HeldWhileAViewLives) {
-  const AccountFiles files = Files();
-  const std::string dir = DirOf(files);
-  absl::StatusOr<std::unique_ptr<AccountView>> view = WriteAccountView(host_, files, dir);
-  ASSERT_TRUE(view.ok()) << view.status();
-  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  ASSERT_GE(fd, 0);
-  EXPECT_NE(flock(fd, LOCK_EX | LOCK_NB), 0);
-  view->reset();
-  EXPECT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);
-  close(fd);
-}
-
-// Anything but the bytes np-exec would write is refused, never used: another
-// text, a link in a file's place, a git identity the view must not have, a
-// file missing.
-TEST_F(SharedAccountViewTest, AViewWithOtherBytesIsRefused) {
-  const AccountFiles files = Files();
-  const std::string dir = DirOf(files);
-  ASSERT_TRUE(WriteAccountView(host_, files, dir).ok());
-  const std::string rel = dir.substr(dir_.Path("").size());
-  auto put = [&](const std::string& name, const std::string& text) {
-    unlink((dir + "/" + name).c_str());
-    dir_.Write(rel + "/" + name, text);
-  };
-  auto refused = [&] {
-    absl::StatusOr<std::unique_ptr<AccountView>> view = WriteAccountView(host_, files, dir);
-    return !view.ok() && ErrorCode(view.status()) == "account-view-failed";
-  };
-  put("passwd", std::string(kPasswd) + "evil:x:0:0::/:/bin/sh\n");
-  EXPECT_TRUE(refused());
-  unlink(AccountPasswdPath(dir).c_str());
-  ASSERT_EQ(symlink(dir_.Write("elsewhere", kPasswd).c_str(), AccountPasswdPath(dir).c_str()), 0);
-  EXPECT_TRUE(refused());
-  unlink(AccountPasswdPath(dir).c_str());
-  EXPECT_TRUE(refused());
-  put("passwd", kPasswd);
-  ASSERT_TRUE(WriteAccountView(host_, files, dir).ok());
-  put("gitconfig", "[user]\n");
-  EXPECT_TRUE(refused());
-}
-
-// A new content's view clears the views no spawn holds and what a killed
-// np-exec left half made; a held view and a live np-exec's stay.
-TEST_F(SharedAccountViewTest, MakingANewViewRemovesTheUnheldOnes) {
-  const AccountFiles a = Files("[user]\n\tname = a\n");
-  const AccountFiles b = Files("[user]\n\tname = b\n");
-  const AccountFiles c = Files("[user]\n\tname = c\n");
-  absl::StatusOr<std::unique_ptr<AccountView>> held = WriteAccountView(host_, a, DirOf(a));
-  ASSERT_TRUE(held.ok()) << held.status();
-  ASSERT_TRUE(WriteAccountView(host_, b, DirOf(b)).ok());
-  // pid 2^22 + 1 is above any pid_max: no such process.
-  ASSERT_EQ(mkdir((Views() + "/.new-4194305-00000000").c_str(), 0700), 0);
-  const std::string live = ".new-" + std::to_string(getpid()) + "-00000000";
-  ASSERT_EQ(mkdir((Views() + "/" + live).c_str(), 0700), 0);
-  ASSERT_TRUE(WriteAccountView(host_, c, DirOf(c)).ok());
-  std::vector<std::string> expected = {live, DirOf(a).substr(Views().size() + 1),
-                                       DirOf(c).substr(Views().size() + 1)};
-  std::sort(expected.begin(), expected.end());
-  EXPECT_EQ(Entries(), expected);
 }
 
 }  // namespace

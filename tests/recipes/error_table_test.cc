@@ -26,9 +26,8 @@ const std::set<std::string>& NotCodes() {
       "egress-entry", "socket-missing", "timed-out",
       // An internal verb and the prepared /etc's directory (issue 19).
       "argv-entry", "etc-view", "container-watchdog", "mount-check",
-      // The state store's directory of each image's own passwd and group (issue 17),
-      // and of the account views bubblewrap's spawns share (issue 28).
-      "image-accounts", "account-views",
+      // The state store's directory of each image's own passwd and group (issue 17).
+      "image-accounts",
       // The causes a runtime driver names to pick a refusal's fix (issue 27).
       "no-daemon", "rootless-id-map",
       // HTTP header names the egress proxy drops, and address classes.
