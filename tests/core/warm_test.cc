@@ -251,6 +251,8 @@ TEST(WarmArgvTest, BubblewrapRunsTheKeeperAsPidOneInTheProject) {
   EXPECT_TRUE(Contains(*argv, "--as-pid-1"));
   EXPECT_TRUE(Contains(*argv, "--die-with-parent"));
   EXPECT_TRUE(HasSequence(*argv, {"--ro-bind", "/s/warm/rv-1-aa", "/run/np-exec/warm"}));
+  EXPECT_TRUE(HasSequence(*argv, {"--mqueue", "/dev/mqueue"}))
+      << "the keeper finds the spawn's POSIX message queues there";
   EXPECT_TRUE(
       HasSequence(*argv, {"--chdir", "/home/u/proj", "--", "/run/np-exec/np-exec", "keeper"}));
   EXPECT_EQ(argv->back(), "keeper");

@@ -1,10 +1,16 @@
 /* A static helper the warm sandbox e2e test copies into the project and runs
  * inside the sandbox: `make` creates one SysV shared memory segment, one
- * semaphore set and one message queue (private keys, left behind on purpose)
- * and prints "made"; `count` prints "sysv=N", the number of SysV IPC objects
- * the sandbox's IPC namespace holds; `limit-init` lowers PID 1's file size
- * limit (prlimit, as a program of the same user may) and prints "lowered". */
+ * semaphore set and one message queue (private keys) and one POSIX message
+ * queue (by mq_open, the system call, which needs no file system), all left
+ * behind on purpose, and prints "made"; `count` prints "sysv=N", the number of
+ * SysV IPC objects the sandbox's IPC namespace holds, then "mq=1" when that
+ * POSIX queue is still there and "mq=0" when it is not; `limit-init` lowers
+ * PID 1's file size limit (prlimit, as a program of the same user may) and
+ * prints "lowered". */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <mqueue.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ipc.h>
@@ -23,17 +29,23 @@ static int count_lines(const char *table) {
   return lines > 0 ? lines - 1 : 0; /* the header */
 }
 
+static const char kQueue[] = "/np-warm-left-behind";
+
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "make") == 0) {
     if (shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600) < 0) return perror("shmget"), 1;
     if (semget(IPC_PRIVATE, 1, IPC_CREAT | 0600) < 0) return perror("semget"), 1;
     if (msgget(IPC_PRIVATE, IPC_CREAT | 0600) < 0) return perror("msgget"), 1;
+    if (mq_open(kQueue, O_CREAT | O_RDWR, 0600, NULL) == (mqd_t)-1) return perror("mq_open"), 1;
     puts("made");
     return 0;
   }
   if (argc == 2 && strcmp(argv[1], "count") == 0) {
     printf("sysv=%d\n", count_lines("/proc/sysvipc/shm") + count_lines("/proc/sysvipc/sem") +
                             count_lines("/proc/sysvipc/msg"));
+    const mqd_t queue = mq_open(kQueue, O_RDONLY);
+    if (queue == (mqd_t)-1 && errno != ENOENT) return perror("mq_open"), 1;
+    printf("mq=%d\n", queue == (mqd_t)-1 ? 0 : 1);
     return 0;
   }
   if (argc == 2 && strcmp(argv[1], "limit-init") == 0) {

@@ -1,8 +1,8 @@
 // Warm sandboxes (isolation.container.warm, core/warm.h) on docker, podman and
 // bubblewrap, checked on the host: two consecutive spawns run in one sandbox,
 // and nothing of the first (a background process that called setsid and
-// ignores TERM, files in /tmp, HOME and /dev/shm, a SysV shared memory
-// segment, its forwarded value) is there when the second starts; the program
+// ignores TERM, files in /tmp, HOME and /dev/shm, SysV IPC objects and a
+// POSIX message queue, its forwarded value) is there when the second starts; the program
 // cannot reach its keeper (no path to the channel, no descriptor to read,
 // no signal that ends it); SIGKILL of np-exec during a warm spawn leaves no
 // process, and the idle sandbox ends; exit statuses and forwarded signals are
@@ -11,8 +11,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <random>
+#include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -101,28 +104,38 @@ TEST_P(WarmTest, TheSecondSpawnRunsInTheSameSandboxAndFindsNothingOfTheFirst) {
                          "(sleep ",
                          seconds,
                          " </dev/null >/dev/null 2>&1 &); "
-                         "echo left >/tmp/left-behind; echo left >\"$HOME/left-behind\"; "
-                         "echo left >/dev/shm/left-behind; "
+                         "echo left >/tmp/left-behind && echo left >\"$HOME/left-behind\" && "
+                         "echo left >/dev/shm/left-behind && echo wrote; "
                          "./sysv-probe make; ./sysv-probe count; "
                          "echo \"value=$NP_WARM_VALUE\""),
             first_value);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_THAT(first.out, HasSubstr("value=" + first_value));
-  EXPECT_THAT(first.out, HasSubstr("made\nsysv=3\n")) << "the IPC objects were not made";
+  EXPECT_THAT(first.out, HasSubstr("wrote\n")) << "the scratch files were not written";
+  EXPECT_THAT(first.out, HasSubstr("made\nsysv=3\nmq=1\n")) << "the IPC objects were not made";
   // Gone before np-exec returned, not merely later.
   EXPECT_THAT(PidsWithCmdlinePrefix(SleepMarker(seconds)), ::testing::IsEmpty())
       << "a process of the first spawn outlived it";
 
   RunResult second = Spawn(
-      "ls -A /tmp \"$HOME\" /dev/shm; ./sysv-probe count; "
+      "echo \"tmp=[$(ls -A /tmp)] home=[$(ls -A \"$HOME\")] shm=[$(ls -A /dev/shm)]\" && "
+      "./sysv-probe count; "
       "echo \"value=$NP_WARM_VALUE\"; "
       "cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' '\\n' | "
       "grep -c 'first-valu[e]'; "
       "echo \"init=$(tr '\\0' ' ' </proc/1/cmdline)\"",
       "second-value");
   ASSERT_EQ(second.exit_code, 0) << second.err;
-  EXPECT_THAT(second.out, Not(HasSubstr("left-behind")));
-  EXPECT_THAT(second.out, HasSubstr("sysv=0"));
+  // /tmp holds nothing but the folder the project's mount point is in, when
+  // the project is below /tmp (as the tests' are).
+  std::string mount_point_folder;
+  if (absl::StartsWith(project_, "/tmp/")) {
+    const std::string below_tmp = project_.substr(5);
+    mount_point_folder = below_tmp.substr(0, below_tmp.find('/'));
+  }
+  EXPECT_THAT(second.out,
+              HasSubstr(absl::StrCat("tmp=[", mount_point_folder, "] home=[] shm=[]\n")));
+  EXPECT_THAT(second.out, HasSubstr("sysv=0\nmq=0\n"));
   EXPECT_THAT(second.out, HasSubstr("value=second-value"));
   EXPECT_THAT(second.out, Not(HasSubstr("value=first")));
   EXPECT_THAT(second.out, HasSubstr("\n0\n")) << "the first spawn's value is readable";
@@ -144,22 +157,101 @@ TEST_P(WarmTest, TheSecondSpawnRunsInTheSameSandboxAndFindsNothingOfTheFirst) {
   }
 }
 
+// Nothing of the first spawn reaches the second: a process it leaves behind
+// to read every later process's variables and standard input and to write to
+// their standard output (it does to its own spawn's) is gone before the second
+// starts, so it records and writes nothing of the second's.
+TEST_P(WarmTest, NothingOfTheFirstSpawnReachesTheSecondsValuesOrDescriptors) {
+  const std::string seconds = Seconds();
+  const std::string spy = project_ + "/spy.txt";
+  RunResult first = Spawn(
+      absl::StrCat("setsid sh -c 'trap \"\" TERM; while :; do "
+                   "for p in /proc/[0-9]*; do "
+                   "tr \"\\\\0\" \"\\\\n\" <$p/environ | grep NP_WARM_VALUE; "
+                   "timeout 0.2 cat $p/fd/0; echo injected-by-first >$p/fd/1; "
+                   "done 2>/dev/null; sleep 0.05; done >>spy.txt' </dev/null >/dev/null 2>&1 & "
+                   "sleep 1; echo started"),
+      "first-value-" + seconds);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  // The spy worked while its own spawn ran: it read the spawn's variables
+  // and wrote to its output.
+  ASSERT_THAT(ReadFile(spy), HasSubstr("first-value-" + seconds));
+  ASSERT_THAT(first.out, HasSubstr("injected-by-first"));
+  const std::string second_value = "second-value-" + seconds;
+  const std::string second_input = "second-input-" + seconds;
+  RunResult second = RunProcess(
+      {NpExecBin(), "--", "sh", "-c", "sleep 1; cat; echo finished"},
+      Options(RuntimeEnv({"NP_WARM_VALUE=" + second_value}), 120000, project_, second_input));
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.out, second_input + "finished\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::string spied = ReadFile(spy);
+  EXPECT_THAT(spied, Not(HasSubstr(second_value)));
+  EXPECT_THAT(spied, Not(HasSubstr(second_input)));
+  for (const nlohmann::json& run : RunLines()) EXPECT_EQ(run.value("warm", false), true);
+  EXPECT_EQ(Sandboxes().size(), 1u);
+}
+
+// `status`, `doctor` and `warm` list the project's warm sandbox; `warm --stop`
+// ends it: no listing, no keeper, no container.
+TEST_P(WarmTest, StatusDoctorAndWarmListTheSandboxAndWarmStopEndsIt) {
+  ASSERT_EQ(Spawn("true", "v").exit_code, 0);
+  const std::vector<nlohmann::json> listed = Sandboxes();
+  ASSERT_EQ(listed.size(), 1u);
+  for (const char* verb : {"status", "doctor"}) {
+    RunResult shown = Np({verb, "--json"});
+    nlohmann::json out = nlohmann::json::parse(shown.out, nullptr, false);
+    ASSERT_FALSE(out.is_discarded()) << verb << ": " << shown.out << shown.err;
+    const nlohmann::json sandboxes = out.value("warm_sandboxes", nlohmann::json::array());
+    ASSERT_EQ(sandboxes.size(), 1u) << verb << ": " << out.dump();
+    EXPECT_EQ(sandboxes[0].value("name", ""), listed[0].value("name", "?")) << verb;
+    EXPECT_EQ(sandboxes[0].value("project", ""), project_) << verb;
+    EXPECT_EQ(sandboxes[0].value("runtime", ""), runtime()) << verb;
+    RunResult text = Np({verb});
+    EXPECT_THAT(text.out, HasSubstr("warm sandboxes:\n" + runtime() + " ")) << verb;
+  }
+  RunResult stopped = Np({"warm", "--stop"});
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+  const std::string keeper = std::string("/run/np-exec/np-exec\0keeper", 27);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return Sandboxes().empty() && PidsWithCmdline(keeper).empty() &&
+               (runtime() == "bwrap" || LabelledContainers(runtime(), "np-exec-").empty());
+      },
+      30000))
+      << "warm --stop left a sandbox";
+  RunResult shown = Np({"status"});
+  EXPECT_THAT(shown.out, Not(HasSubstr("warm sandboxes:")));
+}
+
 // What a reset cannot undo (a link planted in /dev, the keeper's limits
 // lowered from outside) ends the sandbox: the next spawn starts in a new one
 // that has neither; a directory made unreadable is emptied all the same.
 TEST_P(WarmTest, WhatAResetCannotUndoEndsTheSandbox) {
+  // The keeper's start time (/proc/1/stat's 22nd field) names its sandbox.
+  const std::string keeper_started = "echo \"keeper=$(cut -d' ' -f22 /proc/1/stat)\"; ";
   RunResult plant = Spawn(
-      "rm -f /dev/stderr 2>/dev/null && echo planted >/dev/stderr; "
-      "mkdir /tmp/locked && echo secret >/tmp/locked/f && chmod 0400 /tmp/locked; echo done",
+      keeper_started +
+          "rm -f /dev/stderr 2>/dev/null && echo planted >/dev/stderr && "
+          "[ -f /dev/stderr ] && echo planted-ok; "
+          "mkdir /tmp/locked && echo secret >/tmp/locked/f && chmod 0400 /tmp/locked; echo done",
       "v");
   ASSERT_EQ(plant.exit_code, 0) << plant.err;
-  RunResult after = Spawn(
-      "echo \"stderr=$(readlink /dev/stderr)\"; ls -A /tmp; echo \"init=$(cat /proc/1/cmdline | "
-      "tr '\\0' ' ')\"",
-      "v");
+  ASSERT_THAT(plant.out, HasSubstr("planted-ok")) << "no file took /dev/stderr's place";
+  RunResult after = Spawn(keeper_started +
+                              "echo \"stderr=$(readlink /dev/stderr)\"; ls -A /tmp; "
+                              "echo \"init=$(cat /proc/1/cmdline | tr '\\0' ' ')\"",
+                          "v");
   ASSERT_EQ(after.exit_code, 0) << after.err;
   EXPECT_THAT(after.out, HasSubstr("stderr=/proc/self/fd/2"));
   EXPECT_THAT(after.out, Not(HasSubstr("locked")));
+  EXPECT_THAT(after.out, HasSubstr("init=/run/np-exec/np-exec keeper"));
+  const auto keeper_of = [](const std::string& out) {
+    const size_t at = out.find("keeper=");
+    return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+  };
+  ASSERT_THAT(keeper_of(plant.out), ::testing::MatchesRegex("keeper=[0-9]+")) << plant.out;
+  EXPECT_NE(keeper_of(plant.out), keeper_of(after.out)) << "the planted sandbox served again";
   RunResult lower = Spawn("./sysv-probe limit-init", "v");
   ASSERT_EQ(lower.exit_code, 0) << lower.err;
   EXPECT_THAT(lower.out, HasSubstr("lowered"));
