@@ -14,6 +14,8 @@
 #include "absl/strings/str_split.h"
 #include "core/config_json.h"
 #include "core/errors.h"
+#include "core/tier.h"
+#include "core/trust.h"
 #include "core/warm.h"
 #include "launcher/audit_log.h"
 #include "launcher/environment.h"
@@ -22,6 +24,7 @@
 #include "launcher/state/account_view.h"
 #include "launcher/state/nofollow_path.h"
 #include "launcher/state/state_store.h"
+#include "launcher/trust_gate.h"
 #include "launcher/warm/client.h"
 #include "launcher/warm/holder.h"
 #include "launcher/warm/registry.h"
@@ -69,6 +72,16 @@ std::string CallerContext() {
   return out;
 }
 
+// What trust decided on: the content it judged and the record it judged it
+// by (the trusted content and tier), so a sandbox serves only spawns that
+// trust allowed on the same grounds.
+std::string TrustKeyPart(const TrustGate& trust) {
+  const std::optional<TrustRecord>& record = trust.inputs.record;
+  return absl::StrCat(TrustStateName(trust.decision.state), " ", trust.inputs.sha256, " ",
+                      record.has_value() ? record->trusted_sha256.value_or("-") : "no-record", " ",
+                      record.has_value() ? TierName(record->trusted_tier) : "-");
+}
+
 std::string PlanKey(const WrappedSpawn& spawn, const SpawnLease& lease, const HostFacts& host,
                     const std::optional<AccountFiles>& account) {
   const SpawnPlan& plan = spawn.plan;
@@ -80,6 +93,7 @@ std::string PlanKey(const WrappedSpawn& spawn, const SpawnLease& lease, const Ho
       plan.exec_path,
       ContainerConfigToJson(spawn.settings.config.container).dump(),
       spawn.settings.raw_config.dump(),
+      TrustKeyPart(spawn.trust),
       spawn.image_id,
       absl::StrCat(host.self.dev, ":", host.self.ino),
       absl::StrJoin(plan.env.set, "\n"),

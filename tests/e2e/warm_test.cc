@@ -372,6 +372,28 @@ TEST_P(WarmTest, AnotherPlanOrABusySandboxGetsASandboxOfItsOwn) {
   EXPECT_EQ(WaitProcess(busy, 20000), 128 + SIGTERM);
 }
 
+// The project's config is part of the plan: a changed file (here a key
+// np-exec itself does not read) gets a sandbox of its own, and the first
+// content, trusted again, finds its idle sandbox again.
+TEST_P(WarmTest, AChangedConfigGetsASandboxOfItsOwn) {
+  const nlohmann::json first = nlohmann::json::parse(
+      ContainerConfig(runtime(), "np-test:local",
+                      {{"warm", {{"idle_seconds", idle_seconds_}}}, {"env", {"NP_WARM_VALUE"}}}));
+  nlohmann::json changed = first;
+  changed["workflow"] = {{"auto_commit", false}};
+  ASSERT_EQ(Spawn("true", "v").exit_code, 0);
+  ASSERT_EQ(Sandboxes().size(), 1u);
+  MakeProject(project_, changed.dump(2));
+  RunResult other = Spawn("true", "v");
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_EQ(Sandboxes().size(), 2u) << ::testing::PrintToString(Sandboxes());
+  MakeProject(project_, first.dump(2));
+  RunResult again = Spawn("true", "v");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(Sandboxes().size(), 2u) << ::testing::PrintToString(Sandboxes());
+  for (const nlohmann::json& run : RunLines()) EXPECT_EQ(run.value("warm", false), true);
+}
+
 // An image that declares a volume (VOLUME /data) runs cold: the engine
 // mounts a volume of the container's own there, which outlives a spawn in a
 // kept sandbox and which the keeper's reset does not empty. Cold, each spawn
