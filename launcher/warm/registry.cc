@@ -190,6 +190,12 @@ std::vector<nlohmann::json> ListSandboxes(int warm_dir) {
     std::optional<nlohmann::json> info = ReadInfo(slot->dir.get());
     if (!info.has_value()) continue;
     const bool idle = flock(slot->lock.get(), LOCK_EX | LOCK_NB) == 0;
+    // An idle slot whose holder no longer answers (it was killed, and its
+    // sandbox ended with it): no sandbox, and removed, as a claim would.
+    if (idle && !ConnectAt(slot->dir.get(), std::string(kControlSocket)).ok()) {
+      RemoveSlot(warm_dir, name);
+      continue;
+    }
     (*info)["busy"] = !idle;
     (*info)["name"] = name;
     out.push_back(*std::move(info));

@@ -86,6 +86,7 @@ absl::StatusOr<NewSlot> MakeSlot(int warm_dir, const std::string& key, const nlo
 void RemoveSlot(int warm_dir, const std::string& name);
 
 // Every warm sandbox of this user: its info, and whether a spawn runs in it.
+// A slot whose holder is gone (killed) is no sandbox: removed, not listed.
 std::vector<nlohmann::json> ListSandboxes(int warm_dir);
 
 // Asks every warm sandbox (of `project`, when not empty) to end; the number asked.

@@ -349,6 +349,41 @@ TEST_P(WarmTest, SigkillOfNpExecLeavesNoProcessAndTheIdleSandboxEnds) {
       << "a warm sandbox outlived its idle time";
 }
 
+// The sandbox's holder (np-exec's process on the host that keeps it) and the
+// watchdog beside it, killed together with SIGKILL: nothing of the sandbox is
+// left (its keeper loses its channel and ends, and the runtime with it), and
+// the next spawn gets a new one.
+TEST_P(WarmTest, SigkillOfTheHolderAndItsWatchdogLeavesNoSandbox) {
+  const std::string marker = absl::StrCat("holder-", Seconds());
+  ASSERT_EQ(Spawn("echo " + marker, "v").exit_code, 0);
+  ASSERT_EQ(Sandboxes().size(), 1u);
+  // The holder is the first spawn's np-exec, forked off: the one process
+  // left with that command line.
+  const std::vector<pid_t> holders = PidsWithCmdline("echo " + marker);
+  ASSERT_EQ(holders.size(), 1u);
+  std::vector<pid_t> killed = holders;
+  for (pid_t watchdog : PidsWithCmdline(std::string("container-watchdog\0", 19))) {
+    if (absl::StrContains(ReadFile(absl::StrCat("/proc/", watchdog, "/cmdline")), project_)) {
+      killed.push_back(watchdog);
+    }
+  }
+  if (runtime() != "bwrap") {
+    ASSERT_EQ(killed.size(), 2u) << "no watchdog beside the holder";
+  }
+  for (pid_t pid : killed) ASSERT_EQ(kill(pid, SIGKILL), 0);
+  const std::string keeper = std::string("/run/np-exec/np-exec\0keeper", 27);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return Sandboxes().empty() && PidsWithCmdline(keeper).empty() &&
+               (runtime() == "bwrap" || LabelledContainers(runtime(), "np-exec-").empty());
+      },
+      30000))
+      << "a sandbox outlived its holder";
+  RunResult next = Spawn("tr '\\0' ' ' </proc/1/cmdline", "v");
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_THAT(next.out, HasSubstr("/run/np-exec/np-exec keeper"));
+}
+
 TEST_P(WarmTest, AnotherPlanOrABusySandboxGetsASandboxOfItsOwn) {
   ASSERT_EQ(Spawn("true", "v").exit_code, 0);
   ASSERT_EQ(Sandboxes().size(), 1u);
