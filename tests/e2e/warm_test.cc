@@ -269,6 +269,7 @@ TEST_P(WarmTest, TheProgramCannotReachOrEndItsKeeper) {
       "  [ -e \"$p\" ] && echo \"reachable $p\"; done; "
       "echo \"descriptors=$(readlink /proc/1/fd/* 2>/dev/null | grep -c .)\"; "
       "echo \"environ=$(cat /proc/1/environ 2>/dev/null | wc -c)\"; "
+      "./sysv-probe connect-all; "
       "kill -KILL 1 2>/dev/null; kill -TERM 1 2>/dev/null; kill -INT 1 2>/dev/null; echo alive",
       "v");
   ASSERT_EQ(probe.exit_code, 0) << probe.err;
@@ -276,6 +277,8 @@ TEST_P(WarmTest, TheProgramCannotReachOrEndItsKeeper) {
   EXPECT_THAT(probe.out, Not(HasSubstr("reachable")));
   EXPECT_THAT(probe.out, HasSubstr("descriptors=0"));
   EXPECT_THAT(probe.out, HasSubstr("environ=0"));
+  // Its own socket answers it; no other socket in the sandbox does.
+  EXPECT_THAT(probe.out, HasSubstr("own=1 others=0"));
   EXPECT_THAT(probe.out, HasSubstr("alive"));
   // The keeper took no signal: the next spawn runs in the same sandbox.
   RunResult next = Spawn("tr '\\0' ' ' </proc/1/cmdline", "v");
