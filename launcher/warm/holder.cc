@@ -286,11 +286,14 @@ absl::StatusOr<Slot> StartHolder(HolderStart start) {
   int status = 0;
   while (waitpid(first, &status, 0) < 0 && errno == EINTR) {
   }
-  // The holder keeps them from here on.
+  // The holder keeps them from here on (the rendezvous directory until its
+  // keeper connects, even when this spawn ends first).
   if (start.lease.placeholders.has_value()) start.lease.placeholders->Abandon();
   if (start.lease.account != nullptr) start.lease.account->Abandon();
+  if (start.lease.rendezvous.has_value()) start.lease.rendezvous->Abandon();
   start.rendezvous.Reset();
   start.slot.listener.Reset();
+  start.slot.alive.Reset();
   absl::StatusOr<OwnedFd> connection =
       ConnectAt(start.slot.slot.dir.get(), std::string(kControlSocket));
   if (!connection.ok()) return connection.status();

@@ -65,6 +65,13 @@ std::optional<nlohmann::json> ReadInfo(int dir) {
   return info;
 }
 
+// Whether the holder of the slot `dir` is gone: no process holds its
+// info.json (NewSlot::alive).
+bool HolderGone(int dir) {
+  OwnedFd info(openat(dir, std::string(kSlotInfo).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  return info.get() >= 0 && flock(info.get(), LOCK_EX | LOCK_NB) == 0;
+}
+
 // The slot `name` opened, with its lock file.
 std::optional<Slot> OpenSlot(int warm_dir, const std::string& name) {
   Slot slot;
@@ -85,15 +92,29 @@ absl::StatusOr<OwnedFd> OpenWarmDir(const StateStore& store) {
   return OwnedFd(*dir);
 }
 
-// Rendezvous directories of spawns whose np-exec is gone (killed before it
-// removed its own): empty or holding a dead socket, removed.
+std::string LockName(absl::string_view rendezvous_name) {
+  return absl::StrCat(rendezvous_name, ".lock");
+}
+
+// Whether no one holds the rendezvous directory `name` any more: its lock
+// is free (its spawn and the holder forked from it are gone), or, without a
+// lock file (a spawn between making the two, or killed then), its spawn is.
+bool Unheld(int warm_dir, const std::string& name) {
+  OwnedFd lock(openat(warm_dir, LockName(name).c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
+  if (lock.get() >= 0) return flock(lock.get(), LOCK_EX | LOCK_NB) == 0;
+  const absl::string_view rest = absl::string_view(name).substr(3);
+  int pid = 0;
+  if (!absl::SimpleAtoi(rest.substr(0, rest.find('-')), &pid) || pid <= 0) return false;
+  return kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+// Rendezvous directories no one holds (their spawn and holder were killed
+// before they removed them): empty or holding a dead socket, removed.
 void RemoveStaleRendezvousDirs(int warm_dir) {
   std::vector<std::string> stale;
   for (const std::string& name : Entries(warm_dir, "rv-", /*rendezvous=*/true)) {
-    const absl::string_view rest = absl::string_view(name).substr(3);
-    int pid = 0;
-    if (!absl::SimpleAtoi(rest.substr(0, rest.find('-')), &pid) || pid <= 0) continue;
-    if (kill(pid, 0) != 0 && errno == ESRCH) stale.push_back(name);
+    if (absl::EndsWith(name, ".lock")) continue;
+    if (Unheld(warm_dir, name)) stale.push_back(name);
   }
   for (const std::string& name : stale) {
     const int dir = OpenSubdirNoFollow(warm_dir, name.c_str());
@@ -102,6 +123,7 @@ void RemoveStaleRendezvousDirs(int warm_dir) {
       close(dir);
     }
     unlinkat(warm_dir, name.c_str(), AT_REMOVEDIR);
+    unlinkat(warm_dir, LockName(name).c_str(), 0);
   }
 }
 
@@ -111,11 +133,16 @@ absl::StatusOr<std::string> NameRendezvousDir(const StateStore& store) {
   return absl::StrCat(store.dir(), "/", kWarmDir, "/rv-", getpid(), "-", RandomHex());
 }
 
-absl::Status MakeRendezvousDir(int warm_dir, const std::string& path) {
+absl::StatusOr<OwnedFd> MakeRendezvousDir(int warm_dir, const std::string& path) {
   RemoveStaleRendezvousDirs(warm_dir);
   const std::string name = path.substr(path.rfind('/') + 1);
+  // The lock first: a directory without one is judged by its spawn's pid.
+  OwnedFd lock(openat(warm_dir, LockName(name).c_str(),
+                      O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (lock.get() < 0) return Unwritable("rendezvous lock", errno);
+  if (flock(lock.get(), LOCK_EX | LOCK_NB) != 0) return Unwritable("rendezvous lock", errno);
   if (mkdirat(warm_dir, name.c_str(), 0700) != 0) return Unwritable("mkdir", errno);
-  return absl::OkStatus();
+  return lock;
 }
 
 void RemoveRendezvousDir(const std::string& path) {
@@ -126,6 +153,7 @@ void RemoveRendezvousDir(const std::string& path) {
     close(dir);
   }
   rmdir(path.c_str());
+  unlink(LockName(path).c_str());
 }
 
 std::optional<Slot> ClaimIdle(int warm_dir, const std::string& key) {
@@ -165,6 +193,11 @@ absl::StatusOr<NewSlot> MakeSlot(int warm_dir, const std::string& key, const nlo
   const bool written = write(file, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   close(file);
   if (!written) return Unwritable("info.json", EIO);
+  made.alive = OwnedFd(openat(made.slot.dir.get(), std::string(kSlotInfo).c_str(),
+                              O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (made.alive.get() < 0 || flock(made.alive.get(), LOCK_SH | LOCK_NB) != 0) {
+    return Unwritable("info.json", errno);
+  }
   absl::StatusOr<OwnedFd> listener = ListenAt(made.slot.dir.get(), std::string(kControlSocket));
   if (!listener.ok()) return listener.status();
   made.listener = *std::move(listener);
@@ -190,9 +223,10 @@ std::vector<nlohmann::json> ListSandboxes(int warm_dir) {
     std::optional<nlohmann::json> info = ReadInfo(slot->dir.get());
     if (!info.has_value()) continue;
     const bool idle = flock(slot->lock.get(), LOCK_EX | LOCK_NB) == 0;
-    // An idle slot whose holder no longer answers (it was killed, and its
-    // sandbox ended with it): no sandbox, and removed, as a claim would.
-    if (idle && !ConnectAt(slot->dir.get(), std::string(kControlSocket)).ok()) {
+    // An idle slot whose holder is gone (killed, and its sandbox ended with
+    // it: nothing holds its info.json): no sandbox, and removed, as a claim
+    // would. Asked without a word to the holder, whose idle time runs on.
+    if (idle && HolderGone(slot->dir.get())) {
       RemoveSlot(warm_dir, name);
       continue;
     }

@@ -4,9 +4,12 @@
 //   ctl.sock   the holder's listening socket (launcher/warm/holder.h)
 //   lock       flock'd exclusively by the client a spawn runs for, and by the
 //              holder when it ends an idle sandbox: one spawn at a time
-//   info.json  {key, project, runtime, program, started, idle_seconds}
+//   info.json  {key, project, runtime, program, started, idle_seconds},
+//              flock'd shared by the sandbox's holder for as long as it lives
 //   runtime.log  what the sandbox's runtime wrote on stderr
-// and the rendezvous directories of spawns being planned, "rv-...". Only
+// and the rendezvous directories of spawns that start a sandbox, "rv-...",
+// each beside its lock "rv-....lock", flock'd by the spawn and, from its
+// fork on, by the sandbox's holder until its keeper has connected. Only
 // np-exec's own processes of this user reach any of it; the sandboxes never
 // do. Touches the filesystem and sockets.
 #ifndef NP_EXEC_LAUNCHER_WARM_REGISTRY_H_
@@ -48,14 +51,18 @@ absl::StatusOr<OwnedFd> OpenWarmDir(const StateStore& store);
 // starts a sandbox makes it (MakeRendezvousDir), one handed to a running
 // sandbox never needs it. Codes: the store's.
 absl::StatusOr<std::string> NameRendezvousDir(const StateStore& store);
-// Makes that directory (private) in the open warm/ directory, after removing
-// those of spawns whose np-exec is gone. Code: `state-store-unwritable`.
-absl::Status MakeRendezvousDir(int warm_dir, const std::string& path);
-// Removes it (and a socket left in it).
+// Makes that directory (private) in the open warm/ directory, and its lock,
+// held: the returned descriptor. First removes the directories no one holds
+// any more (their spawn and its holder are gone). Code:
+// `state-store-unwritable`.
+absl::StatusOr<OwnedFd> MakeRendezvousDir(int warm_dir, const std::string& path);
+// Removes it (and a socket left in it) and its lock file.
 void RemoveRendezvousDir(const std::string& path);
 
-// A spawn's rendezvous directory, removed when the spawn ends (a holder that
-// took it over removes it as soon as its keeper has connected).
+// A spawn's rendezvous directory, removed when the spawn ends, unless a
+// holder took it over (Abandon): the holder removes it as soon as its keeper
+// has connected, and until then holds its lock, so no spawn's clean-up takes
+// it from under a sandbox still coming up.
 class RendezvousDir {
  public:
   explicit RendezvousDir(std::string path) : path_(std::move(path)) {}
@@ -63,9 +70,15 @@ class RendezvousDir {
   RendezvousDir& operator=(const RendezvousDir&) = delete;
   ~RendezvousDir() { RemoveRendezvousDir(path_); }
   const std::string& path() const { return path_; }
+  // The lock MakeRendezvousDir took, held for as long as this spawn runs.
+  void Hold(OwnedFd lock) { lock_ = std::move(lock); }
+  // The holder forked from this spawn keeps the directory (and its own copy
+  // of the lock): this spawn's end leaves both.
+  void Abandon() { path_.clear(); }
 
  private:
   std::string path_;
+  OwnedFd lock_;
 };
 
 // The first sandbox of `key` that is idle and whose holder answers, claimed;
@@ -74,11 +87,14 @@ class RendezvousDir {
 std::optional<Slot> ClaimIdle(int warm_dir, const std::string& key);
 
 // A new sandbox's directory for `key`, claimed, with its listening socket
-// (`listener`) and info.json written. Codes: `state-store-unwritable`,
-// `warm-channel`.
+// (`listener`) and info.json written, and held with a shared lock (`alive`)
+// for as long as the sandbox's holder lives: the holder inherits it, and a
+// slot whose info.json no one holds is a dead holder's. Codes:
+// `state-store-unwritable`, `warm-channel`.
 struct NewSlot {
   Slot slot;
   OwnedFd listener;
+  OwnedFd alive;
 };
 absl::StatusOr<NewSlot> MakeSlot(int warm_dir, const std::string& key, const nlohmann::json& info);
 

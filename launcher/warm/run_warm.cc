@@ -1,6 +1,7 @@
 #include "launcher/warm/run_warm.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -129,9 +130,10 @@ absl::StatusOr<warm::Slot> SandboxFor(const WrappedSpawn& spawn, SpawnLease& lea
                                {"idle_seconds", spawn.plan.warm.idle_seconds}};
   // What the new sandbox binds, made only now: the rendezvous directory and
   // the account view (the holder keeps it while the sandbox lives).
-  absl::Status rendezvous_made =
+  absl::StatusOr<warm::OwnedFd> rendezvous_lock =
       warm::MakeRendezvousDir(warm_dir->get(), spawn.plan.warm.rendezvous_dir);
-  if (!rendezvous_made.ok()) return rendezvous_made;
+  if (!rendezvous_lock.ok()) return rendezvous_lock.status();
+  if (lease.rendezvous.has_value()) lease.rendezvous->Hold(*std::move(rendezvous_lock));
   if (account.has_value() && lease.account == nullptr) {
     absl::StatusOr<std::unique_ptr<AccountView>> view =
         WriteAccountView(host, *account, spawn.account_dir);
@@ -190,10 +192,17 @@ absl::StatusOr<Outcome> RunWarm(const WrappedSpawn& spawn, SpawnLease& lease, co
     result = warm::RunInSandbox(slot->connection.get(), RequestFor(spawn.plan, host), run_record);
     if (result.ok() || ErrorCode(result.status()) != "warm-sandbox-gone" || started_one) break;
   }
-  if (!result.ok()) return log.EndRun(std::move(run_record), result.status(), started);
   const long long duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                     std::chrono::steady_clock::now() - started)
                                     .count();
+  // A terminating signal before the sandbox started the program ends the
+  // spawn as it ends a cold one's runtime then: 128+n, nothing ran.
+  if (!result.ok() && ErrorCode(result.status()) == "warm-interrupted") {
+    const int exit_status = 128 + ErrorDetails(result.status()).value("signal", SIGTERM);
+    log.Append(ExitRecord(std::move(run_record), exit_status, duration_ms));
+    return Outcome{exit_status};
+  }
+  if (!result.ok()) return log.EndRun(std::move(run_record), result.status(), started);
   log.Append(ExitRecord(std::move(run_record), result->exit_code, duration_ms));
   return Outcome{result->exit_code};
 }

@@ -309,6 +309,51 @@ TEST_P(WarmTest, ExitStatusesAndForwardedSignalsAreTheColdPaths) {
   for (const nlohmann::json& run : RunLines()) EXPECT_EQ(run.value("warm", false), true);
 }
 
+// A signal while the sandbox is still coming up ends np-exec with 128+n, as
+// it ends a cold spawn's runtime then; the program never starts.
+TEST_P(WarmTest, ASignalBeforeTheProgramStartsExitsAsOnTheColdPath) {
+  const std::string seconds = Seconds();
+  const pid_t pid = StartProcess({NpExecBin(), "--", "sleep", seconds},
+                                 Options(RuntimeEnv({"NP_WARM_VALUE=v"}), 0, project_),
+                                 dir_.Path("out"), dir_.Path("err"));
+  ASSERT_GT(pid, 0);
+  // The runtime is starting the sandbox (its client runs), the program not yet.
+  const std::string client =
+      runtime() == "bwrap" ? std::string("bwrap\0", 6) : runtime() + std::string("\0run\0", 5);
+  ASSERT_TRUE(WaitFor([&] { return !PidsWithCmdlinePrefix(client).empty(); }, 60000))
+      << ReadFile(dir_.Path("err"));
+  const bool before = PidsWithCmdlinePrefix(SleepMarker(seconds)).empty();
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  EXPECT_EQ(WaitProcess(pid, 30000), 128 + SIGTERM) << ReadFile(dir_.Path("err"));
+  EXPECT_TRUE(WaitFor([&] { return PidsWithCmdlinePrefix(SleepMarker(seconds)).empty(); }, 10000));
+  if (before) {
+    EXPECT_THAT(ReadFile(dir_.Path("err")), Not(HasSubstr("error")));
+  }
+  int bad = 0;
+  bool exit_line = false;
+  for (const nlohmann::json& line : ReadAuditLog(project_, &bad)) {
+    if (line.value("event", "") == "exit") {
+      exit_line = true;
+      EXPECT_EQ(line.value("exit_status", 0), 128 + SIGTERM) << line.dump();
+    }
+  }
+  EXPECT_TRUE(exit_line);
+  // The sandbox that spawn started still comes up and serves the plan's next
+  // spawn, though a spawn of another plan, starting a sandbox of its own,
+  // cleaned up the rendezvous directories of spawns that are gone meanwhile.
+  RunResult other = Np({"--env", "NP_WARM_OTHER", "--", "true"});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  RunResult next = Spawn("echo next", "v");
+  ASSERT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_EQ(next.out, "next\n");
+  // Its holder is the interrupted np-exec's, forked off: still there.
+  EXPECT_FALSE(PidsWithCmdline(
+                   absl::StrCat("--", std::string("\0", 1), "sleep", std::string("\0", 1), seconds))
+                   .empty())
+      << "the interrupted spawn's sandbox did not serve the next spawn";
+  EXPECT_EQ(Sandboxes().size(), 2u) << ::testing::PrintToString(Sandboxes());
+}
+
 TEST_P(WarmTest, SigkillOfNpExecLeavesNoProcessAndTheIdleSandboxEnds) {
   idle_seconds_ = 3;
   MakeProject(project_, ContainerConfig(runtime(), "np-test:local",
