@@ -216,8 +216,8 @@ absl::Status AddEtcAndAccount(BwrapBuild& b) {
 absl::Status AddScratchAndHome(BwrapBuild& b) {
   b.argv.insert(b.argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
   // A kept sandbox's IPC namespace outlives a spawn: its POSIX message queues
-  // are listed, and removed between spawns, through its own mqueue file
-  // system (as an engine's /dev/mqueue is).
+  // are listed, and removed between spawns, through an mqueue mount of its
+  // own, as an engine's /dev/mqueue is.
   if (!b.spawn.warm_dir.empty()) b.argv.insert(b.argv.end(), {"--mqueue", "/dev/mqueue"});
   if (b.spawn.home_source.empty()) {
     b.argv.insert(b.argv.end(), {"--tmpfs", std::string(kContainerHome)});

@@ -405,22 +405,52 @@ fi
 if [ -n "$srt" ]; then
   warm+=(--cmd "srt /bin/true" --cwd "$cbwrap" -- "${srt_cmd[@]}" /bin/true)
 fi
-run --title warm --runs "$R_RUNTIMES" --warmup "$WARM" "${warm[@]}"
-# An idle warm bubblewrap sandbox: the proportional set size of its holder,
-# bubblewrap and the keeper (the keeper's parent is bubblewrap, whose parent
-# is the holder).
-warm_kb=""
-if [ -n "${wbwrap:-}" ]; then
-  for keeper in $(pgrep -f '^/run/np-exec/np-exec keeper$'); do
-    bw="$(ps -o ppid= -p "$keeper" | tr -d ' ')"
-    [ "$(cat "/proc/$bw/comm" 2>/dev/null)" = bwrap ] || continue
-    holder="$(ps -o ppid= -p "$bw" | tr -d ' ')"
-    warm_kb="$(for p in "$holder" "$bw" "$keeper"; do
-      awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup"; done | awk '{s += $1} END {print s}')"
-    echo "idle warm bubblewrap sandbox: holder $holder, bwrap $bw, keeper $keeper: $warm_kb KB (Pss)"
-    break
-  done
+if [ "$have_docker" = 1 ] && command -v node >/dev/null; then
+  warm+=(--cmd "reference: node + docker version + docker run" --cwd "$cdocker" -- \
+    node "$src/bench/reference_path.js" "${dargv[@]}")
 fi
+run --title warm --runs "$R_RUNTIMES" --warmup "$WARM" "${warm[@]}"
+# The memory an idle warm sandbox holds: its holder (np-exec's process that
+# keeps it, forked off the spawn that started it, its cwd the project) and
+# everything below it (the runtime's client or bubblewrap, the watchdog,
+# bubblewrap's keeper), and on an engine the keeper and the engine's process
+# beside it (containerd's shim, conmon). RSS counts a page in every process
+# that maps it (np-exec's own binary twice: holder and keeper); PSS shares it
+# out among them; USS is what no other process maps.
+descendants() {  # descendants PID: PID and every process below it
+  echo "$1"
+  local child
+  for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do descendants "$child"; done
+}
+sandbox_memory() {  # sandbox_memory RUNTIME PROJECT: "RSS PSS USS PROCESSES" in KB
+  local pids=() pid holder name keeper
+  for pid in $(pgrep -x np-exec); do
+    [ "$(ps -o ppid= -p "$pid" | tr -d ' ')" = 1 ] || continue
+    [ "$(readlink "/proc/$pid/cwd")" = "$2" ] || continue
+    holder="$pid"
+  done
+  [ -n "${holder:-}" ] || return 0
+  mapfile -t pids < <(descendants "$holder")
+  if [ "$1" != bwrap ]; then
+    name="$(tr '\0' '\n' <"/proc/$(pgrep -P "$holder" -x "$1" | head -1)/cmdline" 2>/dev/null |
+      awk 'p {print; exit} $0 == "--name" {p = 1}')"
+    keeper="$("$1" inspect -f '{{.State.Pid}}' "$name" 2>/dev/null)"
+    [ -n "$keeper" ] && [ "$keeper" != 0 ] && pids+=("$keeper" "$(ps -o ppid= -p "$keeper" | tr -d ' ')")
+  fi
+  for pid in "${pids[@]}"; do cat "/proc/$pid/smaps_rollup" 2>/dev/null; done |
+    awk -v n="${#pids[@]}" '/^Rss:/ {r += $2} /^Pss:/ {p += $2}
+      /^Private_(Clean|Dirty):/ {u += $2} END {print r, p, u, n}'
+}
+warm_kb=""
+for pair in "bwrap ${wbwrap:-}" "docker ${wdocker:-}" "podman ${wpodman:-}"; do
+  read -r rt dir <<<"$pair"
+  [ -n "${dir:-}" ] || continue
+  read -r rss pss uss procs < <(sandbox_memory "$rt" "$dir") || true
+  [ -n "${rss:-}" ] || { echo "idle warm $rt sandbox: not found"; continue; }
+  echo "idle warm $rt sandbox ($procs processes): RSS $rss KB, PSS $pss KB, USS $uss KB"
+  [ "$rt" = bwrap ] && warm_kb="$pss"
+  unset rss pss uss procs dir
+done
 (cd "$direct" && "$np" warm --stop --all >/dev/null) || true
 [ -n "$podman_service" ] && { kill "$podman_service" 2>/dev/null; wait "$podman_service" 2>/dev/null; } || true
 # np-exec's own podman service of this run's warm spawns (it would end after
@@ -464,7 +494,7 @@ for r in docker podman "podman, API service"; do
 done
 verdict "warm (client only) / cold on podman (informative)" "$(awk -v w="$(med warm 'warm: np-exec -- true (podman, client only)')" -v c="$(med warm 'cold: np-exec -- true (podman)')" 'BEGIN{ if (w > 0 && c > 0) printf "%.3f", w / c }')" "<=" 0.05 x
 verdict "srt / warm spawn on bwrap" "$(awk -v s="$(med warm 'srt /bin/true')"   -v w="$(med warm 'warm: np-exec -- true (bwrap)')" 'BEGIN{ if (s > 0 && w > 0) printf "%.0f", s / w }')" ">=" 100 x
-verdict "an idle warm bubblewrap sandbox (Pss)" "$warm_kb" "<=" 5120 KB
+verdict "an idle warm bubblewrap sandbox (PSS)" "$warm_kb" "<=" 5120 KB
 echo "== peers: ratio min / median / max over the rounds, peak RSS of the tree (KB)"
 awk -F'\t' '$1 ~ /^(peers-|preload)/ {printf "%-20s %-46s %7.3f %7.3f %7.3f %9d\n", $1, $2, $8, $7, $9, $11}' "$tsv"
 if [ "$short" = 1 ]; then

@@ -79,7 +79,7 @@ std::string CallerContext() {
 std::string TrustKeyPart(const TrustGate& trust) {
   const std::optional<TrustRecord>& record = trust.inputs.record;
   return absl::StrCat(TrustStateName(trust.decision.state), " ", trust.inputs.sha256, " ",
-                      record.has_value() ? record->trusted_sha256.value_or("-") : "no-record", " ",
+                      record.has_value() ? record->trusted_sha256.value_or("-") : "none", " ",
                       record.has_value() ? TierName(record->trusted_tier) : "-");
 }
 
