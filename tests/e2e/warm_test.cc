@@ -71,6 +71,18 @@ class WarmTest : public ::testing::TestWithParam<std::string> {
     return out;
   }
 
+  // Waits (30 s at most) until no warm sandbox of the project is listed and
+  // no keeper and no container of np-exec's is left.
+  bool NothingOfASandboxLeft() {
+    const std::string keeper = std::string("/run/np-exec/np-exec\0keeper", 27);
+    return WaitFor(
+        [&] {
+          return Sandboxes().empty() && PidsWithCmdline(keeper).empty() &&
+                 (runtime() == "bwrap" || LabelledContainers(runtime(), "np-exec-").empty());
+        },
+        30000);
+  }
+
   // The audit log's run lines of the container tier, in order.
   std::vector<nlohmann::json> RunLines() {
     int bad = 0;
@@ -212,14 +224,7 @@ TEST_P(WarmTest, StatusDoctorAndWarmListTheSandboxAndWarmStopEndsIt) {
   }
   RunResult stopped = Np({"warm", "--stop"});
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
-  const std::string keeper = std::string("/run/np-exec/np-exec\0keeper", 27);
-  EXPECT_TRUE(WaitFor(
-      [&] {
-        return Sandboxes().empty() && PidsWithCmdline(keeper).empty() &&
-               (runtime() == "bwrap" || LabelledContainers(runtime(), "np-exec-").empty());
-      },
-      30000))
-      << "warm --stop left a sandbox";
+  EXPECT_TRUE(NothingOfASandboxLeft()) << "warm --stop left a sandbox";
   RunResult shown = Np({"status"});
   EXPECT_THAT(shown.out, Not(HasSubstr("warm sandboxes:")));
 }
@@ -387,14 +392,7 @@ TEST_P(WarmTest, SigkillOfNpExecLeavesNoProcessAndTheIdleSandboxEnds) {
       << ReadFile(project_ + "/.nubos-pilot/audit/np-exec.jsonl");
   // After the idle time nothing of the sandbox is left: no keeper, no
   // container, no listing.
-  const std::string keeper = std::string("/run/np-exec/np-exec\0keeper", 27);
-  EXPECT_TRUE(WaitFor(
-      [&] {
-        return Sandboxes().empty() && PidsWithCmdline(keeper).empty() &&
-               (runtime() == "bwrap" || LabelledContainers(runtime(), "np-exec-").empty());
-      },
-      30000))
-      << "a warm sandbox outlived its idle time";
+  EXPECT_TRUE(NothingOfASandboxLeft()) << "a warm sandbox outlived its idle time";
 }
 
 // The sandbox's holder (np-exec's process on the host that keeps it) and the
@@ -419,14 +417,7 @@ TEST_P(WarmTest, SigkillOfTheHolderAndItsWatchdogLeavesNoSandbox) {
     ASSERT_EQ(killed.size(), 2u) << "no watchdog beside the holder";
   }
   for (pid_t pid : killed) ASSERT_EQ(kill(pid, SIGKILL), 0);
-  const std::string keeper = std::string("/run/np-exec/np-exec\0keeper", 27);
-  EXPECT_TRUE(WaitFor(
-      [&] {
-        return Sandboxes().empty() && PidsWithCmdline(keeper).empty() &&
-               (runtime() == "bwrap" || LabelledContainers(runtime(), "np-exec-").empty());
-      },
-      30000))
-      << "a sandbox outlived its holder";
+  EXPECT_TRUE(NothingOfASandboxLeft()) << "a sandbox outlived its holder";
   RunResult next = Spawn("tr '\\0' ' ' </proc/1/cmdline", "v");
   EXPECT_EQ(next.exit_code, 0) << next.err;
   EXPECT_THAT(next.out, HasSubstr("/run/np-exec/np-exec keeper"));
