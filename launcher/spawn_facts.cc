@@ -73,11 +73,12 @@ void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver, const
     for (std::string& path : FindSocketHolders(kRunDir)) {
       facts.extra_forbidden.push_back(std::move(path));
     }
-    // np-exec's own state (every project's persistent home, trust records):
-    // a mount of ~ or ~/.local would show it to the sandbox.
-    absl::StatusOr<std::string> state = HostStateStoreDir(host);
-    if (state.ok() && !HasDotDot(*state)) facts.extra_forbidden.push_back(*std::move(state));
   }
+  // np-exec's own state (trust records, every project's persistent home and
+  // warm sandboxes' sockets): a mount of ~ or ~/.local, or a project that
+  // holds it (XDG_STATE_HOME inside it), would show it to the sandbox.
+  absl::StatusOr<std::string> state = HostStateStoreDir(host);
+  if (state.ok() && !HasDotDot(*state)) facts.extra_forbidden.push_back(*std::move(state));
 }
 
 namespace {

@@ -201,6 +201,24 @@ TEST_P(ContainerTierTest, HostSecretOutsideProjectIsUnreadable) {
   EXPECT_THAT(r.out + r.err, Not(HasSubstr("FAKE-PRIVATE-KEY")));
 }
 
+// np-exec's state store (trust records, persistent homes, warm sandboxes'
+// sockets) inside the project would be handed to the sandbox with it: a
+// project that holds it is refused, without extra mounts as with them, and
+// its program never runs. On an engine a user of its own is asked for, so no
+// account view is planned (whose own check, that it lies outside the
+// project, refuses the caller's user here as well).
+TEST_P(ContainerTierTest, AProjectThatHoldsNpExecsStateIsRefused) {
+  if (!is_bwrap()) Configure({{"user", "1000:1000"}});
+  const std::vector<std::string> env = RuntimeEnv({"XDG_STATE_HOME=" + project_ + "/.state"});
+  RunResult trusted = Np({"trust"}, "", env);
+  ASSERT_EQ(trusted.exit_code, 0) << trusted.err;
+  ASSERT_TRUE(std::filesystem::is_directory(project_ + "/.state/np-exec"));
+  RunResult r = Np({"--", "sh", "-c", "touch ran; ls -A .state/np-exec"}, "", env);
+  EXPECT_EQ(r.exit_code, 125) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("isolation-mount-forbidden-source"));
+  EXPECT_FALSE(std::filesystem::exists(project_ + "/ran")) << "the program ran";
+}
+
 TEST_P(ContainerTierTest, ForwardedVariableArrivesExactly) {
   const std::string value = "two words $HOME `x` 'q' \"dq\"\nsecond line\t" + RandomToken();
   std::vector<std::string> env = RuntimeEnv({"NP_E2E_SECRET=" + value});
