@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "absl/strings/str_format.h"
@@ -77,8 +78,14 @@ void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver, const
   // np-exec's own state (trust records, every project's persistent home and
   // warm sandboxes' sockets): a mount of ~ or ~/.local, or a project that
   // holds it (XDG_STATE_HOME inside it), would show it to the sandbox.
+  // A store that is there but no folder (a link, a file) is the store's own
+  // refusal, `state-store-invalid`, when np-exec opens it.
   absl::StatusOr<std::string> state = HostStateStoreDir(host);
-  if (state.ok() && !HasDotDot(*state)) facts.extra_forbidden.push_back(*std::move(state));
+  struct stat st;
+  const bool not_a_folder = state.ok() && lstat(state->c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
+  if (state.ok() && !HasDotDot(*state) && !not_a_folder) {
+    facts.extra_forbidden.push_back(*std::move(state));
+  }
 }
 
 namespace {

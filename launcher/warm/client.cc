@@ -72,6 +72,23 @@ class ForwardedSignals {
   OwnedFd fd_;
 };
 
+// How long a called-off spawn waits for the keeper to say whether it had
+// started the program: an answer comes at once from a keeper that serves
+// it; a sandbox still coming up reads the cancel when it does, and never
+// starts the program.
+constexpr int kCancelAnswerMs = 2000;
+
+// Calls the spawn off: false when it was, or when the keeper does not say
+// (it will find the cancel, or this end closed, before it starts anything);
+// true when the keeper had started the program already ("started").
+bool CalledOff(int connection) {
+  if (!Send(connection, {{"op", "cancel"}}).ok()) return false;
+  pollfd answer{connection, POLLIN, 0};
+  if (poll(&answer, 1, kCancelAnswerMs) <= 0) return false;
+  absl::StatusOr<Message> message = Receive(connection);
+  return message.ok() && message->body.contains("started");
+}
+
 }  // namespace
 
 bool ForwardedToWarmSpawn(int signal) {
@@ -98,9 +115,15 @@ absl::StatusOr<WarmResult> RunInSandbox(int connection, const WarmRequest& reque
       while (read(signals.fd(), &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
         const int signal = static_cast<int>(info.ssi_signo);
         // Before the program started (the sandbox still coming up): the spawn
-        // is given up, as a cold runtime's client gives it up; the keeper
-        // finds this end closed and never starts it.
-        if (!started && signal != SIGWINCH) return Interrupted(signal);
+        // is called off, as a cold runtime's client gives it up, unless the
+        // keeper has started it meanwhile: then the signal goes to it. A
+        // resize then is dropped (the program reads the size when it starts;
+        // the keeper takes any message before the start for a cancel).
+        if (!started && signal == SIGWINCH) continue;
+        if (!started) {
+          if (!CalledOff(connection)) return Interrupted(signal);
+          started = true;
+        }
         (void)Send(connection, {{"op", "signal"}, {"signal", signal}});
       }
     }

@@ -120,10 +120,14 @@ Served ServeSpawn(Message& message, char** envp, int signals, const Baseline& ba
   }
   std::vector<OwnedFd> stdio;
   for (size_t i = 1; i < 4; ++i) stdio.push_back(std::move(message.fds[i]));
-  // A client that gave up while the sandbox came up (Ctrl-C) has hung up:
-  // its program is never started.
-  pollfd hung{client, POLLRDHUP, 0};
-  if (poll(&hung, 1, 0) > 0 && (hung.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) return {};
+  // A client that gave up while the sandbox came up (Ctrl-C) has called the
+  // spawn off (its only message before "started") or hung up: its program
+  // is never started.
+  pollfd hung{client, POLLIN | POLLRDHUP, 0};
+  if (poll(&hung, 1, 0) > 0 && (hung.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+    (void)Send(client, {{"cancelled", true}});
+    return {};
+  }
   PreparedExec exec = PrepareExec(*request, envp);
   // From here on the spawn counts as run: a client that loses the sandbox
   // now must not run it again elsewhere. Said before the keeper waits in

@@ -66,10 +66,15 @@ std::optional<nlohmann::json> ReadInfo(int dir) {
 }
 
 // Whether the holder of the slot `dir` is gone: no process holds its
-// info.json (NewSlot::alive).
-bool HolderGone(int dir) {
-  OwnedFd info(openat(dir, std::string(kSlotInfo).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  return info.get() >= 0 && flock(info.get(), LOCK_EX | LOCK_NB) == 0;
+// info.json (NewSlot::alive). A slot of a build whose holder took no such
+// lock (its info says nothing of it) counts as held.
+bool HolderGone(int dir, const nlohmann::json& info) {
+  if (!info.value(kHolderLockKey, false)) return false;
+  // Opened for writing: NFS emulates flock with POSIX locks, whose exclusive
+  // kind needs it.
+  OwnedFd file(
+      openat(dir, std::string(kSlotInfo).c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  return file.get() >= 0 && flock(file.get(), LOCK_EX | LOCK_NB) == 0;
 }
 
 // The slot `name` opened, with its lock file.
@@ -98,10 +103,13 @@ std::string LockName(absl::string_view rendezvous_name) {
 
 // Whether no one holds the rendezvous directory `name` any more: its lock
 // is free (its spawn and the holder forked from it are gone), or, without a
-// lock file (a spawn between making the two, or killed then), its spawn is.
+// lock file (an older build's directory), its spawn is gone. A lock that
+// cannot be opened otherwise counts as held.
 bool Unheld(int warm_dir, const std::string& name) {
-  OwnedFd lock(openat(warm_dir, LockName(name).c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
+  OwnedFd lock(
+      openat(warm_dir, LockName(name).c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (lock.get() >= 0) return flock(lock.get(), LOCK_EX | LOCK_NB) == 0;
+  if (errno != ENOENT) return false;
   const absl::string_view rest = absl::string_view(name).substr(3);
   int pid = 0;
   if (!absl::SimpleAtoi(rest.substr(0, rest.find('-')), &pid) || pid <= 0) return false;
@@ -113,8 +121,20 @@ bool Unheld(int warm_dir, const std::string& name) {
 void RemoveStaleRendezvousDirs(int warm_dir) {
   std::vector<std::string> stale;
   for (const std::string& name : Entries(warm_dir, "rv-", /*rendezvous=*/true)) {
-    if (absl::EndsWith(name, ".lock")) continue;
-    if (Unheld(warm_dir, name)) stale.push_back(name);
+    if (!absl::EndsWith(name, ".lock")) {
+      if (Unheld(warm_dir, name)) stale.push_back(name);
+      continue;
+    }
+    // A lock whose directory is gone (its spawn was killed between the two),
+    // free: removed. One still held is a spawn's that is making its directory.
+    const std::string dir = name.substr(0, name.size() - 5);
+    struct stat st;
+    if (fstatat(warm_dir, dir.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) {
+      OwnedFd lock(openat(warm_dir, name.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+      if (lock.get() >= 0 && flock(lock.get(), LOCK_EX | LOCK_NB) == 0) {
+        unlinkat(warm_dir, name.c_str(), 0);
+      }
+    }
   }
   for (const std::string& name : stale) {
     const int dir = OpenSubdirNoFollow(warm_dir, name.c_str());
@@ -186,7 +206,9 @@ absl::StatusOr<NewSlot> MakeSlot(int warm_dir, const std::string& key, const nlo
   if (made.slot.lock.get() < 0 || flock(made.slot.lock.get(), LOCK_EX | LOCK_NB) != 0) {
     return Unwritable("lock", errno);
   }
-  const std::string text = info.dump();
+  nlohmann::json written_info = info;
+  written_info[std::string(kHolderLockKey)] = true;
+  const std::string text = written_info.dump();
   const int file = openat(made.slot.dir.get(), std::string(kSlotInfo).c_str(),
                           O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (file < 0) return Unwritable("info.json", errno);
@@ -226,7 +248,7 @@ std::vector<nlohmann::json> ListSandboxes(int warm_dir) {
     // An idle slot whose holder is gone (killed, and its sandbox ended with
     // it: nothing holds its info.json): no sandbox, and removed, as a claim
     // would. Asked without a word to the holder, whose idle time runs on.
-    if (idle && HolderGone(slot->dir.get())) {
+    if (idle && HolderGone(slot->dir.get(), *info)) {
       RemoveSlot(warm_dir, name);
       continue;
     }

@@ -31,6 +31,8 @@ inline constexpr absl::string_view kWarmDir = "warm";
 inline constexpr absl::string_view kControlSocket = "ctl.sock";
 inline constexpr absl::string_view kSlotLock = "lock";
 inline constexpr absl::string_view kSlotInfo = "info.json";
+// In info.json: its holder holds a shared lock on it (NewSlot::alive).
+inline constexpr absl::string_view kHolderLockKey = "holder_lock";
 // The runtime's stderr, told to the first spawn if the sandbox never came up.
 inline constexpr absl::string_view kRuntimeLog = "runtime.log";
 

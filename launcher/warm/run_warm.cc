@@ -73,14 +73,19 @@ std::string CallerContext() {
   return out;
 }
 
-// What trust decided on: the content it judged and the record it judged it
-// by (the trusted content and tier), so a sandbox serves only spawns that
-// trust allowed on the same grounds.
+// What trust decided on: its state, the content it judged, and for trusted
+// content the record's trusted content and tier, so a sandbox serves only
+// spawns that trust allowed on the same grounds. (A record the ratchet
+// writes for content that needs no trust does not count: it changes nothing
+// the sandbox holds.)
 std::string TrustKeyPart(const TrustGate& trust) {
   const std::optional<TrustRecord>& record = trust.inputs.record;
-  return absl::StrCat(TrustStateName(trust.decision.state), " ", trust.inputs.sha256, " ",
-                      record.has_value() ? record->trusted_sha256.value_or("-") : "none", " ",
-                      record.has_value() ? TierName(record->trusted_tier) : "-");
+  std::string part = absl::StrCat(TrustStateName(trust.decision.state), " ", trust.inputs.sha256);
+  if (trust.decision.state == TrustState::kTrusted && record.has_value()) {
+    absl::StrAppend(&part, " ", record->trusted_sha256.value_or("-"), " ",
+                    TierName(record->trusted_tier));
+  }
+  return part;
 }
 
 std::string PlanKey(const WrappedSpawn& spawn, const SpawnLease& lease, const HostFacts& host,
