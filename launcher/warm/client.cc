@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
@@ -72,21 +73,54 @@ class ForwardedSignals {
   OwnedFd fd_;
 };
 
-// How long a called-off spawn waits for the keeper to say whether it had
-// started the program: an answer comes at once from a keeper that serves
-// it; a sandbox still coming up reads the cancel when it does, and never
-// starts the program.
-constexpr int kCancelAnswerMs = 2000;
+// The spawn as np-exec sees it: whether the keeper started the program, and
+// the signal that is calling it off before then (0: none).
+struct Progress {
+  bool started = false;
+  int calling_off = 0;
+};
 
-// Calls the spawn off: false when it was, or when the keeper does not say
-// (it will find the cancel, or this end closed, before it starts anything);
-// true when the keeper had started the program already ("started").
-bool CalledOff(int connection) {
-  if (!Send(connection, {{"op", "cancel"}}).ok()) return false;
-  pollfd answer{connection, POLLIN, 0};
-  if (poll(&answer, 1, kCancelAnswerMs) <= 0) return false;
-  absl::StatusOr<Message> message = Receive(connection);
-  return message.ok() && message->body.contains("started");
+// One signal np-exec received; true when np-exec gives up waiting. Once the
+// program runs, the signal goes to it. Before (the sandbox still coming
+// up), the first terminating one calls the spawn off, as a cold runtime's
+// client gives it up: the keeper answers "cancelled", or "started" if it
+// started the program first (the signal then goes to it); a second one gives
+// up at once. A resize then is dropped: the program reads the size when it
+// starts, and the keeper takes any message before the start for a cancel.
+bool OnSignal(int connection, int signal, Progress& progress) {
+  if (progress.started) {
+    (void)Send(connection, {{"op", "signal"}, {"signal", signal}});
+    return false;
+  }
+  if (signal == SIGWINCH) return false;
+  if (progress.calling_off != 0) return true;
+  progress.calling_off = signal;
+  // Sent whatever the keeper did already: what it said stays readable.
+  (void)Send(connection, {{"op", "cancel"}});
+  return false;
+}
+
+// What the keeper's or holder's message means for the spawn: the result, a
+// refusal, nothing ran, or nullopt to read on.
+std::optional<absl::StatusOr<WarmResult>> OnMessage(int connection, const nlohmann::json& body,
+                                                    Progress& progress) {
+  if (body.contains("started")) {
+    progress.started = true;
+    if (progress.calling_off != 0) {
+      (void)Send(connection, {{"op", "signal"}, {"signal", progress.calling_off}});
+      progress.calling_off = 0;
+    }
+  }
+  const bool called_off = progress.calling_off != 0 && !progress.started;
+  using Done = absl::StatusOr<WarmResult>;
+  if (body.contains("cancelled")) {
+    return Done(called_off ? Interrupted(progress.calling_off) : Gone());
+  }
+  if (body.contains("error")) {
+    return Done(called_off ? Interrupted(progress.calling_off) : Refusal(body["error"]));
+  }
+  if (body.contains("result")) return Done(WarmResultFromJson(body["result"]));
+  return std::nullopt;
 }
 
 }  // namespace
@@ -103,36 +137,29 @@ absl::StatusOr<WarmResult> RunInSandbox(int connection, const WarmRequest& reque
       Send(connection, {{"op", "spawn"}, {"spawn", WarmRequestToJson(request)}, {"record", record}},
            {0, 1, 2});
   if (!sent.ok()) return Gone();
-  bool started = false;
+  Progress progress;
   pollfd watched[2] = {{connection, POLLIN, 0}, {signals.fd(), POLLIN, 0}};
   for (;;) {
     if (poll(watched, signals.fd() >= 0 ? 2 : 1, -1) < 0) {
       if (errno == EINTR) continue;
-      return started ? Lost() : Gone();
+      return progress.started ? Lost() : Gone();
     }
     if (signals.fd() >= 0 && watched[1].revents != 0) {
       signalfd_siginfo info;
       while (read(signals.fd(), &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
-        const int signal = static_cast<int>(info.ssi_signo);
-        // Before the program started (the sandbox still coming up): the spawn
-        // is called off, as a cold runtime's client gives it up, unless the
-        // keeper has started it meanwhile: then the signal goes to it. A
-        // resize then is dropped (the program reads the size when it starts;
-        // the keeper takes any message before the start for a cancel).
-        if (!started && signal == SIGWINCH) continue;
-        if (!started) {
-          if (!CalledOff(connection)) return Interrupted(signal);
-          started = true;
+        if (OnSignal(connection, static_cast<int>(info.ssi_signo), progress)) {
+          return Interrupted(progress.calling_off);
         }
-        (void)Send(connection, {{"op", "signal"}, {"signal", signal}});
       }
     }
     if (watched[0].revents == 0) continue;
     absl::StatusOr<Message> message = Receive(connection);
-    if (!message.ok()) return started ? Lost() : Gone();
-    if (message->body.contains("started")) started = true;
-    if (message->body.contains("error")) return Refusal(message->body["error"]);
-    if (message->body.contains("result")) return WarmResultFromJson(message->body["result"]);
+    if (!message.ok()) {
+      if (progress.started) return Lost();
+      return progress.calling_off != 0 ? Interrupted(progress.calling_off) : Gone();
+    }
+    std::optional<absl::StatusOr<WarmResult>> done = OnMessage(connection, message->body, progress);
+    if (done.has_value()) return *std::move(done);
   }
 }
 

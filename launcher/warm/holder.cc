@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -213,9 +214,25 @@ void Dispatcher(Holding& holding) {
   if (gave_up) kill(getpid(), SIGTERM);
 }
 
+// The shared locks that say the holder lives (registry.h), on the slot's
+// info.json and the rendezvous directory's lock, of its own: where flock is a
+// POSIX lock (NFS) the ones it inherited are not its. Held until it exits.
+std::array<OwnedFd, 2> TakeLivenessLocks(const HolderStart& start) {
+  std::array<OwnedFd, 2> locks = {
+      OwnedFd(openat(start.slot.slot.dir.get(), std::string(kSlotInfo).c_str(),
+                     O_RDONLY | O_NOFOLLOW | O_CLOEXEC)),
+      OwnedFd(open(RendezvousLockPath(start.spawn.plan.warm.rendezvous_dir).c_str(),
+                   O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))};
+  for (const OwnedFd& lock : locks) {
+    if (lock.get() >= 0) flock(lock.get(), LOCK_SH | LOCK_NB);
+  }
+  return locks;
+}
+
 // The holder's body, in the forked process: never returns.
 [[noreturn]] void Hold(HolderStart& start) {
   CloseInherited();
+  const std::array<OwnedFd, 2> liveness = TakeLivenessLocks(start);
   // The runtime's stderr, read back if the sandbox does not come up.
   const int log = openat(start.slot.slot.dir.get(), std::string(kRuntimeLog).c_str(),
                          O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);

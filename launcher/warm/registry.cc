@@ -97,19 +97,15 @@ absl::StatusOr<OwnedFd> OpenWarmDir(const StateStore& store) {
   return OwnedFd(*dir);
 }
 
-std::string LockName(absl::string_view rendezvous_name) {
-  return absl::StrCat(rendezvous_name, ".lock");
-}
-
-// Whether no one holds the rendezvous directory `name` any more: its lock
-// is free (its spawn and the holder forked from it are gone), or, without a
-// lock file (an older build's directory), its spawn is gone. A lock that
-// cannot be opened otherwise counts as held.
+// Whether no one holds the rendezvous directory `name` any more: no shared
+// lock on its lock file (neither its spawn nor its holder, which may outlive
+// the spawn, holds it), and its spawn is gone (until it has its lock, the
+// spawn is the only one who could use it). A lock file that cannot be opened
+// for another reason than its absence counts as held.
 bool Unheld(int warm_dir, const std::string& name) {
-  OwnedFd lock(
-      openat(warm_dir, LockName(name).c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  if (lock.get() >= 0) return flock(lock.get(), LOCK_EX | LOCK_NB) == 0;
-  if (errno != ENOENT) return false;
+  OwnedFd lock(openat(warm_dir, RendezvousLockPath(name).c_str(),
+                      O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (lock.get() >= 0 ? flock(lock.get(), LOCK_EX | LOCK_NB) != 0 : errno != ENOENT) return false;
   const absl::string_view rest = absl::string_view(name).substr(3);
   int pid = 0;
   if (!absl::SimpleAtoi(rest.substr(0, rest.find('-')), &pid) || pid <= 0) return false;
@@ -125,8 +121,8 @@ void RemoveStaleRendezvousDirs(int warm_dir) {
       if (Unheld(warm_dir, name)) stale.push_back(name);
       continue;
     }
-    // A lock whose directory is gone (its spawn was killed between the two),
-    // free: removed. One still held is a spawn's that is making its directory.
+    // A lock whose directory is gone (its spawn or holder was killed between
+    // removing the two), free: removed.
     const std::string dir = name.substr(0, name.size() - 5);
     struct stat st;
     if (fstatat(warm_dir, dir.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) {
@@ -143,7 +139,7 @@ void RemoveStaleRendezvousDirs(int warm_dir) {
       close(dir);
     }
     unlinkat(warm_dir, name.c_str(), AT_REMOVEDIR);
-    unlinkat(warm_dir, LockName(name).c_str(), 0);
+    unlinkat(warm_dir, RendezvousLockPath(name).c_str(), 0);
   }
 }
 
@@ -156,14 +152,21 @@ absl::StatusOr<std::string> NameRendezvousDir(const StateStore& store) {
 absl::StatusOr<OwnedFd> MakeRendezvousDir(int warm_dir, const std::string& path) {
   RemoveStaleRendezvousDirs(warm_dir);
   const std::string name = path.substr(path.rfind('/') + 1);
-  // The lock first: a directory without one is judged by its spawn's pid.
-  OwnedFd lock(openat(warm_dir, LockName(name).c_str(),
-                      O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (lock.get() < 0) return Unwritable("rendezvous lock", errno);
-  if (flock(lock.get(), LOCK_EX | LOCK_NB) != 0) return Unwritable("rendezvous lock", errno);
+  // The directory first: until its lock is there and held, it is judged by
+  // its spawn's pid, and a lock is never without its directory.
   if (mkdirat(warm_dir, name.c_str(), 0700) != 0) return Unwritable("mkdir", errno);
+  OwnedFd lock(openat(warm_dir, RendezvousLockPath(name).c_str(),
+                      O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (lock.get() < 0 || flock(lock.get(), LOCK_SH | LOCK_NB) != 0) {
+    const int err = errno;
+    unlinkat(warm_dir, RendezvousLockPath(name).c_str(), 0);
+    unlinkat(warm_dir, name.c_str(), AT_REMOVEDIR);
+    return Unwritable("rendezvous lock", err);
+  }
   return lock;
 }
+
+std::string RendezvousLockPath(const std::string& path) { return path + ".lock"; }
 
 void RemoveRendezvousDir(const std::string& path) {
   if (path.empty()) return;
@@ -173,7 +176,7 @@ void RemoveRendezvousDir(const std::string& path) {
     close(dir);
   }
   rmdir(path.c_str());
-  unlink(LockName(path).c_str());
+  unlink(RendezvousLockPath(path).c_str());
 }
 
 std::optional<Slot> ClaimIdle(int warm_dir, const std::string& key) {

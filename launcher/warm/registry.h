@@ -8,8 +8,8 @@
 //              flock'd shared by the sandbox's holder for as long as it lives
 //   runtime.log  what the sandbox's runtime wrote on stderr
 // and the rendezvous directories of spawns that start a sandbox, "rv-...",
-// each beside its lock "rv-....lock", flock'd by the spawn and, from its
-// fork on, by the sandbox's holder until its keeper has connected. Only
+// each beside its lock "rv-....lock", flock'd shared by the spawn and by the
+// sandbox's holder until its keeper has connected. Only
 // np-exec's own processes of this user reach any of it; the sandboxes never
 // do. Touches the filesystem and sockets.
 #ifndef NP_EXEC_LAUNCHER_WARM_REGISTRY_H_
@@ -54,12 +54,15 @@ absl::StatusOr<OwnedFd> OpenWarmDir(const StateStore& store);
 // sandbox never needs it. Codes: the store's.
 absl::StatusOr<std::string> NameRendezvousDir(const StateStore& store);
 // Makes that directory (private) in the open warm/ directory, and its lock,
-// held: the returned descriptor. First removes the directories no one holds
+// held shared: the returned descriptor. First removes the directories no one holds
 // any more (their spawn and its holder are gone). Code:
 // `state-store-unwritable`.
 absl::StatusOr<OwnedFd> MakeRendezvousDir(int warm_dir, const std::string& path);
 // Removes it (and a socket left in it) and its lock file.
 void RemoveRendezvousDir(const std::string& path);
+// The lock file beside the rendezvous directory `path`, which its spawn and
+// then its holder hold shared.
+std::string RendezvousLockPath(const std::string& path);
 
 // A spawn's rendezvous directory, removed when the spawn ends, unless a
 // holder took it over (Abandon): the holder removes it as soon as its keeper

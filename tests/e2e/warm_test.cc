@@ -322,11 +322,19 @@ TEST_P(WarmTest, ASignalBeforeTheProgramStartsExitsAsOnTheColdPath) {
                                  Options(RuntimeEnv({"NP_WARM_VALUE=v"}), 0, project_),
                                  dir_.Path("out"), dir_.Path("err"));
   ASSERT_GT(pid, 0);
-  // The runtime is starting the sandbox (its client runs), the program not yet.
+  // The runtime is starting this project's sandbox (its client runs), the
+  // program not yet.
   const std::string client =
       runtime() == "bwrap" ? std::string("bwrap\0", 6) : runtime() + std::string("\0run\0", 5);
-  ASSERT_TRUE(WaitFor([&] { return !PidsWithCmdlinePrefix(client).empty(); }, 60000))
-      << ReadFile(dir_.Path("err"));
+  const auto starting = [&] {
+    for (pid_t runner : PidsWithCmdlinePrefix(client)) {
+      if (absl::StrContains(ReadFile(absl::StrCat("/proc/", runner, "/cmdline")), project_)) {
+        return true;
+      }
+    }
+    return false;
+  };
+  ASSERT_TRUE(WaitFor(starting, 60000)) << ReadFile(dir_.Path("err"));
   // On an engine the sandbox takes long enough to come up that the signal
   // lands before the program starts; on bubblewrap it may come after (the
   // checks below then hold as for any forwarded signal).
