@@ -65,16 +65,23 @@ std::optional<nlohmann::json> ReadInfo(int dir) {
   return info;
 }
 
+// The file `name` in `dir` with an exclusive lock on it, when no process
+// holds a lock on it; else none, and `absent` (if given) says whether the
+// file is not there (a file that cannot be opened otherwise counts as held).
+// Opened for writing: NFS emulates flock with POSIX locks, whose exclusive
+// kind needs it.
+OwnedFd LockedIfFree(int dir, const std::string& name, bool* absent = nullptr) {
+  OwnedFd file(openat(dir, name.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (absent != nullptr) *absent = file.get() < 0 && errno == ENOENT;
+  if (file.get() < 0 || flock(file.get(), LOCK_EX | LOCK_NB) != 0) return OwnedFd();
+  return file;
+}
+
 // Whether the holder of the slot `dir` is gone: no process holds its
 // info.json (NewSlot::alive). A slot of a build whose holder took no such
 // lock (its info says nothing of it) counts as held.
 bool HolderGone(int dir, const nlohmann::json& info) {
-  if (!info.value(kHolderLockKey, false)) return false;
-  // Opened for writing: NFS emulates flock with POSIX locks, whose exclusive
-  // kind needs it.
-  OwnedFd file(
-      openat(dir, std::string(kSlotInfo).c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  return file.get() >= 0 && flock(file.get(), LOCK_EX | LOCK_NB) == 0;
+  return info.value(kHolderLockKey, false) && LockedIfFree(dir, std::string(kSlotInfo)).get() >= 0;
 }
 
 // The slot `name` opened, with its lock file.
@@ -103,13 +110,25 @@ absl::StatusOr<OwnedFd> OpenWarmDir(const StateStore& store) {
 // spawn is the only one who could use it). A lock file that cannot be opened
 // for another reason than its absence counts as held.
 bool Unheld(int warm_dir, const std::string& name) {
-  OwnedFd lock(openat(warm_dir, RendezvousLockPath(name).c_str(),
-                      O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  if (lock.get() >= 0 ? flock(lock.get(), LOCK_EX | LOCK_NB) != 0 : errno != ENOENT) return false;
+  bool absent = false;
+  const OwnedFd lock = LockedIfFree(warm_dir, RendezvousLockPath(name), &absent);
+  if (lock.get() < 0 && !absent) return false;
   const absl::string_view rest = absl::string_view(name).substr(3);
   int pid = 0;
   if (!absl::SimpleAtoi(rest.substr(0, rest.find('-')), &pid) || pid <= 0) return false;
   return kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+// The rendezvous directory `name` in `parent` (a socket left in it, then the
+// directory itself) and its lock file.
+void RemoveRendezvousDirAt(int parent, const std::string& name) {
+  const int dir = OpenSubdirNoFollow(parent, name.c_str());
+  if (dir >= 0) {
+    unlinkat(dir, std::string(kRendezvousName).c_str(), 0);
+    close(dir);
+  }
+  unlinkat(parent, name.c_str(), AT_REMOVEDIR);
+  unlinkat(parent, RendezvousLockPath(name).c_str(), 0);
 }
 
 // Rendezvous directories no one holds (their spawn and holder were killed
@@ -125,22 +144,12 @@ void RemoveStaleRendezvousDirs(int warm_dir) {
     // removing the two), free: removed.
     const std::string dir = name.substr(0, name.size() - 5);
     struct stat st;
-    if (fstatat(warm_dir, dir.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) {
-      OwnedFd lock(openat(warm_dir, name.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-      if (lock.get() >= 0 && flock(lock.get(), LOCK_EX | LOCK_NB) == 0) {
-        unlinkat(warm_dir, name.c_str(), 0);
-      }
+    if (fstatat(warm_dir, dir.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT &&
+        LockedIfFree(warm_dir, name).get() >= 0) {
+      unlinkat(warm_dir, name.c_str(), 0);
     }
   }
-  for (const std::string& name : stale) {
-    const int dir = OpenSubdirNoFollow(warm_dir, name.c_str());
-    if (dir >= 0) {
-      unlinkat(dir, std::string(kRendezvousName).c_str(), 0);
-      close(dir);
-    }
-    unlinkat(warm_dir, name.c_str(), AT_REMOVEDIR);
-    unlinkat(warm_dir, RendezvousLockPath(name).c_str(), 0);
-  }
+  for (const std::string& name : stale) RemoveRendezvousDirAt(warm_dir, name);
 }
 
 absl::StatusOr<std::string> NameRendezvousDir(const StateStore& store) {
@@ -159,8 +168,7 @@ absl::StatusOr<OwnedFd> MakeRendezvousDir(int warm_dir, const std::string& path)
                       O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (lock.get() < 0 || flock(lock.get(), LOCK_SH | LOCK_NB) != 0) {
     const int err = errno;
-    unlinkat(warm_dir, RendezvousLockPath(name).c_str(), 0);
-    unlinkat(warm_dir, name.c_str(), AT_REMOVEDIR);
+    RemoveRendezvousDirAt(warm_dir, name);
     return Unwritable("rendezvous lock", err);
   }
   return lock;
@@ -169,14 +177,7 @@ absl::StatusOr<OwnedFd> MakeRendezvousDir(int warm_dir, const std::string& path)
 std::string RendezvousLockPath(const std::string& path) { return path + ".lock"; }
 
 void RemoveRendezvousDir(const std::string& path) {
-  if (path.empty()) return;
-  const int dir = OpenSubdirNoFollow(AT_FDCWD, path.c_str());
-  if (dir >= 0) {
-    unlinkat(dir, std::string(kRendezvousName).c_str(), 0);
-    close(dir);
-  }
-  rmdir(path.c_str());
-  unlink(RendezvousLockPath(path).c_str());
+  if (!path.empty()) RemoveRendezvousDirAt(AT_FDCWD, path);
 }
 
 std::optional<Slot> ClaimIdle(int warm_dir, const std::string& key) {
