@@ -19,7 +19,8 @@ bool SplitLine(absl::string_view line, size_t fields, std::vector<absl::string_v
   for (char c : line) {
     if (static_cast<unsigned char>(c) < 0x20) return false;
   }
-  *out = absl::StrSplit(line, ':');
+  out->clear();  // The caller's vector, reused line after line.
+  for (absl::string_view field : absl::StrSplit(line, ':')) out->push_back(field);
   return out->size() >= fields && !(*out)[0].empty() && absl::SimpleAtoi((*out)[2], id);
 }
 
@@ -28,8 +29,9 @@ bool SplitLine(absl::string_view line, size_t fields, std::vector<absl::string_v
 std::string Without(absl::string_view base, size_t fields, absl::string_view name,
                     std::optional<uint32_t> id) {
   std::string kept;
+  kept.reserve(base.size());
+  std::vector<absl::string_view> parts;
   for (absl::string_view line : absl::StrSplit(base, '\n', absl::SkipEmpty())) {
-    std::vector<absl::string_view> parts;
     uint32_t line_id = 0;
     if (!SplitLine(line, fields, &parts, &line_id) || parts.size() != fields) continue;
     if ((!name.empty() && parts[0] == name) || line_id == id) continue;
@@ -44,8 +46,8 @@ constexpr size_t kGroupFields = 4;
 }  // namespace
 
 std::string AccountNameOfId(absl::string_view text, uint32_t id) {
+  std::vector<absl::string_view> parts;
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    std::vector<absl::string_view> parts;
     uint32_t line_id = 0;
     if (SplitLine(line, 3, &parts, &line_id) && line_id == id) return std::string(parts[0]);
   }

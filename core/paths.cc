@@ -1,9 +1,6 @@
 #include "core/paths.h"
 
-#include <vector>
-
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/errors.h"
 
@@ -41,14 +38,16 @@ bool IsInside(absl::string_view path, absl::string_view root) {
 }
 
 std::string NormalizePath(absl::string_view path) {
-  std::vector<absl::string_view> parts;
-  for (absl::string_view part : absl::StrSplit(path, '/', absl::SkipEmpty())) {
-    if (part != ".") parts.push_back(part);
-  }
   const bool absolute = !path.empty() && path.front() == '/';
-  std::string joined = absl::StrJoin(parts, "/");
-  if (absolute) return absl::StrCat("/", joined);
-  return joined.empty() ? std::string(".") : joined;
+  std::string out;
+  out.reserve(path.size() + 1);
+  for (absl::string_view part : absl::StrSplit(path, '/', absl::SkipEmpty())) {
+    if (part == ".") continue;
+    if (absolute || !out.empty()) out.push_back('/');
+    out.append(part.data(), part.size());
+  }
+  if (out.empty()) return absolute ? "/" : ".";
+  return out;
 }
 
 std::string BaseName(absl::string_view path) {
