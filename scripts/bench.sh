@@ -70,7 +70,7 @@ if [ "$do_build" = 1 ]; then
   cmake -S "$src" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DNP_BUILD_BENCH=ON \
     -DNP_BUILD_TESTS=OFF >/dev/null
   cmake --build "$build_dir" -j "$(nproc)" --target np-exec np-micro-bench np-spawn-harness \
-    np-exec-preload np-spawn-loop np-empty-preload np-exec-floor
+    np-exec-preload np-spawn-loop np-empty-preload np-exec-floor np-cpuid-cost
 fi
 bin="$build_dir/bin"
 np="$bin/np-exec"
