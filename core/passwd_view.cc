@@ -16,10 +16,10 @@ namespace {
 // no numeric id in its third field.
 bool SplitLine(absl::string_view line, size_t fields, std::vector<absl::string_view>* out,
                uint32_t* id) {
+  out->clear();  // The caller's vector, reused line after line.
   for (char c : line) {
     if (static_cast<unsigned char>(c) < 0x20) return false;
   }
-  out->clear();  // The caller's vector, reused line after line.
   for (absl::string_view field : absl::StrSplit(line, ':')) out->push_back(field);
   return out->size() >= fields && !(*out)[0].empty() && absl::SimpleAtoi((*out)[2], id);
 }

@@ -12,9 +12,12 @@
 // any constructor: until the first constructor below has run this does
 // nothing, and from then on it is OpenSSL's own setup, which probes once per
 // process. np-exec calls egress::StartOpenSsl before any other OpenSSL
-// function, so OpenSSL knows the CPU's features (AES-NI, not its table-based
-// AES) before its first operation (tests/launcher/openssl_start_test.cc); a
-// process that never uses OpenSSL never probes. OpenSSL must not be called
+// function but one, so OpenSSL knows the CPU's features (AES-NI, not its
+// table-based AES) before its first operation (tests/launcher/
+// openssl_start_test.cc); a process that never uses OpenSSL never probes. The
+// one is core's SHA-256 (core/sha256.cc): its low-level calls need no
+// initialisation and, with the features still unknown (all zero), take
+// OpenSSL's plain integer code, the same digest (tested there too). OpenSSL must not be called
 // before main (by a constructor): its probe would be skipped for good.
 extern "C" void __real_OPENSSL_cpuid_setup(void);
 

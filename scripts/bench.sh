@@ -69,8 +69,11 @@ if [ "$do_build" = 1 ]; then
   # Tests off: the benchmarks must not depend on every test compiling.
   cmake -S "$src" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DNP_BUILD_BENCH=ON \
     -DNP_BUILD_TESTS=OFF >/dev/null
+  # np-cpuid-cost exists on x86 only (bench/CMakeLists.txt).
+  cpuid_target=()
+  case "$(uname -m)" in x86_64 | i?86) cpuid_target=(np-cpuid-cost) ;; esac
   cmake --build "$build_dir" -j "$(nproc)" --target np-exec np-micro-bench np-spawn-harness \
-    np-exec-preload np-spawn-loop np-empty-preload np-exec-floor np-cpuid-cost
+    np-exec-preload np-spawn-loop np-empty-preload np-exec-floor "${cpuid_target[@]}"
 fi
 bin="$build_dir/bin"
 np="$bin/np-exec"

@@ -180,12 +180,12 @@ TEST_P(WarmTest, NothingOfTheFirstSpawnReachesTheSecondsValuesOrDescriptors) {
       absl::StrCat("setsid sh -c 'trap \"\" TERM; while :; do "
                    "for p in /proc/[0-9]*; do "
                    "tr \"\\\\0\" \"\\\\n\" <$p/environ | grep NP_WARM_VALUE; "
-                   "timeout 0.2 cat $p/fd/0; echo injected-by-first >$p/fd/1; "
+                   "timeout 0.2 cat $p/fd/0; echo injected-by-first >$p/fd/1; echo seen $p; "
                    "done 2>/dev/null; sleep 0.05; done >>spy.txt' </dev/null >/dev/null 2>&1 & "
-                   // Until the spy has passed this shell once (up to 10 s: a
-                   // loaded machine starts its loop late), then its writes.
-                   "i=0; until grep -q NP_WARM_VALUE spy.txt 2>/dev/null || [ $i -ge 100 ]; "
-                   "do sleep 0.1; i=$((i+1)); done; sleep 0.5; echo started"),
+                   // Until the spy has been through this shell once (up to
+                   // 10 s: a loaded machine runs its loop late).
+                   "i=0; until grep -qx \"seen /proc/$$\" spy.txt 2>/dev/null || [ $i -ge 100 ]; "
+                   "do sleep 0.1; i=$((i+1)); done; echo started"),
       "first-value-" + seconds);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   // The spy worked while its own spawn ran: it read the spawn's variables
