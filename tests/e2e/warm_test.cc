@@ -180,17 +180,19 @@ TEST_P(WarmTest, NothingOfTheFirstSpawnReachesTheSecondsValuesOrDescriptors) {
       absl::StrCat("setsid sh -c 'trap \"\" TERM; while :; do "
                    "for p in /proc/[0-9]*; do "
                    "tr \"\\\\0\" \"\\\\n\" <$p/environ | grep NP_WARM_VALUE; "
-                   "timeout 0.2 cat $p/fd/0; echo injected-by-first >$p/fd/1; echo seen $p; "
+                   "timeout 0.2 cat $p/fd/0; echo injected-by-first >>$p/fd/1; echo seen $p; "
                    "done 2>/dev/null; sleep 0.05; done >>spy.txt' </dev/null >/dev/null 2>&1 & "
                    // Until the spy has been through this shell once (up to
-                   // 10 s: a loaded machine runs its loop late).
+                   // 10 s: a loaded machine runs its loop late). It appends:
+                   // its own output is spy.txt, which `>` would truncate.
                    "i=0; until grep -qx \"seen /proc/$$\" spy.txt 2>/dev/null || [ $i -ge 100 ]; "
                    "do sleep 0.1; i=$((i+1)); done; echo started"),
       "first-value-" + seconds);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   // The spy worked while its own spawn ran: it read the spawn's variables
   // and wrote to its output.
-  ASSERT_THAT(ReadFile(spy), HasSubstr("first-value-" + seconds));
+  ASSERT_THAT(ReadFile(spy), HasSubstr("first-value-" + seconds))
+      << "out: " << first.out << "\nerr: " << first.err;
   ASSERT_THAT(first.out, HasSubstr("injected-by-first"));
   const std::string second_value = "second-value-" + seconds;
   const std::string second_input = "second-input-" + seconds;
