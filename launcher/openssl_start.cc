@@ -17,8 +17,9 @@
 // openssl_start_test.cc); a process that never uses OpenSSL never probes. The
 // one is core's SHA-256 (core/sha256.cc): its low-level calls need no
 // initialisation and, with the features still unknown (all zero), take
-// OpenSSL's plain integer code, the same digest (tested there too). OpenSSL must not be called
-// before main (by a constructor): its probe would be skipped for good.
+// OpenSSL's plain integer code, the same digest (tested there too). OpenSSL
+// must not be called before main (by a constructor): its probe would be
+// skipped for good.
 extern "C" void __real_OPENSSL_cpuid_setup(void);
 
 namespace {
