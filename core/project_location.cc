@@ -87,13 +87,13 @@ absl::StatusOr<Walk> WalkUp(int start_fd, absl::string_view start_name) {
   if (current < 0) return Unopenable(start_name, errno);
   Walk walk;
   ProjectLocation& location = walk.location;
+  struct stat here;
+  if (fstat(current, &here) != 0) {
+    const int err = errno;
+    close(current);
+    return Unopenable(start_name, err);
+  }
   for (int levels = 0;; ++levels) {
-    struct stat here;
-    if (fstat(current, &here) != 0) {
-      const int err = errno;
-      if (location.fd() != current) close(current);
-      return Unopenable(start_name, err);
-    }
     walk.chain.emplace_back(here.st_dev, here.st_ino);
     absl::StatusOr<bool> state =
         IsStateDir(current, location.found() ? AT_SYMLINK_NOFOLLOW : 0, start_name);
@@ -124,7 +124,9 @@ absl::StatusOr<Walk> WalkUp(int start_fd, absl::string_view start_name) {
       close(parent);
       return walk;
     }
+    // The parent's stat, taken through the descriptor the next level uses.
     current = parent;
+    here = above;
   }
 }
 

@@ -63,9 +63,11 @@ HostFacts ReadHostFacts(char** envp) {
   host.stdout_tty = isatty(1) == 1;
   host.json_errors = GetEnv(envp, kErrorFormatVar) == "json";
   char buffer[PATH_MAX];
+  // The kernel's name for the working directory is already its real path
+  // (getcwd never returns a link, and fails for a removed or unreachable one):
+  // no realpath, which would only walk it again and could see it changed.
   if (getcwd(buffer, sizeof(buffer)) != nullptr) {
-    char real[PATH_MAX];
-    host.cwd = realpath(buffer, real) != nullptr ? real : buffer;
+    host.cwd = buffer;
     // From the descriptor of the working directory itself, not its path: the
     // folder np-exec was started in is the one whose project it judges.
     host.project = LocateProject(AT_FDCWD, host.cwd);

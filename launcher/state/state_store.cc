@@ -124,9 +124,14 @@ absl::StatusOr<std::string> ProjectStoreKey(absl::string_view project_real,
 absl::StatusOr<StateStore> StateStore::Open(const std::string& dir, uid_t uid) {
   absl::Status absolute = CheckAbsolutePath(dir, "state-store-invalid");
   if (!absolute.ok()) return absolute;
-  absl::Status made = MakeDirs(dir);
-  if (!made.ok()) return made;
-  const int fd = OpenSubdirNoFollow(AT_FDCWD, dir.c_str());
+  // Opened first and made only when missing: the store exists on every spawn
+  // but a machine's first, and a mkdir that finds it costs a path walk.
+  int fd = OpenSubdirNoFollow(AT_FDCWD, dir.c_str());
+  if (fd < 0 && errno == ENOENT) {
+    absl::Status made = MakeDirs(dir);
+    if (!made.ok()) return made;
+    fd = OpenSubdirNoFollow(AT_FDCWD, dir.c_str());
+  }
   if (fd < 0) {
     if (errno == ELOOP || errno == ENOTDIR) return Invalid(dir, "is a link or not a directory");
     return Unwritable(dir, errno);
