@@ -139,22 +139,19 @@ std::string ProjectConfigPath(absl::string_view project_root) {
                              : absl::StrCat(project_root, "/.nubos-pilot/config.json");
 }
 
-absl::StatusOr<nlohmann::json> ReadConfigDescriptor(int fd, absl::string_view name) {
+absl::StatusOr<nlohmann::json> ReadConfigOpen(int fd, absl::string_view name) {
   struct stat st;
   if (fstat(fd, &st) != 0) {
     const int err = errno;
-    close(fd);
     return Unreadable(name, strerror(err));
   }
   if (!S_ISREG(st.st_mode)) {
-    close(fd);
     const char* kind = S_ISDIR(st.st_mode) ? "directory" : "other";
     return MakeError(absl::StatusCode::kFailedPrecondition, "config-not-a-file",
                      absl::StrCat(name, " is not a regular file (", kind, ")"),
                      {{"file", name}, {"kind", kind}});
   }
   if (static_cast<size_t>(st.st_size) > kMaxConfigBytes) {
-    close(fd);
     return MakeError(
         absl::StatusCode::kInvalidArgument, "config-too-large",
         absl::StrCat(name, " is ", st.st_size, " bytes; the limit is ", kMaxConfigBytes),
@@ -167,15 +164,19 @@ absl::StatusOr<nlohmann::json> ReadConfigDescriptor(int fd, absl::string_view na
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int err = errno;
-      close(fd);
       return Unreadable(name, strerror(err));
     }
     if (n == 0) break;
     got += static_cast<size_t>(n);
   }
-  close(fd);
   text.resize(got);
   return ParseConfigText(text, name);
+}
+
+absl::StatusOr<nlohmann::json> ReadConfigDescriptor(int fd, absl::string_view name) {
+  absl::StatusOr<nlohmann::json> json = ReadConfigOpen(fd, name);
+  close(fd);
+  return json;
 }
 
 absl::StatusOr<nlohmann::json> ReadConfigFile(absl::string_view path) {

@@ -46,6 +46,8 @@ absl::StatusOr<nlohmann::json> ReadConfigFile(absl::string_view path);
 // Reads and parses the config file open at `fd` (closed here) as
 // ReadConfigFile does once it opened the file; `name` names it in errors.
 absl::StatusOr<nlohmann::json> ReadConfigDescriptor(int fd, absl::string_view name);
+// The same, leaving `fd` open for the caller.
+absl::StatusOr<nlohmann::json> ReadConfigOpen(int fd, absl::string_view name);
 
 // `config-not-a-file` for a project's `.nubos-pilot` or `config.json`
 // (`name`) that is a symbolic link: either could point the config anywhere

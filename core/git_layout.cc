@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "core/paths.h"
+#include "core/project_location.h"
 
 namespace np {
 namespace {
@@ -121,16 +122,16 @@ absl::Status ReadRepository(GitLayout& layout, int dir_fd) {
   return absl::OkStatus();
 }
 
-// The repository `<top>/.git` holds, read through `dir_fd` (the folder `top`
-// names); nullopt when there is none at this level.
-absl::StatusOr<std::optional<GitLayout>> LayoutAt(const std::string& top, int dir_fd) {
-  const std::string dot_git = JoinPath(top, ".git");
-  struct stat st;
+// Whether git's discovery stops at the folder `dir_fd`: its `.git` (stat in
+// `st`) is a file or a directory holding HEAD; an error other than its
+// absence is `err`, and stops the search too.
+bool GitStopsAt(int dir_fd, struct stat& st, int& err) {
+  err = 0;
   // Followed, not lstat: git itself follows a `.git` link. The protected
   // paths refuse such a link separately (it could be retargeted from inside).
   if (fstatat(dir_fd, ".git", &st, 0) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::optional<GitLayout>();
-    return Invalid(dot_git, absl::StrCat("cannot be examined: ", strerror(errno)));
+    err = errno == ENOENT || errno == ENOTDIR ? 0 : errno;
+    return err != 0;
   }
   // A `.git` directory is a repository only when it holds HEAD, as git's own
   // discovery requires: an empty one (np-exec's placeholder for a missing
@@ -138,9 +139,15 @@ absl::StatusOr<std::optional<GitLayout>> LayoutAt(const std::string& top, int di
   // goes on upwards as git's does, so it never changes which repository, and
   // so which trust record, a project belongs to.
   struct stat head;
-  if (S_ISDIR(st.st_mode) && fstatat(dir_fd, ".git/HEAD", &head, 0) != 0) {
-    return std::optional<GitLayout>();
-  }
+  return !S_ISDIR(st.st_mode) || fstatat(dir_fd, ".git/HEAD", &head, 0) == 0;
+}
+
+// The repository `<top>/.git` holds, read through `dir_fd` (the folder `top`
+// names) whose `.git` GitStopsAt judged (`st`, `err`).
+absl::StatusOr<GitLayout> LayoutFound(const std::string& top, int dir_fd, const struct stat& st,
+                                      int err) {
+  const std::string dot_git = JoinPath(top, ".git");
+  if (err != 0) return Invalid(dot_git, absl::StrCat("cannot be examined: ", strerror(err)));
   GitLayout layout;
   layout.top = top;
   if (S_ISDIR(st.st_mode)) {
@@ -152,7 +159,18 @@ absl::StatusOr<std::optional<GitLayout>> LayoutAt(const std::string& top, int di
   }
   absl::Status read = ReadRepository(layout, dir_fd);
   if (!read.ok()) return read;
-  return std::optional<GitLayout>(std::move(layout));
+  return layout;
+}
+
+// The repository `<top>/.git` holds, read through `dir_fd` (the folder `top`
+// names); nullopt when there is none at this level.
+absl::StatusOr<std::optional<GitLayout>> LayoutAt(const std::string& top, int dir_fd) {
+  struct stat st;
+  int err = 0;
+  if (!GitStopsAt(dir_fd, st, err)) return std::optional<GitLayout>();
+  absl::StatusOr<GitLayout> layout = LayoutFound(top, dir_fd, st, err);
+  if (!layout.ok()) return layout.status();
+  return std::optional<GitLayout>(*std::move(layout));
 }
 
 // One level up from `fd` (consumed: replaced by the parent's descriptor)
@@ -239,6 +257,24 @@ ProjectGit ReadProjectGit(absl::string_view project_real, int project_fd) {
   }
   absl::Status up = StepUp(dir, fd);
   git.repository = up.ok() ? WalkUpFrom(dir, fd) : up;
+  return git;
+}
+
+bool ProbeGitLevel(int dir_fd, int level, GitProbe& probe) {
+  if (!GitStopsAt(dir_fd, probe.dot_git, probe.err)) return false;
+  probe.done = true;
+  probe.level = level;
+  return true;
+}
+
+ProjectGit ReadProjectGitFrom(absl::string_view project_real, const GitProbe& probe) {
+  ProjectGit git;
+  git.project_real = std::string(project_real);
+  if (probe.level < 0 || probe.dir == nullptr) return git;
+  std::string top = NormalizePath(project_real);
+  for (int up = 0; up < probe.level && top != "/"; ++up) top = ParentPath(top);
+  git.repository = LayoutFound(top, probe.dir->fd(), probe.dot_git, probe.err);
+  if (probe.level == 0) git.own = git.repository;
   return git;
 }
 

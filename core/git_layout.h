@@ -8,6 +8,9 @@
 #ifndef NP_EXEC_CORE_GIT_LAYOUT_H_
 #define NP_EXEC_CORE_GIT_LAYOUT_H_
 
+#include <sys/stat.h>
+
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -52,6 +55,31 @@ struct ProjectGit {
   absl::StatusOr<GitLayout> repository = GitLayout{};
 };
 ProjectGit ReadProjectGit(absl::string_view project_real, int project_fd = -1);
+
+class OpenFd;  // project_location.h
+
+// Where git's own discovery stops above a folder, seen by the project walk
+// (project_location.h) on its way up, so the repository is found on that one
+// walk and not on a second one: the nearest level at or above the project
+// whose `.git` git takes for a repository (a file, or a directory holding
+// HEAD), counted in levels above the project (-1: none up to "/"), that
+// level's folder descriptor and its `.git`'s stat (followed). A `.git` that
+// could not be examined (err != 0) ends the search there too, and
+// ReadProjectGitFrom reports it.
+struct GitProbe {
+  bool done = false;  // The walk has looked (or had no project to look from).
+  int level = -1;
+  std::shared_ptr<const OpenFd> dir;
+  struct stat dot_git = {};
+  int err = 0;
+};
+// One level of that search: `dir_fd` is the folder `level` above the
+// project. Returns true when the search ends at this level (`probe` filled,
+// `dir` left for the caller to hand over).
+bool ProbeGitLevel(int dir_fd, int level, GitProbe& probe);
+// ReadProjectGit from what the walk found: no second walk, and nothing read
+// above the project unless the walk stopped there.
+ProjectGit ReadProjectGitFrom(absl::string_view project_real, const GitProbe& probe);
 
 // `git`'s layout when it is `project_real`'s, else a fresh read of it.
 absl::StatusOr<GitLayout> OwnGitLayout(absl::string_view project_real, const ProjectGit* git);

@@ -80,6 +80,22 @@ struct Walk {
   std::vector<std::pair<dev_t, ino_t>> chain;
 };
 
+// Closes a level's descriptor unless the location keeps it.
+void Release(const ProjectLocation& location, int fd) {
+  if (fd != location.fd() && (location.git.dir == nullptr || fd != location.git.dir->fd())) {
+    close(fd);
+  }
+}
+
+// From the project's level up, until git's discovery stops: the repository
+// is found on this walk (GitProbe), not on a second one.
+void ProbeGit(ProjectLocation& location, int current, int level) {
+  if (!location.found() || location.git.done) return;
+  if (!ProbeGitLevel(current, level, location.git)) return;
+  location.git.dir =
+      current == location.fd() ? location.dir : std::make_shared<const OpenFd>(current);
+}
+
 // From the start's descriptor up through "..", never by path: each level's
 // `.nubos-pilot` is looked for relative to the level's own descriptor.
 absl::StatusOr<Walk> WalkUp(int start_fd, absl::string_view start_name) {
@@ -98,7 +114,7 @@ absl::StatusOr<Walk> WalkUp(int start_fd, absl::string_view start_name) {
     absl::StatusOr<bool> state =
         IsStateDir(current, location.found() ? AT_SYMLINK_NOFOLLOW : 0, start_name);
     if (!state.ok()) {
-      if (location.fd() != current) close(current);
+      Release(location, current);
       return state.status();
     }
     if (!location.found() && *state) {
@@ -109,19 +125,21 @@ absl::StatusOr<Walk> WalkUp(int start_fd, absl::string_view start_name) {
     } else if (*state) {
       walk.enclosing_levels.push_back(levels - walk.project_level);
     }
+    ProbeGit(location, current, levels - walk.project_level);
     // A ".." that cannot be opened is no top: fail rather than stop early.
     const int parent = openat(current, "..", kPathDir);
     const int err = errno;
     struct stat above;
     if (parent < 0 || fstat(parent, &above) != 0) {
-      if (location.fd() != current) close(current);
+      Release(location, current);
       if (parent >= 0) close(parent);
       return Unopenable(start_name, parent < 0 ? err : errno);
     }
     const bool top = above.st_dev == here.st_dev && above.st_ino == here.st_ino;
-    if (location.fd() != current) close(current);
+    Release(location, current);
     if (top) {
       close(parent);
+      location.git.done = location.found();
       return walk;
     }
     // The parent's stat, taken through the descriptor the next level uses.
@@ -214,9 +232,12 @@ absl::StatusOr<ProjectConfigRead> ReadProjectConfigAt(const ProjectLocation& pro
                      {{"file", "config.json"}, {"reason", strerror(err)}});
   }
   read.exists = true;
-  const int kept = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  absl::StatusOr<nlohmann::json> json = ReadConfigOpen(fd, "config.json");
+  // The file read stays open (the container tier pins it); one that landed
+  // on a standard descriptor's number (one was closed at start) moves up.
+  const int kept = fd >= 3 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  if (kept != fd) close(fd);
   if (kept >= 0) read.file = std::make_shared<const OpenFd>(kept);
-  absl::StatusOr<nlohmann::json> json = ReadConfigDescriptor(fd, "config.json");
   if (!json.ok()) return json.status();
   read.json = *std::move(json);
   return read;

@@ -23,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/git_layout.h"
 #include "nlohmann/json.hpp"
 
 namespace np {
@@ -51,6 +52,8 @@ struct ProjectLocation {
   // The folders above `root` that hold a `.nubos-pilot/` directory (not a
   // link), nearest first: the enclosing projects, seen on the same walk.
   std::vector<std::string> enclosing;
+  // Where git's discovery from `root` stops, seen on the same walk.
+  GitProbe git;
   bool found() const { return dir != nullptr; }
   int fd() const { return dir == nullptr ? -1 : dir->fd(); }
   // fd() when `path` is the opened folder's path (`root`), else -1: what

@@ -43,8 +43,9 @@ absl::StatusOr<Settings> LoadSettings(const SettingsInputs& inputs) {
         ParseProjectConfig(settings.raw_config, operator_container);
     if (!config.ok()) return config.status();
     settings.config = *std::move(config);
-    settings.git =
-        std::make_shared<const ProjectGit>(ReadProjectGit(settings.project_root, project.fd()));
+    settings.git = std::make_shared<const ProjectGit>(
+        project.git.done ? ReadProjectGitFrom(settings.project_root, project.git)
+                         : ReadProjectGit(settings.project_root, project.fd()));
   } else if (!inputs.allow_outside_project) {
     return NotInProject(inputs.cwd);
   } else {

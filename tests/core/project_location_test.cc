@@ -169,5 +169,63 @@ TEST(ProjectLocationTest, ARelativeOrMissingStartIsInvalidPath) {
   EXPECT_EQ(ErrorCode(LocateProjectFrom("/no/such/dir/anywhere").status()), "invalid-path");
 }
 
+// The walk that finds the project also finds the repository git would (the
+// nearest `.git` file, or `.git` directory holding HEAD, at or above the
+// project): the same answer as git_layout's own walk, for every layout.
+TEST(ProjectLocationTest, TheWalkFindsTheRepositoryGitsOwnWalkFinds) {
+  TempDir tmp;
+  tmp.Write("outer/.git/HEAD", "ref: refs/heads/main\n");
+  MakeProject(tmp.MakeDir("outer/own"));
+  tmp.Write("outer/own/.git/HEAD", "ref: refs/heads/main\n");
+  MakeProject(tmp.MakeDir("outer/headless"));
+  tmp.MakeDir("outer/headless/.git");  // No HEAD: not a repository, git goes on up.
+  MakeProject(tmp.MakeDir("outer/below/plain"));
+  tmp.MakeDir("elsewhere/gitdir");
+  MakeProject(tmp.MakeDir("outer/worktree"));
+  tmp.Write("outer/worktree/.git", "gitdir: " + tmp.Path("elsewhere/gitdir") + "\n");
+  MakeProject(tmp.MakeDir("outer/broken"));
+  tmp.Write("outer/broken/.git", "not a gitdir line\n");
+  for (const std::string project :
+       {"outer/own", "outer/headless", "outer/below/plain", "outer/worktree", "outer/broken"}) {
+    const std::string start = tmp.MakeDir(project + "/src");
+    absl::StatusOr<ProjectLocation> found = LocateProjectFrom(start);
+    ASSERT_TRUE(found.ok()) << project << ": " << found.status();
+    ASSERT_TRUE(found->git.done) << project;
+    const ProjectGit walked = ReadProjectGitFrom(found->root, found->git);
+    const ProjectGit again = ReadProjectGit(found->root, found->fd());
+    for (const auto& [got, want] :
+         {std::pair{&walked.own, &again.own}, std::pair{&walked.repository, &again.repository}}) {
+      ASSERT_EQ(got->ok(), want->ok()) << project << ": " << got->status() << want->status();
+      if (!got->ok()) {
+        EXPECT_EQ(ErrorCode(got->status()), ErrorCode(want->status())) << project;
+        continue;
+      }
+      EXPECT_EQ((*got)->kind, (*want)->kind) << project;
+      EXPECT_EQ((*got)->top, (*want)->top) << project;
+      EXPECT_EQ((*got)->git_dir, (*want)->git_dir) << project;
+      EXPECT_EQ((*got)->common_dir, (*want)->common_dir) << project;
+    }
+  }
+  // What each one found.
+  absl::StatusOr<ProjectLocation> own = LocateProjectFrom(tmp.Path("outer/own"));
+  ASSERT_TRUE(own.ok());
+  EXPECT_EQ(own->git.level, 0);
+  EXPECT_EQ(ReadProjectGitFrom(own->root, own->git).own->top, tmp.Path("outer/own"));
+  for (const std::string project : {"outer/headless", "outer/below/plain"}) {
+    absl::StatusOr<ProjectLocation> up = LocateProjectFrom(tmp.Path(project));
+    ASSERT_TRUE(up.ok());
+    const ProjectGit git = ReadProjectGitFrom(up->root, up->git);
+    EXPECT_EQ(git.own->kind, GitLayout::Kind::kNone) << project;
+    EXPECT_EQ(git.repository->top, tmp.Path("outer")) << project;
+  }
+  absl::StatusOr<ProjectLocation> worktree = LocateProjectFrom(tmp.Path("outer/worktree"));
+  ASSERT_TRUE(worktree.ok());
+  EXPECT_EQ(ReadProjectGitFrom(worktree->root, worktree->git).own->git_dir,
+            tmp.Path("elsewhere/gitdir"));
+  absl::StatusOr<ProjectLocation> broken = LocateProjectFrom(tmp.Path("outer/broken"));
+  ASSERT_TRUE(broken.ok());
+  EXPECT_EQ(ErrorCode(ReadProjectGitFrom(broken->root, broken->git).own.status()),
+            "project-git-invalid");
+}
 }  // namespace
 }  // namespace np
