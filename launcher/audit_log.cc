@@ -153,22 +153,30 @@ int OpenLogIn(int dir, const char* name, int* err);
 // blocking every later spawn; and the log must be a regular file owned by
 // the caller. Returns the descriptor or the errno.
 // `root` is the project folder's descriptor.
+int OpenAuditLogInState(int state, int* err);
+
 int OpenAuditLogAt(int root, int* err) {
   constexpr int kDir = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-  int state = openat(root, ".nubos-pilot", kDir);
+  const int state = openat(root, ".nubos-pilot", kDir);
   *err = errno;
   if (state < 0) return -1;
+  const int fd = OpenAuditLogInState(state, err);
+  close(state);
+  return fd;
+}
+
+// The same from the `.nubos-pilot` directory's descriptor (not consumed).
+int OpenAuditLogInState(int state, int* err) {
+  constexpr int kDir = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
   int dir = openat(state, "audit", kDir);
   if (dir < 0 && errno == ENOENT) {
     if (mkdirat(state, "audit", 0700) != 0 && errno != EEXIST) {
       *err = errno;
-      close(state);
       return -1;
     }
     dir = openat(state, "audit", kDir);
   }
   *err = errno;
-  close(state);
   if (dir < 0) return -1;
   const int fd = OpenLogIn(dir, "np-exec.jsonl", err);
   close(dir);
@@ -197,18 +205,23 @@ int OpenLogIn(int dir, const char* name, int* err) {
   return -1;
 }
 
-// Appends `record` with its time as one line to `fd` and closes it.
-absl::Status WriteLine(int fd, const std::string& path, nlohmann::json record) {
+// Appends `record` with its time as one line to `fd` (left open).
+absl::Status WriteLineTo(int fd, const std::string& path, nlohmann::json record) {
   nlohmann::json line = {{"time", UtcNow()}};
   line.update(record);
   const std::string text = absl::StrCat(DumpJson(line), "\n");
   // One write: with O_APPEND the kernel places it atomically at the end, so
   // lines from concurrent spawns never interleave.
   ssize_t n = write(fd, text.data(), text.size());
-  const int err = errno;
-  close(fd);
-  if (n != static_cast<ssize_t>(text.size())) return Unwritable(path, n < 0 ? err : EIO);
+  if (n != static_cast<ssize_t>(text.size())) return Unwritable(path, n < 0 ? errno : EIO);
   return absl::OkStatus();
+}
+
+// The same, closing `fd`.
+absl::Status WriteLine(int fd, const std::string& path, nlohmann::json record) {
+  absl::Status written = WriteLineTo(fd, path, std::move(record));
+  close(fd);
+  return written;
 }
 
 }  // namespace
@@ -232,6 +245,18 @@ absl::Status AppendAuditAt(int project_fd, const std::string& project_root, nloh
   const int fd = OpenAuditLogAt(project_fd, &open_errno);
   if (fd < 0) return Unwritable(path, open_errno);
   return WriteLine(fd, path, std::move(record));
+}
+
+absl::Status ProjectAuditLog::Append(nlohmann::json record) {
+  const std::string path = AuditLogPath(project_.root);
+  if (log_ == nullptr) {
+    int open_errno = 0;
+    const int fd = state_dir_ != nullptr ? OpenAuditLogInState(state_dir_->fd(), &open_errno)
+                                         : OpenAuditLogAt(project_.fd(), &open_errno);
+    if (fd < 0) return Unwritable(path, open_errno);
+    log_ = std::make_shared<const OpenFd>(fd);
+  }
+  return WriteLineTo(log_->fd(), path, std::move(record));
 }
 
 absl::Status AppendOperatorAudit(const std::string& state_dir, const std::string& project_root,

@@ -61,6 +61,23 @@ absl::Status AppendAudit(const ProjectLocation& project, nlohmann::json record);
 // watchdog's inherited descriptor).
 absl::Status AppendAuditAt(int project_fd, const std::string& project_root, nlohmann::json record);
 
+// One spawn's lines into its project's log: opened at the first line, from
+// the `.nubos-pilot` directory the config was read from when there is one
+// (`state_dir`, else through the project folder's descriptor), and kept open
+// for the next line, so a run line and its exit line land in the same file.
+class ProjectAuditLog {
+ public:
+  ProjectAuditLog(ProjectLocation project, std::shared_ptr<const OpenFd> state_dir)
+      : project_(std::move(project)), state_dir_(std::move(state_dir)) {}
+  absl::Status Append(nlohmann::json record);
+  const ProjectLocation& project() const { return project_; }
+
+ private:
+  ProjectLocation project_;
+  std::shared_ptr<const OpenFd> state_dir_;
+  std::shared_ptr<const OpenFd> log_;
+};
+
 // Where a refusal goes when the project's own log cannot be written (a
 // `.nubos-pilot` or `audit` that is a link, a FIFO, someone else's file):
 // `<state store>/refusals.jsonl`, outside every project and sandbox, opened

@@ -165,7 +165,7 @@ absl::Status LoadRunSettings(RunSpawn& run) {
   // This spawn's image, for everything below: `images` by the program's name.
   ContainerConfig& container = run.settings.config.container;
   container.image = ImageFor(container, run.cl.program.front());
-  run.log.emplace(run.reporter, host, run.settings.project);
+  run.log.emplace(run.reporter, host, run.settings.project, run.settings.state_dir_fd);
   run.tier_record = TierRecord(host, run.settings, run.cl.program);
   run.container = run.settings.resolved.tier == Tier::kContainer;
   run.driver = &DriverFor(container.runtime);

@@ -7,8 +7,8 @@
 namespace np {
 
 void SpawnLog::Append(nlohmann::json record) const {
-  if (!project_.found()) return;
-  absl::Status logged = AppendAudit(project_, std::move(record));
+  if (!log_.project().found()) return;
+  absl::Status logged = log_.Append(std::move(record));
   if (!logged.ok()) reporter_.Warn(logged);
 }
 
@@ -24,15 +24,15 @@ absl::Status SpawnLog::EndRun(nlohmann::json run_record, absl::Status error,
 }
 
 absl::Status SpawnLog::Refuse(nlohmann::json base, absl::Status error) const {
-  if (!project_.found()) return error;
+  if (!log_.project().found()) return error;
   nlohmann::json record = RefusalRecord(std::move(base), error);
-  absl::Status logged = AppendAudit(project_, record);
+  absl::Status logged = log_.Append(record);
   if (logged.ok()) return error;
   reporter_.Warn(logged);
   absl::StatusOr<StateStore> store = OpenStateStore(host_);
   // One warning either way (the project's log failed); the operator's copy
   // is best effort.
-  if (store.ok()) (void)AppendOperatorAudit(store->dir(), project_.root, record);
+  if (store.ok()) (void)AppendOperatorAudit(store->dir(), log_.project().root, record);
   return error;
 }
 

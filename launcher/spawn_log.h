@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "core/project_location.h"
+#include "launcher/audit_log.h"
 #include "launcher/host.h"
 #include "launcher/outcome.h"
 #include "nlohmann/json.hpp"
@@ -19,8 +20,11 @@ class SpawnLog {
  public:
   // Lines go to the log of the opened project folder (none outside a
   // project), whatever its path names meanwhile.
-  SpawnLog(const Reporter& reporter, const HostFacts& host, ProjectLocation project)
-      : reporter_(reporter), host_(host), project_(std::move(project)) {}
+  // `state_dir`: the `.nubos-pilot` directory the config was read from, when
+  // the caller holds it (ProjectAuditLog).
+  SpawnLog(const Reporter& reporter, const HostFacts& host, ProjectLocation project,
+           std::shared_ptr<const OpenFd> state_dir = nullptr)
+      : reporter_(reporter), host_(host), log_(std::move(project), std::move(state_dir)) {}
 
   void Append(nlohmann::json record) const;
 
@@ -39,7 +43,7 @@ class SpawnLog {
  private:
   const Reporter& reporter_;
   const HostFacts& host_;
-  ProjectLocation project_;
+  mutable ProjectAuditLog log_;
 };
 
 }  // namespace np

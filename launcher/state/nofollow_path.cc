@@ -85,6 +85,13 @@ SmallFile ReadSmallFileAt(int dir, const char* name, size_t max_bytes) {
         break;
       }
       file.text.append(buffer, static_cast<size_t>(n));
+      // A short read that brought the file to the size fstat gave is its end
+      // (the store's records are replaced by rename, never written in place):
+      // no further read to hear so.
+      if (static_cast<size_t>(n) < sizeof(buffer) &&
+          file.text.size() == static_cast<size_t>(file.st.st_size)) {
+        break;
+      }
     }
   }
   close(fd);
