@@ -190,8 +190,8 @@ absl::StatusOr<ProjectLocation> LocateProject(int start_fd, absl::string_view st
   }
   absl::Status walked = CheckAncestorsWalked(*walk);
   if (!walked.ok()) return walked;
-  // Not checked here that `root` still names the folder: a spawn refused for
-  // that must still log into the folder it found (LoadSettings checks).
+  // `root` named the opened folder at this moment (the check's first level);
+  // the run path proves it again once everything is decided (JudgeRun).
   return location;
 }
 

@@ -29,8 +29,9 @@ absl::StatusOr<Settings> LoadSettings(const SettingsInputs& inputs) {
   }
   const ProjectLocation& project = inputs.project != nullptr ? *inputs.project : located;
   if (project.found()) {
-    absl::Status here = CheckProjectStillAt(project);
-    if (!here.ok()) return here;
+    // That `root` names the opened folder was proved by the walk that found
+    // it (LocateProject stats every level's path, the project's first); the
+    // run path proves it again once everything is decided (JudgeRun).
     settings.project = project;
     settings.project_root = project.root;
     absl::StatusOr<ProjectConfigRead> file = ReadProjectConfigAt(project);

@@ -203,8 +203,12 @@ absl::StatusOr<int> StateStore::OpenSubdir(absl::string_view name) const {
   if (sub.empty() || sub.find('/') != std::string::npos || sub.find('\0') != std::string::npos) {
     return Invalid(dir_, "was asked for a directory with a bad name");
   }
-  if (mkdirat(dir_fd_, sub.c_str(), 0700) != 0 && errno != EEXIST) return Unwritable(path, errno);
-  const int fd = OpenSubdirNoFollow(dir_fd_, sub.c_str());
+  // Opened first, made only when missing (as the store itself is).
+  int fd = OpenSubdirNoFollow(dir_fd_, sub.c_str());
+  if (fd < 0 && errno == ENOENT) {
+    if (mkdirat(dir_fd_, sub.c_str(), 0700) != 0 && errno != EEXIST) return Unwritable(path, errno);
+    fd = OpenSubdirNoFollow(dir_fd_, sub.c_str());
+  }
   if (fd < 0) {
     if (errno == ELOOP || errno == ENOTDIR) return Invalid(path, "is a link or not a directory");
     return Unwritable(path, errno);
