@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -26,7 +27,6 @@
 #include "core/passwd_view.h"
 #include "core/paths.h"
 #include "core/runtime.h"
-#include "core/sha256.h"
 #include "launcher/state/nofollow_path.h"
 
 namespace np {
@@ -180,27 +180,27 @@ void RemoveViewFiles(int dir) {
   for (const char* name : {"passwd", "group", "gitconfig"}) unlinkat(dir, name, 0);
 }
 
-// The shared copy's name: the digest of the files (each with its length, so
-// no two sets of files share one).
+// The shared copy's name: a hash of the files (each with its length) and
+// their size. Only a name: a copy is used when it holds exactly the files
+// (HoldsViewFiles), so the hash needs to spread copies, not to prove them
+// (a SHA-256 of the 2 KB here costs more than reading the copy back).
 std::string SharedCopyName(const AccountFiles& files) {
   std::string all;
   for (const ViewFile& file : ViewFiles(files))
     absl::StrAppend(&all, file.text->size(), ":", *file.text);
-  return absl::StrCat("v-", Sha256Hex(all).substr(0, 32));
+  return absl::StrCat("v-", absl::Hex(std::hash<std::string>{}(all), absl::kZeroPad16), "-",
+                      all.size());
 }
 
-// Whether the copy `dir` holds exactly the files (kind, owner, size; the
-// content is the name's): a copy is published whole, by rename, and used only
-// as it was written.
+// Whether the copy `dir` holds exactly the files, read back (regular, the
+// caller's, one link, not writable by others, the same bytes): a copy is
+// published whole, by rename, and used only as it was written.
 bool HoldsViewFiles(int dir, const AccountFiles& files, uid_t uid) {
   for (const ViewFile& file : ViewFiles(files)) {
-    struct stat st;
-    if (fstatat(dir, file.name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      if (errno == ENOENT && file.text->empty()) continue;
-      return false;
-    }
-    if (!S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1 || (st.st_mode & 022) != 0 ||
-        static_cast<size_t>(st.st_size) != file.text->size()) {
+    SmallFile read = ReadSmallFileAt(dir, file.name, kMaxAccountFileBytes);
+    if (read.error == ENOENT && file.text->empty()) continue;
+    if (read.error != 0 || !S_ISREG(read.st.st_mode) || read.st.st_uid != uid ||
+        read.st.st_nlink != 1 || (read.st.st_mode & 022) != 0 || read.text != *file.text) {
       return false;
     }
   }

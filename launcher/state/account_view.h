@@ -51,8 +51,8 @@ AccountFiles ComposeAccountFiles(const HostFacts& host, bool from_host,
 // How a view is kept: a directory of its own at the planned name (a printed
 // plan's, a warm sandbox's, handed to another process), or a link at the
 // planned name to the store's one copy of the same files, shared by every
-// spawn that composes them (`<store>/accounts/v-<sha256 of the files>/`):
-// no files written or removed per spawn.
+// spawn that composes them (`<store>/accounts/v-<hash>-<size>/`, read back
+// and compared before each use): no files written or removed per spawn.
 enum class AccountViewKind { kOwnDirectory, kShared };
 
 class AccountView {

@@ -6,6 +6,7 @@
 #include "launcher/state/account_view.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -251,6 +252,20 @@ TEST_F(SharedAccountViewTest, ACopyThatIsNotWhatItsNameSaysIsWrittenAgain) {
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(ReadFile(AccountPasswdPath(one)), files.passwd);
   again->reset();
+  // The same size, another byte: read back, it is not the copy its name says.
+  std::string changed = files.passwd;
+  changed[0] = 'X';
+  ASSERT_EQ(unlink((copy + "/passwd").c_str()), 0);
+  {
+    FILE* f = fopen((copy + "/passwd").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    fputs(changed.c_str(), f);
+    fclose(f);
+  }
+  auto same_size = AccountView::Create(*store_, files, one, AccountViewKind::kShared);
+  ASSERT_TRUE(same_size.ok()) << same_size.status();
+  EXPECT_EQ(ReadFile(AccountPasswdPath(one)), files.passwd);
+  same_size->reset();
   ASSERT_EQ(unlink((copy + "/group").c_str()), 0);
   auto third = AccountView::Create(*store_, files, one, AccountViewKind::kShared);
   ASSERT_TRUE(third.ok()) << third.status();
