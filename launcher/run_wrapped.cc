@@ -90,10 +90,8 @@ absl::Status TakeSpawnFiles(const WrappedSpawn& spawn, SpawnLease& lease, const 
   if (deferred != nullptr) {
     *deferred = *std::move(files);
   } else if (files->has_value()) {
-    absl::StatusOr<std::unique_ptr<AccountView>> account = WriteAccountView(
-        host, **files, spawn.account_dir,
-        IsPrintedAccountViewName(spawn.account_dir) ? AccountViewKind::kOwnDirectory
-                                                    : AccountViewKind::kShared);
+    absl::StatusOr<std::unique_ptr<AccountView>> account =
+        WriteAccountView(host, **files, spawn.account_dir);
     if (!account.ok()) return account.status();
     lease.account = *std::move(account);
   }

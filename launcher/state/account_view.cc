@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cstring>
 #include <ctime>
-#include <functional>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -51,8 +50,8 @@ std::string ReadAccountFile(const char* path) {
   return std::move(file.text);
 }
 
-int WriteNew(int dir, const char* name, const std::string& text) {
-  const int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+int WriteNew(const std::string& path, const std::string& text) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return errno;
   size_t done = 0;
   int err = 0;
@@ -72,10 +71,6 @@ int WriteNew(int dir, const char* name, const std::string& text) {
 }
 
 constexpr char kSpawns[] = "spawns";
-constexpr char kAccounts[] = "accounts";
-// A shared copy no view has used for this long, and none holds, is removed
-// when another is published.
-constexpr int kSharedCopyPruneSeconds = 60;
 constexpr char kImageAccounts[] = "image-accounts";
 // Two capped texts as JSON (escapes, and U+FFFD for a byte that is not
 // UTF-8, can triple a byte).
@@ -135,14 +130,7 @@ void RemoveStaleViews(int spawns) {
   closedir(dir);
   for (const std::string& name : stale) {
     const int view = OpenSubdirNoFollow(spawns, name.c_str());
-    if (view < 0) {
-      // A shared view's link: the link is all of it that was the spawn's.
-      struct stat st;
-      if (fstatat(spawns, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
-        unlinkat(spawns, name.c_str(), 0);
-      }
-      continue;
-    }
+    if (view < 0) continue;
     // Its np-exec is gone, but a process it handed the view to (a warm
     // sandbox's holder) still holds its lock: in use.
     if (flock(view, LOCK_EX | LOCK_NB) != 0) {
@@ -154,135 +142,6 @@ void RemoveStaleViews(int spawns) {
     unlinkat(view, "gitconfig", 0);
     close(view);
     unlinkat(spawns, name.c_str(), AT_REMOVEDIR);
-  }
-}
-
-// The three files a view holds, with the name each has in it.
-struct ViewFile {
-  const char* name;
-  const std::string* text;  // Empty gitconfig: no file.
-};
-std::vector<ViewFile> ViewFiles(const AccountFiles& files) {
-  return {{"passwd", &files.passwd}, {"group", &files.group}, {"gitconfig", &files.gitconfig}};
-}
-
-// Writes the view's files into the directory `dir`; 0 or the errno.
-int WriteViewFiles(int dir, const AccountFiles& files) {
-  for (const ViewFile& file : ViewFiles(files)) {
-    if (file.text->empty() && std::strcmp(file.name, "gitconfig") == 0) continue;
-    const int err = WriteNew(dir, file.name, *file.text);
-    if (err != 0) return err;
-  }
-  return 0;
-}
-
-void RemoveViewFiles(int dir) {
-  for (const char* name : {"passwd", "group", "gitconfig"}) unlinkat(dir, name, 0);
-}
-
-// The shared copy's name: a hash of the files (each with its length) and
-// their size. Only a name: a copy is used when it holds exactly the files
-// (HoldsViewFiles), so the hash needs to spread copies, not to prove them
-// (a SHA-256 of the 2 KB here costs more than reading the copy back).
-std::string SharedCopyName(const AccountFiles& files) {
-  std::string all;
-  for (const ViewFile& file : ViewFiles(files))
-    absl::StrAppend(&all, file.text->size(), ":", *file.text);
-  return absl::StrCat("v-", absl::Hex(std::hash<std::string>{}(all), absl::kZeroPad16), "-",
-                      all.size());
-}
-
-// Whether the copy `dir` holds exactly the files, read back (regular, the
-// caller's, one link, not writable by others, the same bytes): a copy is
-// published whole, by rename, and used only as it was written.
-bool HoldsViewFiles(int dir, const AccountFiles& files, uid_t uid) {
-  for (const ViewFile& file : ViewFiles(files)) {
-    SmallFile read = ReadSmallFileAt(dir, file.name, kMaxAccountFileBytes);
-    if (read.error == ENOENT && file.text->empty()) continue;
-    if (read.error != 0 || !S_ISREG(read.st.st_mode) || read.st.st_uid != uid ||
-        read.st.st_nlink != 1 || (read.st.st_mode & 022) != 0 || read.text != *file.text) {
-      return false;
-    }
-  }
-  return true;
-}
-
-// Removes a copy no view holds (its lock taken exclusively, without waiting).
-void RemoveCopyIfUnheld(int accounts, const std::string& name) {
-  const int dir = OpenSubdirNoFollow(accounts, name.c_str());
-  if (dir < 0) return;
-  if (flock(dir, LOCK_EX | LOCK_NB) == 0) {
-    RemoveViewFiles(dir);
-    unlinkat(accounts, name.c_str(), AT_REMOVEDIR);
-  }
-  close(dir);
-}
-
-// The other copies, once a new one is published (the caller's files
-// changed): those unused for kSharedCopyPruneSeconds that no view holds, and
-// what a killed publisher left half-written.
-void PruneOtherCopies(int accounts, const std::string& keep) {
-  const int fd = dup(accounts);
-  DIR* dir = fd < 0 ? nullptr : fdopendir(fd);
-  if (dir == nullptr) {
-    if (fd >= 0) close(fd);
-    return;
-  }
-  std::vector<std::string> old;
-  while (dirent* entry = readdir(dir)) {
-    const std::string name = entry->d_name;
-    if (name == keep || !(absl::StartsWith(name, "v-") || absl::StartsWith(name, "tmp-"))) continue;
-    struct stat st;
-    if (fstatat(accounts, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-        time(nullptr) - st.st_ctime > kSharedCopyPruneSeconds) {
-      old.push_back(name);
-    }
-  }
-  closedir(dir);
-  for (const std::string& name : old) RemoveCopyIfUnheld(accounts, name);
-}
-
-// Publishes the copy `name`: written into a directory of its own and renamed
-// into place, so a copy that has its name is whole. 0, EEXIST or ENOTEMPTY
-// (another spawn published it first), or the errno.
-int PublishCopy(int accounts, const std::string& name, const AccountFiles& files) {
-  uint32_t random = 0;
-  if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
-  const std::string tmp = absl::StrFormat("tmp-%d-%08x", getpid(), random);
-  if (mkdirat(accounts, tmp.c_str(), 0700) != 0) return errno;
-  const int dir = OpenSubdirNoFollow(accounts, tmp.c_str());
-  int err = dir < 0 ? errno : WriteViewFiles(dir, files);
-  if (err == 0 && renameat(accounts, tmp.c_str(), accounts, name.c_str()) != 0) err = errno;
-  if (err != 0) {
-    if (dir >= 0) RemoveViewFiles(dir);
-    unlinkat(accounts, tmp.c_str(), AT_REMOVEDIR);
-  }
-  if (dir >= 0) close(dir);
-  return err;
-}
-
-// The shared copy of `files`, published first when there is none (or the
-// one there is not whole), held: its descriptor, flocked shared so no prune
-// removes it while a view uses it. -1 with errno.
-int OpenSharedCopy(int accounts, const std::string& name, const AccountFiles& files, uid_t uid) {
-  for (int attempt = 0;; ++attempt) {
-    const int dir = OpenSubdirNoFollow(accounts, name.c_str());
-    if (dir >= 0 && flock(dir, LOCK_SH) == 0 && HoldsViewFiles(dir, files, uid)) return dir;
-    const int err = dir >= 0 ? EIO : errno;
-    if (dir >= 0) close(dir);
-    if (attempt > 0 || (err != ENOENT && err != EIO)) {
-      errno = err;
-      return -1;
-    }
-    // Not there, or not whole (pruned under the open): removed when unheld,
-    // and published again.
-    if (err == EIO) RemoveCopyIfUnheld(accounts, name);
-    const int published = PublishCopy(accounts, name, files);
-    if (published != 0 && published != EEXIST && published != ENOTEMPTY) {
-      errno = published;
-      return -1;
-    }
-    if (published == 0) PruneOtherCopies(accounts, name);
   }
 }
 
@@ -339,39 +198,10 @@ AccountFiles ComposeAccountFiles(const HostFacts& host, bool from_host,
 
 absl::StatusOr<std::unique_ptr<AccountView>> AccountView::Create(const StateStore& store,
                                                                  const AccountFiles& files,
-                                                                 const std::string& dir,
-                                                                 AccountViewKind kind) {
+                                                                 const std::string& dir) {
   absl::StatusOr<int> spawns = store.OpenSubdir(kSpawns);
   if (!spawns.ok()) return spawns.status();
   RemoveStaleViews(*spawns);
-  if (kind == AccountViewKind::kShared) {
-    absl::StatusOr<int> accounts = store.OpenSubdir(kAccounts);
-    if (!accounts.ok()) {
-      close(*spawns);
-      return accounts.status();
-    }
-    const std::string name = SharedCopyName(files);
-    const int copy = OpenSharedCopy(*accounts, name, files, store.uid());
-    const int copy_errno = errno;
-    close(*accounts);
-    if (copy < 0) {
-      close(*spawns);
-      return Failed(dir, copy_errno);
-    }
-    std::unique_ptr<AccountView> view(new AccountView(dir));
-    view->shared_ = true;
-    view->lock_fd_ = copy;
-    // Exactly the planned name, and only if nothing is there.
-    const int linked = symlinkat(absl::StrCat("../", kAccounts, "/", name).c_str(), *spawns,
-                                 BaseName(dir).c_str());
-    const int link_errno = errno;
-    close(*spawns);
-    if (linked != 0) {
-      view->dir_.clear();  // Not this spawn's to remove.
-      return Failed(dir, link_errno);
-    }
-    return view;
-  }
   // Exactly the planned name, and only if nothing is there.
   const int made = mkdirat(*spawns, BaseName(dir).c_str(), 0700);
   const int made_errno = errno;
@@ -384,7 +214,11 @@ absl::StatusOr<std::unique_ptr<AccountView>> AccountView::Create(const StateStor
   if (view->lock_fd_ < 0 || flock(view->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     return Failed(dir, errno);
   }
-  const int err = WriteViewFiles(view->lock_fd_, files);
+  int err = WriteNew(AccountPasswdPath(view->dir_), files.passwd);
+  if (err == 0) err = WriteNew(AccountGroupPath(view->dir_), files.group);
+  if (err == 0 && !files.gitconfig.empty()) {
+    err = WriteNew(AccountGitConfigPath(view->dir_), files.gitconfig);
+  }
   if (err != 0) return Failed(view->dir_, err);
   return view;
 }
@@ -396,14 +230,11 @@ void AccountView::Abandon() {
 }
 
 AccountView::~AccountView() {
-  if (!dir_.empty() && shared_) {
-    unlink(dir_.c_str());  // The link; the copy stays for the next spawn.
-  } else if (!dir_.empty()) {
-    unlink(AccountPasswdPath(dir_).c_str());
-    unlink(AccountGroupPath(dir_).c_str());
-    unlink(AccountGitConfigPath(dir_).c_str());
-    rmdir(dir_.c_str());
-  }
+  if (dir_.empty()) return;
+  unlink(AccountPasswdPath(dir_).c_str());
+  unlink(AccountGroupPath(dir_).c_str());
+  unlink(AccountGitConfigPath(dir_).c_str());
+  rmdir(dir_.c_str());
   if (lock_fd_ >= 0) close(lock_fd_);
 }
 
@@ -454,10 +285,6 @@ std::string PlannedAccountViewDir(const Settings& settings, const HostFacts& hos
   return absl::StrFormat("%s/%s/%d-%08x", *store, kSpawns, host.pid, random);
 }
 
-bool IsPrintedAccountViewName(const std::string& dir) {
-  return absl::StartsWith(BaseName(dir), kPrintedPrefix);
-}
-
 bool IsPrintedAccountViewDir(const Settings& settings, const HostFacts& host,
                              const std::string& dir) {
   const std::string planned = PlannedAccountViewDir(settings, host, /*printed=*/true);
@@ -503,11 +330,10 @@ absl::StatusOr<std::optional<AccountFiles>> MaybeAccountFiles(
 
 absl::StatusOr<std::unique_ptr<AccountView>> WriteAccountView(const HostFacts& host,
                                                               const AccountFiles& files,
-                                                              const std::string& dir,
-                                                              AccountViewKind kind) {
+                                                              const std::string& dir) {
   absl::StatusOr<StateStore> store = StoreOfView(host, dir);
   if (!store.ok()) return store.status();
-  return AccountView::Create(*store, files, dir, kind);
+  return AccountView::Create(*store, files, dir);
 }
 
 }  // namespace np

@@ -1,11 +1,9 @@
 // The caller's account inside a sandbox, on the host side: a private
-// per-spawn name in the operator state store (mode 0700),
-// `<store>/spawns/<pid>-XXXXXX`, under which the plan binds the generated
-// passwd and group files (core/passwd_view.h) read-only at /etc/passwd and
-// /etc/group: a link to the store's one copy of those exact files
-// (`<store>/accounts/v-<hash>/`, AccountViewKind), or for a printed plan or a
-// warm sandbox a directory of its own; removed when the spawn ends, and what
-// a SIGKILLed np-exec left there by the next spawn (its pid is gone). The store lies outside
+// per-spawn directory (mode 0700) in the operator state store,
+// `<store>/spawns/<pid>-XXXXXX/`, holding the generated passwd and group
+// files (core/passwd_view.h) that the plan binds read-only at /etc/passwd and
+// /etc/group, removed when the spawn ends; what a SIGKILLed np-exec left there
+// is removed by the next spawn (its pid is gone). The store lies outside
 // every project (the plan checks it is outside everything the sandbox can
 // write).
 //
@@ -48,24 +46,16 @@ struct AccountFiles {
 AccountFiles ComposeAccountFiles(const HostFacts& host, bool from_host,
                                  const ImageAccountBases& image, const std::string& gitconfig);
 
-// How a view is kept: a directory of its own at the planned name (a printed
-// plan's, a warm sandbox's, handed to another process), or a link at the
-// planned name to the store's one copy of the same files, shared by every
-// spawn that composes them (`<store>/accounts/v-<hash>-<size>/`, read back
-// and compared before each use): no files written or removed per spawn.
-enum class AccountViewKind { kOwnDirectory, kShared };
-
 class AccountView {
  public:
-  // Writes `files` at `dir` (PlannedAccountViewDir), which lies in `store`'s
-  // `spawns` directory, as `kind` says. Codes: `account-view-failed`, the
-  // store's.
+  // Writes `files` into the new directory `dir` (PlannedAccountViewDir),
+  // which lies in `store`'s `spawns` directory. Codes:
+  // `account-view-failed`, the store's.
   static absl::StatusOr<std::unique_ptr<AccountView>> Create(const StateStore& store,
                                                              const AccountFiles& files,
-                                                             const std::string& dir,
-                                                             AccountViewKind kind);
+                                                             const std::string& dir);
 
-  // Removes the files and the directory, or the link.
+  // Removes both files and the directory.
   ~AccountView();
   // Another process (a warm sandbox's holder) keeps the view: this one only
   // closes its descriptor and removes nothing.
@@ -76,10 +66,7 @@ class AccountView {
  private:
   explicit AccountView(std::string dir) : dir_(std::move(dir)) {}
   std::string dir_;
-  bool shared_ = false;  // `dir_` is a link to a shared copy.
-  // The directory (own: flocked exclusively; shared: the copy, flocked shared
-  // so it is never pruned while the view lives).
-  int lock_fd_ = -1;
+  int lock_fd_ = -1;  // The directory, flocked while the view lives.
 };
 
 // Where a container spawn of `settings` keeps its view, named before anything
@@ -99,9 +86,6 @@ inline constexpr int kPrintedViewLockSeconds = 2;
 // given it on its command line.
 bool IsPrintedAccountViewDir(const Settings& settings, const HostFacts& host,
                              const std::string& dir);
-
-// Whether the view named `dir` is a printed plan's (by its name alone).
-bool IsPrintedAccountViewName(const std::string& dir);
 
 // The passwd and group files in a view directory.
 inline std::string AccountPasswdPath(const std::string& dir) { return dir + "/passwd"; }
@@ -145,8 +129,7 @@ absl::StatusOr<std::optional<AccountFiles>> MaybeAccountFiles(
 // store `dir` lies in).
 absl::StatusOr<std::unique_ptr<AccountView>> WriteAccountView(const HostFacts& host,
                                                               const AccountFiles& files,
-                                                              const std::string& dir,
-                                                              AccountViewKind kind);
+                                                              const std::string& dir);
 
 }  // namespace np
 

@@ -141,7 +141,7 @@ absl::StatusOr<warm::Slot> SandboxFor(const WrappedSpawn& spawn, SpawnLease& lea
   if (lease.rendezvous.has_value()) lease.rendezvous->Hold(*std::move(rendezvous_lock));
   if (account.has_value() && lease.account == nullptr) {
     absl::StatusOr<std::unique_ptr<AccountView>> view =
-        WriteAccountView(host, *account, spawn.account_dir, AccountViewKind::kOwnDirectory);
+        WriteAccountView(host, *account, spawn.account_dir);
     if (!view.ok()) return view.status();
     lease.account = *std::move(view);
   }

@@ -5,17 +5,12 @@
 // sanitising of core/passwd_view.
 #include "launcher/state/account_view.h"
 
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <memory>
 #include <string>
 
-#include "absl/strings/str_cat.h"
-#include "core/errors.h"
 #include "core/passwd_view.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -183,112 +178,5 @@ TEST_F(ImageAccountCacheTest, CachedTextsAreSanitisedAgain) {
   EXPECT_EQ(bases.group, std::nullopt);
 }
 
-// A run-path spawn's view is a link at its planned name to the store's one
-// copy of the same files: two spawns with the same files share the copy, the
-// link goes with the spawn and the copy stays for the next one.
-class SharedAccountViewTest : public ImageAccountCacheTest {
- protected:
-  std::string Planned(const std::string& name) const { return store_->dir() + "/spawns/" + name; }
-  AccountFiles Files(const std::string& who) const {
-    return {"root:x:0:0::/root:/bin/sh\n" + who + ":x:1000:1000::/home/np-exec:/bin/sh\n",
-            "root:x:0:\n" + who + ":x:1000:\n", "[user]\n\tname = " + who + "\n"};
-  }
-};
-
-TEST_F(SharedAccountViewTest, SpawnsWithTheSameFilesShareOneCopy) {
-  const AccountFiles files = Files("ada");
-  const std::string one = Planned(absl::StrCat(getpid(), "-00000001"));
-  const std::string two = Planned(absl::StrCat(getpid(), "-00000002"));
-  std::string copy;
-  {
-    auto first = AccountView::Create(*store_, files, one, AccountViewKind::kShared);
-    ASSERT_TRUE(first.ok()) << first.status();
-    auto second = AccountView::Create(*store_, files, two, AccountViewKind::kShared);
-    ASSERT_TRUE(second.ok()) << second.status();
-    struct stat st;
-    ASSERT_EQ(lstat(one.c_str(), &st), 0);
-    EXPECT_TRUE(S_ISLNK(st.st_mode));
-    char a[PATH_MAX];
-    char b[PATH_MAX];
-    ASSERT_NE(realpath(one.c_str(), a), nullptr);
-    ASSERT_NE(realpath(two.c_str(), b), nullptr);
-    copy = a;
-    EXPECT_EQ(copy, std::string(b));
-    EXPECT_EQ(copy.rfind(store_->dir() + "/accounts/v-", 0), 0u) << copy;
-    EXPECT_EQ(ReadFile(AccountPasswdPath(one)), files.passwd);
-    EXPECT_EQ(ReadFile(AccountGroupPath(two)), files.group);
-    EXPECT_EQ(ReadFile(AccountGitConfigPath(one)), files.gitconfig);
-    ASSERT_EQ(stat(AccountPasswdPath(one).c_str(), &st), 0);
-    EXPECT_EQ(st.st_mode & 0777, 0644u);
-  }
-  struct stat st;
-  EXPECT_NE(lstat(one.c_str(), &st), 0);
-  EXPECT_NE(lstat(two.c_str(), &st), 0);
-  EXPECT_EQ(ReadFile(copy + "/passwd"), files.passwd);
-  // Other files: another copy; no gitconfig when there is no identity.
-  AccountFiles other = Files("grace");
-  other.gitconfig.clear();
-  auto third = AccountView::Create(*store_, other, one, AccountViewKind::kShared);
-  ASSERT_TRUE(third.ok()) << third.status();
-  EXPECT_EQ(ReadFile(AccountPasswdPath(one)), other.passwd);
-  EXPECT_FALSE(FileExists(AccountGitConfigPath(one)));
-  EXPECT_EQ(ReadFile(copy + "/passwd"), files.passwd);
-}
-
-TEST_F(SharedAccountViewTest, ACopyThatIsNotWhatItsNameSaysIsWrittenAgain) {
-  const AccountFiles files = Files("ada");
-  const std::string one = Planned(absl::StrCat(getpid(), "-00000001"));
-  std::string copy;
-  {
-    auto view = AccountView::Create(*store_, files, one, AccountViewKind::kShared);
-    ASSERT_TRUE(view.ok()) << view.status();
-    char real[PATH_MAX];
-    ASSERT_NE(realpath(one.c_str(), real), nullptr);
-    copy = real;
-  }
-  // Cut short (as a prune under the open leaves it), then emptied.
-  ASSERT_EQ(truncate((copy + "/passwd").c_str(), 3), 0);
-  auto again = AccountView::Create(*store_, files, one, AccountViewKind::kShared);
-  ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_EQ(ReadFile(AccountPasswdPath(one)), files.passwd);
-  again->reset();
-  // The same size, another byte: read back, it is not the copy its name says.
-  std::string changed = files.passwd;
-  changed[0] = 'X';
-  ASSERT_EQ(unlink((copy + "/passwd").c_str()), 0);
-  {
-    FILE* f = fopen((copy + "/passwd").c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    fputs(changed.c_str(), f);
-    fclose(f);
-  }
-  auto same_size = AccountView::Create(*store_, files, one, AccountViewKind::kShared);
-  ASSERT_TRUE(same_size.ok()) << same_size.status();
-  EXPECT_EQ(ReadFile(AccountPasswdPath(one)), files.passwd);
-  same_size->reset();
-  ASSERT_EQ(unlink((copy + "/group").c_str()), 0);
-  auto third = AccountView::Create(*store_, files, one, AccountViewKind::kShared);
-  ASSERT_TRUE(third.ok()) << third.status();
-  EXPECT_EQ(ReadFile(AccountGroupPath(one)), files.group);
-}
-
-TEST_F(SharedAccountViewTest, ADeadSpawnsLinkGoesAndATakenNameIsRefused) {
-  const AccountFiles files = Files("ada");
-  ASSERT_EQ(mkdir((store_->dir() + "/spawns").c_str(), 0700), 0);
-  // pid_max is at most 2^22: no process has this pid.
-  const std::string dead = Planned("99999999-0000abcd");
-  ASSERT_EQ(symlink("../accounts/v-0", dead.c_str()), 0);
-  const std::string taken = Planned(absl::StrCat(getpid(), "-00000009"));
-  ASSERT_EQ(symlink("/etc", taken.c_str()), 0);
-  auto refused = AccountView::Create(*store_, files, taken, AccountViewKind::kShared);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(ErrorCode(refused.status()), "account-view-failed");
-  struct stat st;
-  EXPECT_NE(lstat(dead.c_str(), &st), 0) << "a dead spawn's link stays";
-  ASSERT_EQ(lstat(taken.c_str(), &st), 0) << "a refused view removed what it did not make";
-  char target[64] = {};
-  ASSERT_GT(readlink(taken.c_str(), target, sizeof(target) - 1), 0);
-  EXPECT_STREQ(target, "/etc");
-}
 }  // namespace
 }  // namespace np
