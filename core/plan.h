@@ -159,6 +159,13 @@ struct SpawnFacts {
       make_placeholders;
 };
 
+// A file bubblewrap copies in from a descriptor (--ro-bind-data) in place of
+// the argv's read-only bind of `source`.
+struct DataFile {
+  std::string source;
+  int fd = -1;
+};
+
 struct SpawnPlan {
   ResolvedTier resolved;
   Runtime runtime = kDefaultRuntime;
@@ -209,6 +216,9 @@ struct SpawnPlan {
   // bubblewrap's init holds for as long as the sandbox lives (--sync-fd);
   // -1: none. Owned by the launcher.
   int sandbox_sync_fd = -1;
+  // bubblewrap: the account view's files as data (launcher/runtime/
+  // bwrap_data.h) instead of from the store; owned by the launcher.
+  std::vector<DataFile> data_files;
   // isolation.container.warm: the keeper's plan and the spawn it is handed
   // (core/warm.h); `warm.warm` false: the plan runs cold.
   WarmPlan warm;

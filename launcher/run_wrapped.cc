@@ -89,6 +89,13 @@ absl::Status TakeSpawnFiles(const WrappedSpawn& spawn, SpawnLease& lease, const 
   if (!files.ok()) return files.status();
   if (deferred != nullptr) {
     *deferred = *std::move(files);
+  } else if (files->has_value() && TraitsOf(spawn.plan.runtime).binds_by_descriptor) {
+    // A runtime that takes its sources by descriptor (bubblewrap) copies the
+    // files in from descriptors too: nothing is written to the store.
+    absl::StatusOr<std::unique_ptr<BwrapAccountData>> data =
+        BwrapAccountData::Create(**files, spawn.account_dir);
+    if (!data.ok()) return data.status();
+    lease.account_data = *std::move(data);
   } else if (files->has_value()) {
     absl::StatusOr<std::unique_ptr<AccountView>> account =
         WriteAccountView(host, **files, spawn.account_dir);
@@ -131,6 +138,7 @@ absl::StatusOr<Outcome> RunWrapped(const WrappedSpawn& spawn, SpawnLease& lease,
   nlohmann::json run_record = RunRecord(host, spawn.settings, plan, spawn.program);
   absl::StatusOr<SpawnPlan> run_plan = WatchSandbox(spawn, lease, host, run_record);
   if (!run_plan.ok()) return log.Refuse(spawn.tier_record, run_plan.status());
+  if (lease.account_data != nullptr) run_plan->data_files = lease.account_data->files();
   log.Append(run_record);
   const auto started = std::chrono::steady_clock::now();
   egress::EgressSession* session = lease.session.get();

@@ -16,6 +16,7 @@
 #include "launcher/egress/session.h"
 #include "launcher/protected_placeholders.h"
 #include "launcher/remote_check.h"
+#include "launcher/runtime/bwrap_data.h"
 #include "launcher/source_pins.h"
 #include "launcher/state/account_view.h"
 #include "launcher/state/agent_home.h"
@@ -42,6 +43,8 @@ struct SpawnLease {
   std::optional<warm::RendezvousDir> rendezvous;
   std::optional<AgentHomeLease> home;
   std::unique_ptr<AccountView> account;
+  // bubblewrap's cold run: the view as data, never written to the store.
+  std::unique_ptr<BwrapAccountData> account_data;
   SandboxPipe sandbox_pipe;
   std::optional<Watchdog> watchdog;
   // On an engine on another host: the check file in the project, removed

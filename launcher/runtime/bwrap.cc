@@ -18,6 +18,7 @@
 #include "core/errors.h"
 #include "launcher/environment.h"
 #include "launcher/runtime/argv_handoff.h"
+#include "launcher/runtime/bwrap_data.h"
 #include "launcher/runtime/bwrap_etc_view.h"
 #include "launcher/runtime/bwrap_probe_cache.h"
 #include "launcher/runtime/bwrap_seccomp.h"
@@ -119,6 +120,8 @@ absl::StatusOr<SuperviseRequest> BwrapRequest(const SpawnPlan& plan, const HostF
   request.grace_ms = host.grace_ms;
   request.bin = plan.exec_path;
   request.argv = plan.argv;
+  absl::Status data = UseDataFiles(request.argv, plan.data_files, request.keep_fds);
+  if (!data.ok()) return data;
   absl::Status filtered = AddSeccompArg(request.argv, fds.seccomp);
   if (!filtered.ok()) return filtered;
   absl::StatusOr<int> handed = HandOffArgv(request.argv);
@@ -132,7 +135,7 @@ absl::StatusOr<SuperviseRequest> BwrapRequest(const SpawnPlan& plan, const HostF
                         {"--sync-fd", absl::StrCat(plan.sandbox_sync_fd)});
   }
   request.env = BuildEnvironment(plan.env, host.envp);
-  request.keep_fds = {fds.info_write, fds.seccomp};
+  request.keep_fds.insert(request.keep_fds.end(), {fds.info_write, fds.seccomp});
   if (plan.sandbox_sync_fd >= 0) request.keep_fds.push_back(plan.sandbox_sync_fd);
   // The pinned mount sources (--bind-fd); bubblewrap closes them once bound.
   request.keep_fds.insert(request.keep_fds.end(), plan.bind_fds.begin(), plan.bind_fds.end());

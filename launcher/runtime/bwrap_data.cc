@@ -1,0 +1,93 @@
+#include "launcher/runtime/bwrap_data.h"
+
+#include <errno.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+
+namespace np {
+namespace {
+
+absl::Status Failed(absl::string_view path, int err) {
+  return MakeError(absl::StatusCode::kFailedPrecondition, "account-view-failed",
+                   absl::StrCat("cannot hand the sandbox's passwd and group view (", path,
+                                ") to bubblewrap: ", strerror(err)),
+                   {{"path", path}});
+}
+
+// A memfd holding `text`, read from its start; -1 with errno.
+int DataFd(const std::string& text) {
+  const int fd = memfd_create("np-exec account view", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      close(fd);
+      errno = err;
+      return -1;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (lseek(fd, 0, SEEK_SET) != 0) {
+    const int err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<BwrapAccountData>> BwrapAccountData::Create(
+    const AccountFiles& files, const std::string& dir) {
+  std::unique_ptr<BwrapAccountData> data(new BwrapAccountData());
+  const std::pair<std::string, const std::string*> views[] = {
+      {AccountPasswdPath(dir), &files.passwd},
+      {AccountGroupPath(dir), &files.group},
+      {AccountGitConfigPath(dir), &files.gitconfig}};
+  for (const auto& [path, text] : views) {
+    if (text == &files.gitconfig && text->empty()) continue;
+    const int fd = DataFd(*text);
+    if (fd < 0) return Failed(path, errno);
+    data->files_.push_back({path, fd});
+  }
+  return data;
+}
+
+BwrapAccountData::~BwrapAccountData() {
+  for (const DataFile& file : files_) close(file.fd);
+}
+
+absl::Status UseDataFiles(std::vector<std::string>& argv, const std::vector<DataFile>& files,
+                          std::vector<int>& keep_fds) {
+  for (const DataFile& file : files) {
+    int found = 0;
+    for (size_t i = 0; i + 2 < argv.size(); ++i) {
+      if (argv[i] != "--ro-bind" || argv[i + 1] != file.source) continue;
+      const std::string dest = argv[i + 2];
+      argv.erase(argv.begin() + static_cast<std::ptrdiff_t>(i),
+                 argv.begin() + static_cast<std::ptrdiff_t>(i) + 3);
+      argv.insert(argv.begin() + static_cast<std::ptrdiff_t>(i),
+                  {"--perms", "0644", "--ro-bind-data", absl::StrCat(file.fd), dest});
+      i += 4;
+      ++found;
+    }
+    if (found != 1) {
+      return MakeError(absl::StatusCode::kInternal, "spawn-failed",
+                       absl::StrCat("the bubblewrap argv binds ", file.source, " ", found,
+                                    " times, not once; nothing ran"));
+    }
+    keep_fds.push_back(file.fd);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace np
