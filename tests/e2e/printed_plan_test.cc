@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -183,12 +184,19 @@ TEST_P(PrintedPlanTest, RunAsPrintedIsTheRunPathsSandbox) {
   EXPECT_EQ(exit_line.value("exit_status", -1), 0) << exit_line.dump();
   // A view a killed sandbox-exec left (its directory there, no process
   // holding its lock) does not stop the plan from running again.
-  ASSERT_EQ(mkdir(view.c_str(), 0700), 0) << view;
+  std::error_code made;
+  ASSERT_TRUE(std::filesystem::create_directories(view, made)) << view << made.message();
   sleep(3);
   RunResult again = RunProcess(command, Options(RuntimeEnv(), 120000, project_));
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(again.out, printed.out);
-  EXPECT_NE(lstat(view.c_str(), &st), 0) << view;
+  if (runtime() == "bwrap") {
+    // bubblewrap takes the view's files as data: it never looks there.
+    EXPECT_EQ(lstat(view.c_str(), &st), 0) << view;
+    ASSERT_EQ(rmdir(view.c_str()), 0) << view;
+  } else {
+    EXPECT_NE(lstat(view.c_str(), &st), 0) << view;
+  }
   // An --account-view that names anything but a printed view of this
   // account's store is refused, and nothing runs.
   std::vector<std::string> planted = command;
