@@ -270,7 +270,11 @@ bool ProbeGitLevel(int dir_fd, int level, GitProbe& probe) {
 ProjectGit ReadProjectGitFrom(absl::string_view project_real, const GitProbe& probe) {
   ProjectGit git;
   git.project_real = std::string(project_real);
-  if (probe.level < 0 || probe.dir == nullptr) return git;
+  if (probe.level < 0) return git;
+  if (probe.dir == nullptr) {  // Found, but not held: never guessed as "none".
+    git.own = git.repository = Invalid(std::string(project_real), "was not held by the walk");
+    return git;
+  }
   std::string top = NormalizePath(project_real);
   for (int up = 0; up < probe.level && top != "/"; ++up) top = ParentPath(top);
   git.repository = LayoutFound(top, probe.dir->fd(), probe.dot_git, probe.err);

@@ -200,6 +200,9 @@ absl::Status JudgePrinted(PrintedSpawn& s) {
   if (!trust.ok()) return s.Refuse(trust.status());
   if (!trust->decision.status.ok()) return s.Refuse(trust->decision.status);
   s.trust.emplace(*std::move(trust));
+  // The folder judged must still be the project at its path, as on the run path.
+  absl::Status still_there = CheckProjectStillAt(s.settings.project);
+  if (!still_there.ok()) return s.Refuse(still_there);
   absl::StatusOr<MountPolicy> policy = MakeMountPolicy(s.settings.project_root, {});
   if (!policy.ok()) return s.Refuse(policy.status());
   s.policy = *std::move(policy);

@@ -1,9 +1,11 @@
 #include "launcher/runtime/bwrap_data.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -19,10 +21,25 @@ absl::Status Failed(absl::string_view path, int err) {
                    {{"path", path}});
 }
 
-// A memfd holding `text`, read from its start; -1 with errno.
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U  // Linux 6.3; older kernels refuse it (EINVAL).
+#endif
+
+// A memfd holding `text`, sealed against any change, read from its start,
+// on a descriptor above the standard three (one of them closed at start
+// would otherwise make it bubblewrap's stdin or stdout); -1 with errno.
 int DataFd(const std::string& text) {
-  const int fd = memfd_create("np-exec account view", MFD_CLOEXEC);
+  // Not executable where the kernel asks memfds to say so (vm.memfd_noexec).
+  int fd = memfd_create("np-exec account view", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
+  if (fd < 0 && errno == EINVAL)
+    fd = memfd_create("np-exec account view", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return -1;
+  if (fd < 3) {
+    const int above = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    close(fd);
+    if (above < 0) return -1;
+    fd = above;
+  }
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = write(fd, text.data() + done, text.size() - done);
@@ -35,7 +52,8 @@ int DataFd(const std::string& text) {
     }
     done += static_cast<size_t>(n);
   }
-  if (lseek(fd, 0, SEEK_SET) != 0) {
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0 ||
+      lseek(fd, 0, SEEK_SET) != 0) {
     const int err = errno;
     close(fd);
     errno = err;
@@ -69,8 +87,10 @@ BwrapAccountData::~BwrapAccountData() {
 absl::Status UseDataFiles(std::vector<std::string>& argv, const std::vector<DataFile>& files,
                           std::vector<int>& keep_fds) {
   for (const DataFile& file : files) {
+    // bubblewrap's options end at "--": what follows is the program's argv.
+    size_t end = static_cast<size_t>(std::find(argv.begin(), argv.end(), "--") - argv.begin());
     int found = 0;
-    for (size_t i = 0; i + 2 < argv.size(); ++i) {
+    for (size_t i = 0; i + 2 < end; ++i) {
       if (argv[i] != "--ro-bind" || argv[i + 1] != file.source) continue;
       const std::string dest = argv[i + 2];
       argv.erase(argv.begin() + static_cast<std::ptrdiff_t>(i),
@@ -78,6 +98,7 @@ absl::Status UseDataFiles(std::vector<std::string>& argv, const std::vector<Data
       argv.insert(argv.begin() + static_cast<std::ptrdiff_t>(i),
                   {"--perms", "0644", "--ro-bind-data", absl::StrCat(file.fd), dest});
       i += 4;
+      end += 2;
       ++found;
     }
     if (found != 1) {

@@ -3,6 +3,7 @@
 // bytes, and the argv's bind of it rewritten once, or the spawn refused.
 #include "launcher/runtime/bwrap_data.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <string>
@@ -32,6 +33,24 @@ TEST(BwrapAccountDataTest, EachFileIsADescriptorReadFromItsStart) {
   EXPECT_EQ((*data)->files()[1].source, "/state/spawns/1-a/group");
   EXPECT_EQ(ReadAll((*data)->files()[0].fd), files.passwd);
   EXPECT_EQ(ReadAll((*data)->files()[1].fd), files.group);
+  // Sealed: nobody changes what bubblewrap copies, and none is 0, 1 or 2.
+  for (const DataFile& file : (*data)->files()) {
+    EXPECT_GE(file.fd, 3);
+    EXPECT_LT(write(file.fd, "x", 1), 0);
+    EXPECT_NE(fcntl(file.fd, F_GET_SEALS) & F_SEAL_WRITE, 0);
+  }
+}
+
+TEST(BwrapAccountDataTest, NoDescriptorLandsOnAClosedStandardOne) {
+  const int saved = dup(0);
+  ASSERT_GE(saved, 0);
+  ASSERT_EQ(close(0), 0);
+  absl::StatusOr<std::unique_ptr<BwrapAccountData>> data =
+      BwrapAccountData::Create({"p\n", "g\n", ""}, "/state/spawns/1-a");
+  ASSERT_EQ(dup2(saved, 0), 0);
+  close(saved);
+  ASSERT_TRUE(data.ok()) << data.status();
+  for (const DataFile& file : (*data)->files()) EXPECT_GE(file.fd, 3);
 }
 
 TEST(BwrapAccountDataTest, TheArgvsBindBecomesData) {
@@ -55,6 +74,14 @@ TEST(BwrapAccountDataTest, AFileTheArgvDoesNotBindOnceRefusesTheSpawn) {
                                     "/etc/passwd", "--ro-bind", "/s/passwd",
                                     "/x",          "--",        "true"};
   EXPECT_EQ(ErrorCode(UseDataFiles(twice, {{"/s/passwd", 41}}, keep)), "spawn-failed");
+  // The program's own arguments (after "--") are never bubblewrap's binds.
+  std::vector<std::string> in_program = {"bwrap", "--ro-bind", "/s/passwd", "/etc/passwd", "--",
+                                         "echo",  "--ro-bind", "/s/passwd", "/x"};
+  ASSERT_TRUE(UseDataFiles(in_program, {{"/s/passwd", 41}}, keep).ok());
+  EXPECT_EQ(in_program.back(), "/x");
+  EXPECT_EQ(in_program[in_program.size() - 3], "--ro-bind");
+  std::vector<std::string> only_program = {"bwrap", "--", "echo", "--ro-bind", "/s/passwd", "/x"};
+  EXPECT_EQ(ErrorCode(UseDataFiles(only_program, {{"/s/passwd", 41}}, keep)), "spawn-failed");
   // A writable bind of it is no read-only view: never turned into data.
   std::vector<std::string> writable = {"bwrap", "--bind", "/s/passwd", "/etc/passwd", "--", "true"};
   EXPECT_EQ(ErrorCode(UseDataFiles(writable, {{"/s/passwd", 41}}, keep)), "spawn-failed");
