@@ -298,6 +298,41 @@ TEST(EnvironmentTest, InheritingRecipeKeepsTheCallersMinusUnset) {
   EXPECT_THAT(BuildEnvironment(plan, env.pointers.data()), ElementsAre("A=1", "B=2"));
 }
 
+// One spawn's lines go to the log of the `.nubos-pilot` directory it judged,
+// opened once: renamed and replaced meanwhile, the exit line still lands
+// beside the run line, never in the replacement; a log that is a link is
+// never written.
+TEST(ProjectAuditLogTest, OneSpawnsLinesGoToTheDirectoryItJudged) {
+  np::testing::TempDir tmp;
+  const std::string project = tmp.MakeDir("proj");
+  tmp.MakeDir("proj/.nubos-pilot");
+  absl::StatusOr<ProjectLocation> located = LocateProjectFrom(project);
+  ASSERT_TRUE(located.ok()) << located.status();
+  const int state = open((project + "/.nubos-pilot").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(state, 0);
+  ProjectAuditLog log(*located, std::make_shared<const OpenFd>(state));
+  ASSERT_TRUE(log.Append({{"event", "run"}}).ok());
+  ASSERT_EQ(rename((project + "/.nubos-pilot").c_str(), (project + "/.moved").c_str()), 0);
+  tmp.MakeDir("proj/.nubos-pilot/audit");
+  ASSERT_TRUE(log.Append({{"event", "exit"}}).ok());
+  const std::string lines = np::testing::ReadFile(project + "/.moved/audit/np-exec.jsonl");
+  EXPECT_NE(lines.find("\"run\""), std::string::npos) << lines;
+  EXPECT_NE(lines.find("\"exit\""), std::string::npos) << lines;
+  EXPECT_FALSE(np::testing::FileExists(project + "/.nubos-pilot/audit/np-exec.jsonl"));
+
+  const std::string linked = tmp.MakeDir("linked");
+  tmp.MakeDir("linked/.nubos-pilot/audit");
+  tmp.Write("elsewhere.jsonl", "");
+  ASSERT_EQ(symlink(tmp.Path("elsewhere.jsonl").c_str(),
+                    (linked + "/.nubos-pilot/audit/np-exec.jsonl").c_str()),
+            0);
+  absl::StatusOr<ProjectLocation> other = LocateProjectFrom(linked);
+  ASSERT_TRUE(other.ok()) << other.status();
+  ProjectAuditLog refused(*other, nullptr);
+  EXPECT_EQ(ErrorCode(refused.Append({{"event", "run"}})), "audit-log-unwritable");
+  EXPECT_EQ(np::testing::ReadFile(tmp.Path("elsewhere.jsonl")), "");
+}
+
 TEST(AuditSchemaTest, RunExitAndRefusalRecords) {
   HostFacts host;
   host.pid = 42;
