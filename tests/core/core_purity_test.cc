@@ -29,17 +29,9 @@ const std::regex& Forbidden() {
 
 // "file:line: word" for each forbidden word in `text`.
 std::vector<std::string> Findings(const std::string& file, const std::string& text) {
-  std::vector<std::string> found;
   // Comments count (a comment naming getenv is how a call to it starts),
   // string literals do not.
-  std::istringstream lines(np::testing::KeepOnly(text, {/*code=*/true, /*comments=*/true}));
-  std::string line;
-  for (int number = 1; std::getline(lines, line); ++number) {
-    for (std::sregex_iterator it(line.begin(), line.end(), Forbidden()), end; it != end; ++it) {
-      found.push_back(file + ":" + std::to_string(number) + ": " + it->str());
-    }
-  }
-  return found;
+  return np::testing::LineMatches(file, text, Forbidden(), {/*code=*/true, /*comments=*/true});
 }
 
 TEST(CorePurityTest, MatcherCatchesEveryForbiddenWord) {

@@ -21,16 +21,7 @@ const std::regex& StandardStream() {
 }
 
 std::vector<std::string> Findings(const std::string& file, const std::string& text) {
-  std::vector<std::string> found;
-  std::istringstream lines(np::testing::KeepOnly(text, {/*code=*/true, /*comments=*/false}));
-  std::string line;
-  for (int number = 1; std::getline(lines, line); ++number) {
-    std::smatch m;
-    if (std::regex_search(line, m, StandardStream())) {
-      found.push_back(file + ":" + std::to_string(number) + ": " + m.str());
-    }
-  }
-  return found;
+  return np::testing::LineMatches(file, text, StandardStream(), {/*code=*/true});
 }
 
 TEST(NoStreamsTest, TheMatcherSeesEveryStandardStream) {

@@ -9,6 +9,8 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -108,6 +110,21 @@ inline void SourcesUnder(const std::string& root, const std::string& rel,
   }
   closedir(dir);
 }
+// "file:line: match" for every match of `re` in the parts of `text` that
+// `keep` leaves.
+inline std::vector<std::string> LineMatches(const std::string& file, const std::string& text,
+                                            const std::regex& re, SourceParts keep) {
+  std::vector<std::string> found;
+  std::istringstream lines(KeepOnly(text, keep));
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    for (std::sregex_iterator it(line.begin(), line.end(), re), end; it != end; ++it) {
+      found.push_back(file + ":" + std::to_string(number) + ": " + it->str());
+    }
+  }
+  return found;
+}
+
 inline std::vector<std::string> ProductSources(const std::string& root) {
   std::vector<std::string> files;
   for (const char* top : {"core", "launcher", "shim"}) SourcesUnder(root, top, files);
