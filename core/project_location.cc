@@ -68,6 +68,15 @@ OpenFd::~OpenFd() {
   if (fd_ >= 0) close(fd_);
 }
 
+int KeepAboveStandardFds(int fd) {
+  if (fd < 0 || fd >= 3) return fd;
+  const int above = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  const int err = errno;
+  close(fd);
+  errno = err;
+  return above;
+}
+
 namespace {
 
 // What the walk from the start up to "/" saw.
@@ -233,10 +242,8 @@ absl::StatusOr<ProjectConfigRead> ReadProjectConfigAt(const ProjectLocation& pro
   }
   read.exists = true;
   absl::StatusOr<nlohmann::json> json = ReadConfigOpen(fd, "config.json");
-  // The file read stays open (the container tier pins it); one that landed
-  // on a standard descriptor's number (one was closed at start) moves up.
-  const int kept = fd >= 3 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 3);
-  if (kept != fd) close(fd);
+  // The file read stays open (the container tier pins it).
+  const int kept = KeepAboveStandardFds(fd);
   if (kept >= 0) read.file = std::make_shared<const OpenFd>(kept);
   if (!json.ok()) return json.status();
   read.json = *std::move(json);

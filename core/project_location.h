@@ -41,6 +41,13 @@ class OpenFd {
   int fd_;
 };
 
+// `fd` itself when it is above the standard three, else a close-on-exec
+// copy of it at 3 or above (and `fd` closed): a descriptor np-exec keeps or
+// hands on never sits where a standard one was closed at start, where output
+// or a child's stdin would reach it. -1 (errno set) when `fd` is -1 or no
+// copy can be made.
+int KeepAboveStandardFds(int fd);
+
 struct ProjectLocation {
   // The project folder's real path, as the kernel names the opened folder;
   // empty outside any project.

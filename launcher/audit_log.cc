@@ -254,10 +254,8 @@ absl::Status ProjectAuditLog::Append(nlohmann::json record) {
     const int fd = state_dir_ != nullptr ? OpenAuditLogInState(state_dir_->fd(), &open_errno)
                                          : OpenAuditLogAt(project_.fd(), &open_errno);
     if (fd < 0) return Unwritable(path, open_errno);
-    // Kept for the spawn's life: never on a standard descriptor's number
-    // (one closed at start), where np-exec's own output would land in it.
-    const int kept = fd >= 3 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    if (kept != fd) close(fd);
+    // Kept for the spawn's life, where np-exec's own output never reaches it.
+    const int kept = KeepAboveStandardFds(fd);
     if (kept < 0) return Unwritable(path, errno);
     log_ = std::make_shared<const OpenFd>(kept);
   }

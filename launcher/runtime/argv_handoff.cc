@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/bwrap_argv.h"
 #include "core/errors.h"
+#include "launcher/runtime/sealed_memfd.h"
 
 namespace np {
 
@@ -21,25 +22,12 @@ absl::StatusOr<int> HandOffArgv(std::vector<std::string>& argv) {
     data += argv[i];
     data.push_back('\0');
   }
-  // Close-on-exec until Supervise clears it for bubblewrap alone.
-  int fd = memfd_create("np-exec argv", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  // Close-on-exec until Supervise clears it for bubblewrap alone; sealed:
+  // nothing inside can change what the entry point reads.
+  const int fd = SealedMemfd("np-exec argv", data);
   if (fd < 0) {
     return MakeError(absl::StatusCode::kInternal, "spawn-failed",
-                     absl::StrCat("memfd_create: ", strerror(errno)));
-  }
-  size_t written = 0;
-  while (written < data.size()) {
-    ssize_t n = write(fd, data.data() + written, data.size() - written);
-    if (n <= 0) break;
-    written += static_cast<size_t>(n);
-  }
-  // Sealed: nothing inside can change what the entry point reads.
-  if (written != data.size() || lseek(fd, 0, SEEK_SET) != 0 ||
-      fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) != 0) {
-    const int err = errno;
-    close(fd);
-    return MakeError(absl::StatusCode::kInternal, "spawn-failed",
-                     absl::StrCat("cannot write the argv descriptor: ", strerror(err)));
+                     absl::StrCat("cannot write the argv descriptor: ", strerror(errno)));
   }
   argv.resize(start - 1);  // Keeps "-- SELF argv-entry".
   argv.insert(argv.end(), {"--fd", absl::StrCat(fd)});

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "launcher/runtime/sealed_memfd.h"
 
 namespace np {
 namespace {
@@ -19,47 +19,6 @@ absl::Status Failed(absl::string_view path, int err) {
                    absl::StrCat("cannot hand the sandbox's passwd and group view (", path,
                                 ") to bubblewrap: ", strerror(err)),
                    {{"path", path}});
-}
-
-#ifndef MFD_NOEXEC_SEAL
-#define MFD_NOEXEC_SEAL 0x0008U  // Linux 6.3; older kernels refuse it (EINVAL).
-#endif
-
-// A memfd holding `text`, sealed against any change, read from its start,
-// on a descriptor above the standard three (one of them closed at start
-// would otherwise make it bubblewrap's stdin or stdout); -1 with errno.
-int DataFd(const std::string& text) {
-  // Not executable where the kernel asks memfds to say so (vm.memfd_noexec).
-  int fd = memfd_create("np-exec account view", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
-  if (fd < 0 && errno == EINVAL)
-    fd = memfd_create("np-exec account view", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return -1;
-  if (fd < 3) {
-    const int above = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    close(fd);
-    if (above < 0) return -1;
-    fd = above;
-  }
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : EIO;
-      close(fd);
-      errno = err;
-      return -1;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0 ||
-      lseek(fd, 0, SEEK_SET) != 0) {
-    const int err = errno;
-    close(fd);
-    errno = err;
-    return -1;
-  }
-  return fd;
 }
 
 }  // namespace
@@ -73,7 +32,7 @@ absl::StatusOr<std::unique_ptr<BwrapAccountData>> BwrapAccountData::Create(
       {AccountGitConfigPath(dir), &files.gitconfig}};
   for (const auto& [path, text] : views) {
     if (text == &files.gitconfig && text->empty()) continue;
-    const int fd = DataFd(*text);
+    const int fd = SealedMemfd("np-exec account view", *text);
     if (fd < 0) return Failed(path, errno);
     data->files_.push_back({path, fd});
   }

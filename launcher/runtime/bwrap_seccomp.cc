@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "launcher/runtime/sealed_memfd.h"
 #include "launcher/runtime/seccomp_error.h"
 
 namespace np {
@@ -24,21 +25,9 @@ const std::string& SeccompFilterProgram() {
 }
 
 absl::StatusOr<int> BuildSeccompFilterFd() {
-  const std::string& program = SeccompFilterProgram();
-  int fd = memfd_create("np-exec seccomp filter", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return SeccompFilterError("memfd_create", errno);
-  if (write(fd, program.data(), program.size()) != static_cast<ssize_t>(program.size()) ||
-      lseek(fd, 0, SEEK_SET) != 0) {
-    const int err = errno != 0 ? errno : EIO;
-    close(fd);
-    return SeccompFilterError("writing the filter", err);
-  }
   // Sealed, so nothing that gets hold of the descriptor can change the filter.
-  if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
-    int err = errno;
-    close(fd);
-    return SeccompFilterError("sealing the filter", err);
-  }
+  const int fd = SealedMemfd("np-exec seccomp filter", SeccompFilterProgram());
+  if (fd < 0) return SeccompFilterError("writing the filter", errno);
   return fd;
 }
 
