@@ -235,10 +235,6 @@ absl::Status AppendAudit(const std::string& project_root, nlohmann::json record)
   return written;
 }
 
-absl::Status AppendAudit(const ProjectLocation& project, nlohmann::json record) {
-  return AppendAuditAt(project.fd(), project.root, std::move(record));
-}
-
 absl::Status AppendAuditAt(int project_fd, const std::string& project_root, nlohmann::json record) {
   const std::string path = AuditLogPath(project_root);
   int open_errno = 0;

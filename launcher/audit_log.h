@@ -53,12 +53,9 @@ nlohmann::json ExitRecord(nlohmann::json run_record, int exit_status, long long 
 // the error instead of writing it; the caller reports it.
 absl::Status AppendAudit(const std::string& project_root, nlohmann::json record);
 
-// The same, into the log of the opened project folder (its descriptor), so a
-// spawn's lines go to the project it judged even while its path is swapped.
-absl::Status AppendAudit(const ProjectLocation& project, nlohmann::json record);
-
 // The same through `project_fd`, the opened folder `project_root` names (a
-// watchdog's inherited descriptor).
+// watchdog's inherited descriptor), so the line goes to the project judged
+// even while its path is swapped. A spawn's own lines: ProjectAuditLog.
 absl::Status AppendAuditAt(int project_fd, const std::string& project_root, nlohmann::json record);
 
 // One spawn's lines into its project's log: opened at the first line, from
