@@ -164,7 +164,7 @@ BENCHMARK(BM_ValidateMount);
 void BM_FindRealProgram_FakeProbe(benchmark::State& state) {
   const std::string path_list = Fixture::Get().path_list();
   const std::string hit = Fixture::Get().root() + "/path/d19/node";
-  const FileProbe probe = [&hit](const std::string& path) {
+  const FileProbe probe = [&hit](const std::string& path, NoteCheck) {
     FileFacts facts;
     if (path == hit) {
       facts.exists = facts.regular = facts.executable = true;

@@ -78,7 +78,7 @@ using FindProgramFn = std::function<absl::StatusOr<std::string>(
 
 struct SpawnFacts {
   std::string cwd;   // Real path.
-  std::string home;  // Real path of the caller's home; may be empty.
+  std::string home;  // Real path of the caller's home (container plans); may be empty.
   uint32_t uid = 0;
   uint32_t gid = 0;
   bool stdin_tty = false;

@@ -9,7 +9,6 @@
 #include <cstring>
 #include <utility>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/config_file.h"
 #include "core/errors.h"
@@ -160,22 +159,18 @@ absl::StatusOr<Walk> WalkUp(int start_fd, absl::string_view start_name) {
 // The path's every ancestor must be the folder the walk passed at that
 // level: a folder moved between the walk and the name (the project renamed
 // to another depth) would otherwise name enclosing projects that are not the
-// ones above it, and skip their ratchet.
-absl::Status CheckAncestorsWalked(const Walk& walk) {
-  const std::string& root = walk.location.root;
+// ones above it, and skip their ratchet. lstat: a name that passes through a
+// link is not the folders' own name.
+bool AncestorsWalked(const Walk& walk, const std::string& root) {
   const size_t above_project = walk.chain.size() - static_cast<size_t>(walk.project_level);
   for (size_t up = 0; up < above_project; ++up) {
     const std::string path = Ancestor(root, static_cast<int>(up));
     struct stat st;
     const auto& [dev, ino] = walk.chain[static_cast<size_t>(walk.project_level) + up];
-    if (stat(path.c_str(), &st) != 0 || st.st_dev != dev || st.st_ino != ino) {
-      return Moved(root, "changed its place among the folders above it");
-    }
-    if (path == "/" && up + 1 != above_project) {
-      return Moved(root, "changed its place among the folders above it");
-    }
+    if (lstat(path.c_str(), &st) != 0 || st.st_dev != dev || st.st_ino != ino) return false;
+    if (path == "/" && up + 1 != above_project) return false;
   }
-  return absl::OkStatus();
+  return true;
 }
 
 }  // namespace
@@ -185,20 +180,24 @@ absl::StatusOr<ProjectLocation> LocateProject(int start_fd, absl::string_view st
   if (!walk.ok()) return walk.status();
   ProjectLocation& location = walk->location;
   if (!location.found()) return location;
-  // The folder's path: the kernel's name for the descriptor, or, where /proc
-  // is not there to ask, the start's path less the levels walked. Either way
-  // CheckProjectStillAt proves it names the opened folder.
-  std::string name = KernelName(location.fd());
-  if (name.empty() || name.front() != '/') {
-    name = Ancestor(std::string(start_name), walk->project_level);
+  // The folder's path: the start's path less the levels walked (the working
+  // directory's name from getcwd is already the kernel's), or, when that is
+  // not the folders' own name (not a clean absolute path, a path through a
+  // link, a folder renamed since), the kernel's name for the descriptor.
+  // Either is proved to name, level by level, the folders the walk went through.
+  const bool clean = !start_name.empty() && start_name.front() == '/' && !HasDotDot(start_name) &&
+                     NormalizePath(start_name) == start_name;
+  std::string name = clean ? Ancestor(std::string(start_name), walk->project_level) : "";
+  if (name.empty() || !AncestorsWalked(*walk, name)) {
+    name = KernelName(location.fd());
+    if (name.empty() || name.front() != '/' || !AncestorsWalked(*walk, name)) {
+      return Moved(start_name, "changed its place among the folders above it");
+    }
   }
-  if (absl::EndsWith(name, " (deleted)")) return Moved(start_name, "was removed");
   location.root = name;
   for (int up : walk->enclosing_levels) {
     location.enclosing.push_back(Ancestor(location.root, up));
   }
-  absl::Status walked = CheckAncestorsWalked(*walk);
-  if (!walked.ok()) return walked;
   // `root` named the opened folder at this moment (the check's first level);
   // the run path proves it again once everything is decided (JudgeRun).
   return location;

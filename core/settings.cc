@@ -58,8 +58,6 @@ absl::StatusOr<Settings> LoadSettings(const SettingsInputs& inputs) {
   if (!env_floor.ok()) return env_floor.status();
   tiers.env = *env_floor;
   settings.resolved = ResolveTier(tiers);
-
-  settings.has_milestones = HasMilestonesAt(settings.project);
   return settings;
 }
 

@@ -43,7 +43,6 @@ struct Settings {
   std::shared_ptr<const OpenFd> config_fd;
   ProjectConfig config;
   ResolvedTier resolved;
-  bool has_milestones = false;  // `.nubos-pilot/milestones/` exists.
   // The project's git, read once (core/git_layout.h) for everything the
   // spawn decides about it: protected paths, git mounts, the spawn lock and
   // the state store's key. Null outside a project (and in hand-made settings:

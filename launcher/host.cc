@@ -6,7 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "absl/strings/match.h"
+#include <cstring>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -16,10 +17,12 @@ namespace np {
 
 absl::string_view GetEnv(char** envp, absl::string_view name) {
   if (envp == nullptr) return {};
+  // Each entry is compared in place, never measured first: a spawn looks up
+  // a dozen names in an environment of dozens of entries.
   for (char** entry = envp; *entry != nullptr; ++entry) {
-    absl::string_view var(*entry);
-    if (var.size() > name.size() && var[name.size()] == '=' && var.substr(0, name.size()) == name) {
-      return var.substr(name.size() + 1);
+    const char* var = *entry;
+    if (strncmp(var, name.data(), name.size()) == 0 && var[name.size()] == '=') {
+      return absl::string_view(var + name.size() + 1);
     }
   }
   return {};
@@ -62,28 +65,30 @@ HostFacts ReadHostFacts(char** envp) {
   host.stdin_tty = isatty(0) == 1;
   host.stdout_tty = isatty(1) == 1;
   host.json_errors = GetEnv(envp, kErrorFormatVar) == "json";
-  char buffer[PATH_MAX];
   // The kernel's name for the working directory is already its real path
   // (getcwd never returns a link, and fails for a removed or unreachable one):
   // no realpath, which would only walk it again and could see it changed.
-  if (getcwd(buffer, sizeof(buffer)) != nullptr) {
-    host.cwd = buffer;
+  // glibc sizes the buffer on the heap: no page of stack held under the walk.
+  if (char* cwd = getcwd(nullptr, 0); cwd != nullptr) {
+    host.cwd = cwd;
+    free(cwd);
     // From the descriptor of the working directory itself, not its path: the
     // folder np-exec was started in is the one whose project it judges.
     host.project = LocateProject(AT_FDCWD, host.cwd);
     host.project_located = true;
   }
-  // /proc/self/exe is read once: np-exec's identity is that of the file at
-  // its path, unless the file was removed or replaced since the exec (the
-  // link then reads "... (deleted)"), when /proc's own link answers.
-  ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
-  if (n > 0) host.self_path.assign(buffer, static_cast<size_t>(n));
+  // The binary this process runs, removed or replaced since the exec or not:
+  // what a shim or a copy found on PATH is compared with. Its path is read
+  // only where it is used (SelfPath).
   struct stat st;
-  const bool gone = host.self_path.empty() || absl::EndsWith(host.self_path, " (deleted)");
-  if ((!gone && stat(host.self_path.c_str(), &st) == 0) || stat("/proc/self/exe", &st) == 0) {
-    host.self = FileId{st.st_dev, st.st_ino};
-  }
+  if (stat("/proc/self/exe", &st) == 0) host.self = FileId{st.st_dev, st.st_ino};
   return host;
+}
+
+std::string SelfPath() {
+  char buffer[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string();
 }
 
 std::string OperatorConfigPath(const HostFacts& host) {
@@ -113,8 +118,9 @@ std::string HostProjectRoot(const HostFacts& host) {
   return found.ok() ? found->root : "";
 }
 
-std::string InstalledInterposer(const HostFacts& host) {
-  const std::string dir = host.self_path.substr(0, host.self_path.rfind('/'));
+std::string InstalledInterposer() {
+  const std::string self = SelfPath();
+  const std::string dir = self.substr(0, self.rfind('/'));
   for (const std::string& candidate : {JoinPath(dir, "libnp-exec-preload.so"),
                                        JoinPath(dir, "../lib/np-exec/libnp-exec-preload.so")}) {
     char real[PATH_MAX];

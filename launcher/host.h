@@ -48,8 +48,7 @@ struct HostFacts {
   // NP_EXEC_ERROR_FORMAT=json: errors and warnings as the JSON envelope
   // (otherwise plain text, unless a verb's --json asks; output.h).
   bool json_errors = false;
-  FileId self;            // Device and inode of /proc/self/exe.
-  std::string self_path;  // Its path, for shims.
+  FileId self;  // Device and inode of the running np-exec (/proc/self/exe).
   // The project the working directory is in, found once from the working
   // directory's descriptor (core/project_location.h) and held open: every
   // decision of this process about "the project" is about this folder.
@@ -69,6 +68,12 @@ inline constexpr int kMaxDepth = 16;
 
 HostFacts ReadHostFacts(char** envp);
 
+// np-exec's own path, as /proc/self/exe names it ("... (deleted)" once the
+// file is removed; "" when /proc cannot say): what shims link to, and what a
+// container plan binds as the sandbox's entry point. Read when asked: the
+// direct tier never needs it.
+std::string SelfPath();
+
 // The value of `name` in `envp`, or "" (with a null data()) when unset.
 absl::string_view GetEnv(char** envp, absl::string_view name);
 
@@ -86,7 +91,7 @@ std::string HostProjectRoot(const HostFacts& host);
 
 // The LD_PRELOAD interposer's real path where np-exec ships it: next to
 // np-exec in a build tree, ../lib/np-exec/ when installed; "" if absent.
-std::string InstalledInterposer(const HostFacts& host);
+std::string InstalledInterposer();
 
 // Field `field` of /proc/PID/stat as proc(5) numbers them (>= 3: the ones after
 // the command name), read as a number; 0 when the process or field is gone.

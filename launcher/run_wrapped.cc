@@ -49,7 +49,7 @@ absl::Status MaybeWatchdog(const WrappedSpawn& spawn, SpawnLease& lease, const H
   if (plan.container_name.empty() && !has_placeholders) return absl::OkStatus();
   const ProtectedPlaceholders& placeholders = *lease.placeholders;
   WatchdogSpec watch;
-  watch.self_path = host.self_path;
+  watch.self_path = SelfPath();
   watch.env = ClientEnvironment(spawn.endpoint, host.envp);
   watch.runtime = plan.runtime;
   watch.runtime_bin = plan.exec_path;

@@ -21,18 +21,17 @@ namespace {
 // Where the host's daemons keep their endpoints.
 constexpr char kRunDir[] = "/run";
 
-std::string RealHome(const std::string& home) {
-  if (home.empty()) return "";
-  char buffer[PATH_MAX];
-  return realpath(home.c_str(), buffer) != nullptr ? std::string(buffer) : home;
-}
-
 }  // namespace
+
+std::string RealHome(const HostFacts& host) {
+  if (host.home.empty()) return "";
+  char buffer[PATH_MAX];
+  return realpath(host.home.c_str(), buffer) != nullptr ? std::string(buffer) : host.home;
+}
 
 SpawnFacts BaseFacts(const HostFacts& host, const std::string& cwd) {
   SpawnFacts facts;
   facts.cwd = cwd;
-  facts.home = RealHome(host.home);
   facts.uid = host.uid;
   facts.gid = host.gid;
   facts.stdin_tty = host.stdin_tty;
@@ -45,7 +44,6 @@ SpawnFacts BaseFacts(const HostFacts& host, const std::string& cwd) {
   facts.depth = host.depth;
   facts.pid = host.pid;
   facts.preload_names = std::string(GetEnv(host.envp, kPreloadNamesVar));
-  facts.self_path = host.self_path;
   char** envp = host.envp;
   facts.env_is_set = [envp](const std::string& name) { return ForwardedValueIsSet(envp, name); };
   return facts;
@@ -60,6 +58,8 @@ void AddContainerFacts(const HostFacts& host, const RuntimeDriver& driver, const
                        const ProbeResult& probe, absl::string_view name_prefix, bool owned,
                        bool has_mounts, SpawnFacts& facts) {
   facts.runtime_bin = probe.bin.empty() ? endpoint.bin : probe.bin;
+  facts.home = RealHome(host);
+  facts.self_path = SelfPath();
   uint32_t random = 0;
   if (getrandom(&random, sizeof(random), 0) != sizeof(random)) random = 0;
   facts.container_name = absl::StrFormat("%s-%d-%08x", name_prefix, host.pid, random);

@@ -18,16 +18,21 @@ namespace np {
 
 // What every plan needs: the working directory `cwd`, PATH and the program
 // lookup (shim/'s FindRealProgram skipping np-exec by device and inode), the
-// markers np-exec passes on, the caller's real home, uid:gid and terminals.
+// markers np-exec passes on, uid:gid and terminals.
 SpawnFacts BaseFacts(const HostFacts& host, const std::string& cwd);
+
+// The caller's home, its links resolved (HOME as it is when that fails; ""
+// without HOME): what a container's project mount must not contain.
+std::string RealHome(const HostFacts& host);
 
 // Whether the forwarded variable `name` has a value to carry in `envp` (set,
 // even to ""; never one of the interposer's): SpawnFacts::env_is_set.
 bool ForwardedValueIsSet(char** envp, const std::string& name);
 
-// Adds what a container plan needs: the probed runtime binary, a unique
-// container name "<name_prefix>-<pid>-<random>", with `owned` the driver's
-// owner label value (not for a plan np-exec will not run itself), and the runtime's
+// Adds what a container plan needs: the caller's real home (RealHome), the
+// probed runtime binary, a unique container name
+// "<name_prefix>-<pid>-<random>", with `owned` the driver's owner label value
+// (not for a plan np-exec will not run itself), and the runtime's
 // own facts (its driver's AddSpawnFacts). With `has_mounts` (the config asks
 // for extra mounts), the engine is also asked where it keeps its state, which
 // joins the forbidden mount sources (one more engine request, only then), as

@@ -86,7 +86,7 @@ void CheckTier(const Subject& s, Report& r) {
   }
   r.out["project_root"] = s.settings.project_root.empty() ? nlohmann::json(nullptr)
                                                           : nlohmann::json(s.settings.project_root);
-  const std::optional<std::string> advisory = Advisory(tier, s.settings.has_milestones);
+  const std::optional<std::string> advisory = Advisory(tier, HasMilestonesAt(s.settings.project));
   if (advisory.has_value()) r.warnings.push_back(*advisory);
 }
 
@@ -239,7 +239,7 @@ void CheckShims(const Subject& s, Report& r) {
 
 void CheckInterposer(const Subject& s, Report& r) {
   const absl::string_view preload = GetEnv(s.host.envp, "LD_PRELOAD");
-  const std::string installed = InstalledInterposer(s.host);
+  const std::string installed = InstalledInterposer();
   r.out["interposer"] = {
       {"active", absl::StrContains(preload, "libnp-exec-preload")},
       {"ld_preload", std::string(preload)},

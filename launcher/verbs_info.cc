@@ -137,7 +137,7 @@ absl::StatusOr<Outcome> VerbStatus(const CommandLine& cl, const HostFacts& host)
   if (probe.bin == endpoint.bin) probe.bin_trusted_because = endpoint.bin_trusted_because;
   const TierDescription description = DescribeConfiguredTier(settings->resolved.tier, container);
   const std::optional<std::string> advisory =
-      Advisory(settings->resolved.tier, settings->has_milestones);
+      Advisory(settings->resolved.tier, HasMilestonesAt(settings->project));
   absl::Status gate = AssertTierAvailable(settings->resolved, container.runtime, &probe);
   // Everything else a spawn needs of the runtime: the image, on the
   // container tier (doctor checks the same).

@@ -115,9 +115,9 @@ absl::StatusOr<std::vector<ProtectedBind>> PrintedProtectedBinds(const Settings&
   absl::StatusOr<std::vector<ProtectedBind>> binds =
       PlanProtectedBinds(policy.project_real, *list, project_fd);
   if (!binds.ok()) return binds.status();
-  absl::StatusOr<GitMounts> git = PlanGitMounts(policy.project_real, mount_point, policy,
-                                                BaseFacts(host, policy.project_real).home,
-                                                {"/tmp", std::string(kContainerHome)});
+  absl::StatusOr<GitMounts> git =
+      PlanGitMounts(policy.project_real, mount_point, policy, RealHome(host),
+                    {"/tmp", std::string(kContainerHome)});
   if (!git.ok()) return git.status();
   binds->insert(binds->end(), git->binds.begin(), git->binds.end());
   return binds;
@@ -245,7 +245,7 @@ absl::Status DescribePrintedPlan(PrintedSpawn& s) {
   plan.pull_missing = s.settings.config.container.pull_missing;
   if (s.traits->named_containers) plan.container_name = ContainerName(cl.program);
   plan.account_dir = cl.sandbox_account_view;
-  plan.self_path = s.host.self_path;
+  plan.self_path = SelfPath();
   // podman keeps -e values in its state database: forwarded values go in as
   // podman secrets named after the container, as on the run path.
   if (s.traits->forwards_as_secrets) {

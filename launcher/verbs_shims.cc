@@ -50,7 +50,7 @@ absl::Status InstallOne(const std::string& dir, const std::string& name, const H
                                   "it. Remove it or choose another directory"),
                      {{"path", link}});
   }
-  if (symlink(host.self_path.c_str(), link.c_str()) != 0) {
+  if (symlink(SelfPath().c_str(), link.c_str()) != 0) {
     return MakeError(absl::StatusCode::kFailedPrecondition, "shim-dir-unwritable",
                      absl::StrCat("cannot create ", link, ": ", strerror(errno)), {{"path", link}});
   }
@@ -189,13 +189,13 @@ absl::StatusOr<Outcome> InstallShims(const CommandLine& cl, const HostFacts& hos
   }
   nlohmann::json out = {{"dir", dir},
                         {"shims", cl.shim_names},
-                        {"target", host.self_path},
+                        {"target", SelfPath()},
                         {"path_line", absl::StrCat("export PATH=\"", dir, ":$PATH\"")}};
   if (cl.preload) {
-    const std::string library = InstalledInterposer(host);
+    const std::string library = InstalledInterposer();
     if (library.empty()) {
       return MakeError(absl::StatusCode::kNotFound, "preload-not-installed",
-                       absl::StrCat("libnp-exec-preload.so is not next to ", host.self_path,
+                       absl::StrCat("libnp-exec-preload.so is not next to ", SelfPath(),
                                     " or in ../lib/np-exec/"));
     }
     out["preload_line"] = absl::StrCat("export LD_PRELOAD=\"", library, "\"");

@@ -46,7 +46,7 @@ absl::Status Recursive(absl::string_view name) {
 
 }  // namespace
 
-FileFacts StatFile(const std::string& path) {
+FileFacts StatFile(const std::string& path, NoteCheck note) {
   FileFacts facts;
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return facts;
@@ -56,7 +56,7 @@ FileFacts StatFile(const std::string& path) {
   facts.id = FileId{st.st_dev, st.st_ino};
   // Only an executable can be what a shim would run; the note costs a few
   // bounded reads, and only for a file that exists under the name looked up.
-  facts.np_exec = facts.executable && HasNpExecNote(path);
+  facts.np_exec = note == NoteCheck::kRead && facts.executable && HasNpExecNote(path);
   return facts;
 }
 
@@ -73,7 +73,8 @@ absl::StatusOr<std::string> FindRealProgram(absl::string_view name, absl::string
       return MakeError(absl::StatusCode::kInvalidArgument, "invalid-program",
                        "the program path is too long or contains a NUL byte");
     }
-    FileFacts facts = probe(path);
+    // One file, and only `self` is refused there: its note is not read.
+    FileFacts facts = probe(path, NoteCheck::kSkip);
     if (!facts.exists) return NotFound(name, "(no such file)");
     if (facts.id == self) return Recursive(name);
     if (!facts.executable) return NotExecutable(name, path);
@@ -86,7 +87,7 @@ absl::StatusOr<std::string> FindRealProgram(absl::string_view name, absl::string
     // A NUL byte would make the probed path differ from the one returned.
     if (dir.find('\0') != absl::string_view::npos || dir.size() > kMaxPathBytes) continue;
     std::string candidate = JoinPath(dir, name);
-    FileFacts facts = probe(candidate);
+    FileFacts facts = probe(candidate, NoteCheck::kRead);
     if (!facts.exists) continue;
     if (facts.id == self || facts.np_exec) {
       saw_self = true;

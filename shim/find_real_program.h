@@ -39,12 +39,16 @@ struct FileFacts {
   bool np_exec = false;  // An executable that carries np-exec's ELF note.
 };
 
-// Answers what a path is; the real one is StatFileProbe().
-using FileProbe = std::function<FileFacts(const std::string& path)>;
+// Whether a probe reads the file's ELF note (FileFacts::np_exec): only a
+// lookup along PATH asks, where a copy of np-exec is a shim to skip.
+enum class NoteCheck { kSkip, kRead };
 
-// stat(2) + access(2), and for an executable regular file the bounded read of
-// its ELF program headers that finds np-exec's note.
-FileFacts StatFile(const std::string& path);
+// Answers what a path is; the real one is StatFile.
+using FileProbe = std::function<FileFacts(const std::string& path, NoteCheck note)>;
+
+// stat(2) + access(2), and with kRead, for an executable regular file, the
+// bounded read of its ELF program headers that finds np-exec's note.
+FileFacts StatFile(const std::string& path, NoteCheck note = NoteCheck::kRead);
 
 // Resolves `name` as exec would, skipping np-exec: `self` by identity and any
 // file the probe reports as np_exec. A name with a slash is taken as a path

@@ -112,7 +112,7 @@ RuntimeBinary FindTrustedBinary(absl::string_view name, absl::string_view path_l
     if (dir.empty() || dir.front() != '/') continue;  // Never the working directory.
     if (dir.find('\0') != absl::string_view::npos || dir.size() > kMaxPathBytes) continue;
     const std::string candidate = JoinPath(dir, name);
-    FileFacts facts = file_probe(candidate);
+    FileFacts facts = file_probe(candidate, NoteCheck::kRead);
     if (!facts.exists || !facts.executable) continue;
     if (facts.id == self || facts.np_exec) continue;  // A shim, not the runtime.
     std::optional<std::string> real = RealPath(candidate);

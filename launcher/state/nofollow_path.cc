@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_split.h"
@@ -66,6 +67,33 @@ int FoldersBelow::Open(absl::string_view relative) {
   return fd;
 }
 
+namespace {
+
+// Reads `fd` into `file.text`, at most `limit` bytes, straight into the
+// string (no buffer on the stack under the deepest frames): sized from
+// fstat's size and one byte more, to see a file that grew, and grown while it
+// keeps giving bytes.
+void ReadInto(int fd, SmallFile& file, size_t limit) {
+  const size_t size = static_cast<size_t>(file.st.st_size);
+  size_t got = 0;
+  file.text.resize(std::min(limit, size + 1));
+  while (got < file.text.size() || file.text.size() < limit) {
+    if (got == file.text.size()) file.text.resize(std::min(limit, file.text.size() * 2));
+    const ssize_t n = read(fd, &file.text[got], file.text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) file.error = errno;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+    // A short read that brought the file to the size fstat gave is its end
+    // (the store's records are replaced by rename, never written in place):
+    // no further read to hear so.
+    if (got == size && got < file.text.size()) break;
+  }
+  file.text.resize(got);
+}
+
+}  // namespace
+
 SmallFile ReadSmallFileAt(int dir, const char* name, size_t max_bytes) {
   SmallFile file;
   const int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -76,26 +104,9 @@ SmallFile ReadSmallFileAt(int dir, const char* name, size_t max_bytes) {
   if (fstat(fd, &file.st) != 0) {
     file.error = errno;
   } else if (S_ISREG(file.st.st_mode)) {
-    char buffer[8192];
-    ssize_t n = 0;
-    while (file.text.size() <= max_bytes && (n = read(fd, buffer, sizeof(buffer))) != 0) {
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        file.error = errno;
-        break;
-      }
-      file.text.append(buffer, static_cast<size_t>(n));
-      // A short read that brought the file to the size fstat gave is its end
-      // (the store's records are replaced by rename, never written in place):
-      // no further read to hear so.
-      if (static_cast<size_t>(n) < sizeof(buffer) &&
-          file.text.size() == static_cast<size_t>(file.st.st_size)) {
-        break;
-      }
-    }
+    ReadInto(fd, file, max_bytes + 1);
   }
   close(fd);
-  if (file.text.size() > max_bytes + 1) file.text.resize(max_bytes + 1);
   return file;
 }
 

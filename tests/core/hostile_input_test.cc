@@ -194,7 +194,7 @@ TEST_F(HostileInputTest, NulByteAndOverlongPathAtEveryEntryPoint) {
     cases.push_back({kind + "FindRealProgramName",
                      [b] {
                        return StatusOf(FindRealProgram(b, "/usr/bin", "/", FileId{1, 1},
-                                                       [](const std::string&) {
+                                                       [](const std::string&, NoteCheck) {
                                                          return FileFacts{true, true, true, {2, 2}};
                                                        }));
                      },
@@ -202,7 +202,7 @@ TEST_F(HostileInputTest, NulByteAndOverlongPathAtEveryEntryPoint) {
     cases.push_back({kind + "FindRealProgramCwd",
                      [b] {
                        return StatusOf(FindRealProgram("./node", "/usr/bin", b, FileId{1, 1},
-                                                       [](const std::string&) {
+                                                       [](const std::string&, NoteCheck) {
                                                          return FileFacts{true, true, true, {2, 2}};
                                                        }));
                      },

@@ -97,6 +97,29 @@ TEST(ProjectLocationTest, ADescriptorFindsItsProjectAfterThePathWasSwapped) {
   EXPECT_EQ(config->json["isolation"]["tier"], "worktree");
 }
 
+// The start's path less the levels walked names the project when it is the
+// folders' own name; a path that reaches it through a link is not, and the
+// kernel's name for the folder is taken instead (proved the same way).
+TEST(ProjectLocationTest, APathThroughALinkGivesTheFoldersOwnName) {
+  TempDir tmp;
+  MakeProject(tmp.MakeDir("real/project"));
+  tmp.MakeDir("real/project/src");
+  ASSERT_EQ(symlink(tmp.Path("real").c_str(), tmp.Path("via").c_str()), 0);
+  absl::StatusOr<ProjectLocation> direct = LocateProjectFrom(tmp.Path("real/project/src"));
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  EXPECT_EQ(direct->root, tmp.Path("real/project"));
+  absl::StatusOr<ProjectLocation> linked = LocateProjectFrom(tmp.Path("via/project/src"));
+  ASSERT_TRUE(linked.ok()) << linked.status();
+  EXPECT_EQ(linked->root, tmp.Path("real/project"));
+  EXPECT_TRUE(CheckProjectStillAt(*linked).ok());
+  // Nor is a path spelled with ".", ".." or extra slashes.
+  for (const char* spelled : {"real/project/src/", "real/./project//src", "real/project/src/.."}) {
+    absl::StatusOr<ProjectLocation> found = LocateProjectFrom(tmp.Path(spelled));
+    ASSERT_TRUE(found.ok()) << spelled << ": " << found.status();
+    EXPECT_EQ(found->root, tmp.Path("real/project")) << spelled;
+  }
+}
+
 // Once located, the path must keep naming the folder: renamed, swapped for a
 // link or removed, it is `project-moved`.
 TEST(ProjectLocationTest, APathThatNoLongerNamesTheFolderIsProjectMoved) {

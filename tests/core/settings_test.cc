@@ -20,7 +20,7 @@ TEST(SettingsTest, NoConfigFileMeansDirectByDefault) {
   EXPECT_EQ(settings->project_root, tmp.path());
   EXPECT_EQ(settings->resolved.tier, Tier::kDirect);
   EXPECT_EQ(settings->resolved.from, TierSource::kDefault);
-  EXPECT_FALSE(settings->has_milestones);
+  EXPECT_FALSE(HasMilestonesAt(settings->project));
 }
 
 TEST(SettingsTest, ProjectFileFromASubdirectory) {
@@ -210,14 +210,14 @@ TEST(SettingsTest, MilestonesDirectoryIsDetected) {
   tmp.MakeDir(".nubos-pilot/milestones");
   absl::StatusOr<Settings> settings = LoadSettings({tmp.path(), "", "", false});
   ASSERT_TRUE(settings.ok());
-  EXPECT_TRUE(settings->has_milestones);
+  EXPECT_TRUE(HasMilestonesAt(settings->project));
 
   TempDir file_only;
   MakeProject(file_only.path());
   file_only.Write(".nubos-pilot/milestones", "");  // A file, not the directory.
   settings = LoadSettings({file_only.path(), "", "", false});
   ASSERT_TRUE(settings.ok());
-  EXPECT_FALSE(settings->has_milestones);
+  EXPECT_FALSE(HasMilestonesAt(settings->project));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // concurrent updaters that must neither lose nor tear a record.
 #include "launcher/state/state_store.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "gtest/gtest.h"
+#include "launcher/state/nofollow_path.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
@@ -30,6 +32,40 @@ TrustRecord Raised(const std::optional<TrustRecord>& current, Tier tier) {
 
 std::string RecordPath(const StateStore& store, const std::string& key) {
   return store.dir() + "/" + StateStore::FileStem(key) + ".json";
+}
+
+// A small file is read whole, up to one byte past the limit (so a caller sees
+// it is too large); a file whose size fstat does not give (/proc) is read to
+// its end; a link is never followed.
+TEST(ReadSmallFileAtTest, WholeUpToOnePastTheLimitAndNeverALink) {
+  TempDir tmp;
+  tmp.Write("empty", "");
+  tmp.Write("record", std::string(292, 'r'));
+  tmp.Write("large", std::string(20000, 'x'));
+  const int dir = open(tmp.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(dir, 0);
+  SmallFile empty = ReadSmallFileAt(dir, "empty", 100);
+  EXPECT_EQ(empty.error, 0);
+  EXPECT_EQ(empty.text, "");
+  SmallFile record = ReadSmallFileAt(dir, "record", 8192);
+  EXPECT_EQ(record.error, 0);
+  EXPECT_EQ(record.text, std::string(292, 'r'));
+  SmallFile at_limit = ReadSmallFileAt(dir, "record", 292);
+  EXPECT_EQ(at_limit.text.size(), 292u);
+  SmallFile large = ReadSmallFileAt(dir, "large", 8192);
+  EXPECT_EQ(large.error, 0);
+  EXPECT_EQ(large.text, std::string(8193, 'x'));
+  SmallFile whole = ReadSmallFileAt(dir, "large", 1 << 20);
+  EXPECT_EQ(whole.text.size(), 20000u);
+  ASSERT_EQ(symlinkat("record", dir, "link"), 0);
+  EXPECT_EQ(ReadSmallFileAt(dir, "link", 8192).error, ELOOP);
+  EXPECT_EQ(ReadSmallFileAt(dir, "missing", 8192).error, ENOENT);
+  close(dir);
+  SmallFile status = ReadSmallFileAt(AT_FDCWD, "/proc/self/status", 1 << 20);
+  EXPECT_EQ(status.error, 0);
+  EXPECT_EQ(status.st.st_size, 0);
+  EXPECT_NE(status.text.find("\nPid:"), std::string::npos);
+  EXPECT_EQ(status.text.back(), '\n');
 }
 
 TEST(StateStoreTest, DirectoryFollowsXdgThenHome) {

@@ -20,6 +20,7 @@
 #include "launcher/audit_log.h"
 #include "launcher/cli.h"
 #include "launcher/environment.h"
+#include "launcher/host.h"
 #include "launcher/outcome.h"
 #include "launcher/output.h"
 #include "launcher/runtime/engine_api.h"
@@ -44,6 +45,26 @@ absl::StatusOr<CommandLine> Parse(std::vector<std::string> args) {
   pointers.clear();
   for (std::string& arg : storage) pointers.push_back(arg.data());
   return ParseCommandLine(absl::MakeConstSpan(pointers));
+}
+
+// A name matches only the whole name before '='; a set but empty value still
+// points into its entry (data() not null), an unset one does not.
+TEST(GetEnvTest, WholeNamesOnlyAndSetEmptyIsSet) {
+  std::vector<std::string> entries = {"PAT=short", "PATHS=longer", "PATH=/usr/bin",
+                                      "EMPTY=",    "NOEQUALS",     "=odd"};
+  std::vector<char*> envp;
+  for (std::string& entry : entries) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  EXPECT_EQ(GetEnv(envp.data(), "PATH"), "/usr/bin");
+  EXPECT_EQ(GetEnv(envp.data(), "PAT"), "short");
+  EXPECT_EQ(GetEnv(envp.data(), "PATHS"), "longer");
+  EXPECT_EQ(GetEnv(envp.data(), "EMPTY"), "");
+  EXPECT_NE(GetEnv(envp.data(), "EMPTY").data(), nullptr);
+  EXPECT_EQ(GetEnv(envp.data(), "PA").data(), nullptr);
+  EXPECT_EQ(GetEnv(envp.data(), "NOEQUALS").data(), nullptr);
+  EXPECT_EQ(GetEnv(envp.data(), "NOEQUALSX").data(), nullptr);
+  EXPECT_EQ(GetEnv(envp.data(), "HOME").data(), nullptr);
+  EXPECT_EQ(GetEnv(nullptr, "PATH").data(), nullptr);
 }
 
 TEST(ParseCommandLineTest, RunPathForms) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/errors.h"
@@ -42,7 +43,7 @@ struct FakeFs {
     return *this;
   }
   FileProbe Probe() const {
-    return [files = files](const std::string& path) {
+    return [files = files](const std::string& path, NoteCheck) {
       auto it = files.find(std::string(path.c_str()));
       return it == files.end() ? FileFacts{} : it->second;
     };
@@ -205,6 +206,29 @@ TEST(FindRealProgramTest, StatFileReadsTheNoteOfExecutablesOnly) {
   FileFacts data = StatFile(plain);
   EXPECT_TRUE(data.regular);
   EXPECT_FALSE(data.np_exec);
+  // Asked not to, it reads no note: np-exec itself is then only an executable.
+  const FileFacts unread = StatFile(testing::NpExecBin(), NoteCheck::kSkip);
+  EXPECT_TRUE(unread.executable);
+  EXPECT_EQ(unread.id, self.id);
+  EXPECT_FALSE(unread.np_exec);
+}
+
+// A name with a slash names one file, where only `self` is refused: its note
+// is never asked for. Along PATH every candidate's is.
+TEST(FindRealProgramTest, OnlyALookupAlongPathAsksForTheNote) {
+  std::vector<std::pair<std::string, NoteCheck>> asked;
+  const FileProbe probe = [&asked](const std::string& path, NoteCheck note) {
+    asked.emplace_back(path, note);
+    return FileFacts{true, true, true, {1, 9}};
+  };
+  ASSERT_TRUE(FindRealProgram("/usr/bin/node", "/a:/b", "/", kSelf, probe).ok());
+  ASSERT_TRUE(FindRealProgram("./node", "/a:/b", "/work", kSelf, probe).ok());
+  ASSERT_TRUE(FindRealProgram("node", "/a:/b", "/", kSelf, probe).ok());
+  const std::vector<std::pair<std::string, NoteCheck>> expected = {
+      {"/usr/bin/node", NoteCheck::kSkip},
+      {"/work/./node", NoteCheck::kSkip},
+      {"/a/node", NoteCheck::kRead}};
+  EXPECT_EQ(asked, expected);
 }
 
 TEST(FindRealProgramTest, StatFileOnTheRealFilesystem) {
