@@ -19,7 +19,7 @@ targets="${NP_FUZZ_TARGETS:-fuzz_config fuzz_argv fuzz_proxy_request}"
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is required" >&2; exit 2; }
 
 cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DNP_FUZZ=ON -DNP_BUILD_TESTS=OFF -DNP_BUILD_BENCH=OFF >/dev/null
+  -DNP_FUZZ=ON -DNP_BUILD_TESTS=OFF -DNP_BUILD_BENCH=OFF -DNP_HOT_ORDER=OFF >/dev/null
 cmake --build "$build" --target $targets -j "$jobs"
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=0}"

@@ -31,7 +31,7 @@ quiet() {
 }
 
 need=()
-for pkg in build-essential cmake libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libseccomp-dev libssl-dev; do
+for pkg in build-essential cmake lld libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libseccomp-dev libssl-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then

@@ -95,9 +95,10 @@ install_packages() {
   # lintian and python3-debian for the package step (scripts/check-package.sh);
   # strace for the interposer's no-system-call test; hyperfine, socat and
   # ripgrep for scripts/bench.sh (srt, the peer it measures, needs the last two);
-  # ccache for every build below; openssh-server and openssh-client for the
+  # ccache for every build below; lld links the static np-exec in the order of
+  # launcher/hot_path.order; openssh-server and openssh-client for the
   # remote engine's e2e test (an sshd of its own in a container, on a loopback port).
-  local required=(build-essential ccache cmake clang-format libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev
+  local required=(build-essential ccache cmake lld clang-format libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev
     googletest libbenchmark-dev libseccomp-dev libssl-dev clang libclang-rt-14-dev docker.io podman catatonit
     busybox-static bubblewrap tini jq groff-base util-linux iproute2 git ca-certificates
     lintian python3-debian strace hyperfine socat ripgrep openssh-server openssh-client)
