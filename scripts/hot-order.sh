@@ -8,8 +8,8 @@
 #   scripts/hot-order.sh [BUILD_DIR]     (default: build-bench, a Release build)
 #
 # The list is what valgrind's callgrind records in np-exec's own process, up to
-# its exec of the program: first a direct-tier spawn, then a cold bubblewrap
-# spawn, each in a project of the benchmark's kind. Each string function's
+# its exec of the program: first a direct-tier spawn, then a warm and a cold
+# bubblewrap spawn, each in a project of the benchmark's kind. Each string function's
 # CPU variants follow it (valgrind's CPU is not the one it runs on), every
 # ifunc resolver comes along (a static binary runs them all at start), and so
 # does the vDSO's set-up, which glibc runs natively and valgrind, which gives
@@ -30,11 +30,11 @@ done
 work=$(mktemp -d /tmp/np-hot-order.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-project() {  # project NAME TIER [RUNTIME]
+project() {  # project NAME TIER [RUNTIME [MORE_CONTAINER_KEYS]]
   local dir="$work/$1" container=""
   mkdir -p "$dir/.nubos-pilot" "$dir/src"
   git -C "$dir" init -q
-  [ -n "${3:-}" ] && container=",\"container\":{\"runtime\":\"$3\",\"network\":\"none\"}"
+  [ -n "${3:-}" ] && container=",\"container\":{\"runtime\":\"$3\",\"network\":\"none\"${4:-}}"
   printf '{"project":{"name":"hot"},"workflow":{"auto_commit":true},\n "isolation":{"tier":"%s"%s}}\n' \
     "$2" "$container" >"$dir/.nubos-pilot/config.json"
   (cd "$dir" && "$np" trust >/dev/null)
@@ -53,11 +53,15 @@ names_of() {
 }
 
 trace direct "$(project direct direct)" /bin/true
+warm=$(project warm container bwrap ',"warm":{"idle_seconds":60}')
+trace warm "$warm" true # the warm-up spawn starts the sandbox; the traced one is handed to it
+(cd "$warm" && "$np" warm --stop >/dev/null)
 trace bwrap "$(project bwrap container bwrap)" true
 
 nm --defined-only "$np" | awk '$2 ~ /^[tTwWiI]$/ {print $3}' | sort -u >"$work/symbols"
 {
   names_of "$work"/direct.*
+  names_of "$work"/warm.*
   names_of "$work"/bwrap.*
 } | awk -v symbols="$work/symbols" '
   BEGIN {
@@ -89,7 +93,7 @@ nm --defined-only "$np" | awk '$2 ~ /^[tTwWiI]$/ {print $3}' | sort -u >"$work/s
 
 {
   echo "# The functions a spawn runs, in the order lld places them in np-exec's text"
-  echo "# (start-up, a direct spawn, then a cold bubblewrap one). Made by scripts/hot-order.sh"
+  echo "# (start-up, a direct spawn, a warm and a cold bubblewrap one). Made by scripts/hot-order.sh"
   echo "# from $(git -C "$src" rev-parse --short HEAD); do not edit by hand."
   cat "$work/order"
 } >"$out"
