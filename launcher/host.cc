@@ -17,11 +17,14 @@ namespace np {
 
 absl::string_view GetEnv(char** envp, absl::string_view name) {
   if (envp == nullptr) return {};
-  // Each entry is compared in place, never measured first: a spawn looks up
-  // a dozen names in an environment of dozens of entries.
+  // Each entry is compared in place, never measured first, and only past its
+  // first byte when that one matches: a spawn looks up a dozen names in an
+  // environment of dozens of entries.
+  const char first = name.empty() ? '=' : name.front();
   for (char** entry = envp; *entry != nullptr; ++entry) {
     const char* var = *entry;
-    if (strncmp(var, name.data(), name.size()) == 0 && var[name.size()] == '=') {
+    if (var[0] == first && strncmp(var, name.data(), name.size()) == 0 &&
+        var[name.size()] == '=') {
       return absl::string_view(var + name.size() + 1);
     }
   }
