@@ -258,9 +258,10 @@ bool HasMilestonesAt(const ProjectLocation& project) {
 absl::Status CheckProjectStillAt(const ProjectLocation& project) {
   if (!project.found()) return absl::OkStatus();
   struct stat st;
-  // Followed: a path that reaches the very folder through a link is still
-  // that folder; anything else at the path is not.
-  if (stat(project.root.c_str(), &st) != 0) return Moved(project.root, "is gone from its path");
+  // Not followed: `root` was proved to be the folder's own name, with no link
+  // at any level (LocateProject); a link put there since, even one to the
+  // very folder, is a change of the path.
+  if (lstat(project.root.c_str(), &st) != 0) return Moved(project.root, "is gone from its path");
   if (!S_ISDIR(st.st_mode) || st.st_dev != project.dev || st.st_ino != project.ino) {
     return Moved(project.root, "is no longer the folder at its path");
   }

@@ -49,8 +49,8 @@ class OpenFd {
 int KeepAboveStandardFds(int fd);
 
 struct ProjectLocation {
-  // The project folder's real path, as the kernel names the opened folder;
-  // empty outside any project.
+  // The project folder's own path (no link at any level, proved against the
+  // folders walked when it was located); empty outside any project.
   std::string root;
   dev_t dev = 0;  // The opened folder's identity.
   ino_t ino = 0;
@@ -72,12 +72,14 @@ struct ProjectLocation {
 // Walks up from the directory `start_fd` (not consumed) to the first folder
 // whose `.nubos-pilot` is a directory (followed, as nubos-pilot's
 // findProjectRoot does; a link there is refused when the config is read).
-// `start_name` (the working directory's path) only names the start in
-// messages and stands in for the folder's path where /proc cannot name it.
-// Outside any project: a location with found() false. Errors:
-// `invalid-path` (the start cannot be opened or examined),
-// `project-moved` (the opened folder was removed). Whether `root` still
-// names the folder is CheckProjectStillAt's to say.
+// `start_name` (the working directory's path, as getcwd gives it) less the
+// levels walked is the folder's path when every level of it, by lstat, is the
+// folder the walk went through; otherwise the kernel's name for the opened
+// folder (/proc/self/fd), proved the same way. Outside any project: a
+// location with found() false. Errors: `invalid-path` (the start cannot be
+// opened or examined), `project-moved` (no name proves to be the walked
+// folders': the folder was removed or moved during the walk). Whether `root`
+// still names the folder later is CheckProjectStillAt's to say.
 absl::StatusOr<ProjectLocation> LocateProject(int start_fd, absl::string_view start_name);
 
 // LocateProject from the directory at `path` (absolute), opened here.

@@ -16,7 +16,9 @@
 namespace np {
 
 absl::string_view GetEnv(char** envp, absl::string_view name) {
-  if (envp == nullptr) return {};
+  // No environment entry's name holds a NUL byte; an empty view may have no data.
+  if (envp == nullptr || name.find('\0') != absl::string_view::npos) return {};
+  if (name.data() == nullptr) name = "";
   // Each entry is compared in place, never measured first, and only past its
   // first byte when that one matches: a spawn looks up a dozen names in an
   // environment of dozens of entries.
@@ -71,10 +73,12 @@ HostFacts ReadHostFacts(char** envp) {
   // The kernel's name for the working directory is already its real path
   // (getcwd never returns a link, and fails for a removed or unreachable one):
   // no realpath, which would only walk it again and could see it changed.
-  // glibc sizes the buffer on the heap: no page of stack held under the walk.
-  if (char* cwd = getcwd(nullptr, 0); cwd != nullptr) {
-    host.cwd = cwd;
-    free(cwd);
+  // The buffer is on the heap (no page of stack held under the walk) and of
+  // PATH_MAX bytes: a longer path fails, as the kernel's getcwd does, rather
+  // than being pieced together by glibc from the directories' entries.
+  std::string cwd(PATH_MAX, '\0');
+  if (getcwd(cwd.data(), cwd.size()) != nullptr) {
+    host.cwd = cwd.c_str();
     // From the descriptor of the working directory itself, not its path: the
     // folder np-exec was started in is the one whose project it judges.
     host.project = LocateProject(AT_FDCWD, host.cwd);

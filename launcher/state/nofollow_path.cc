@@ -71,12 +71,13 @@ namespace {
 
 // Reads `fd` into `file.text`, at most `limit` bytes, straight into the
 // string (no buffer on the stack under the deepest frames): sized from
-// fstat's size and one byte more, to see a file that grew, and grown while it
-// keeps giving bytes.
+// fstat's size and one byte more, to see a file that grew (4 KB for a file
+// with no size, as /proc's), and grown while it keeps giving bytes.
 void ReadInto(int fd, SmallFile& file, size_t limit) {
+  constexpr size_t kUnsized = 4096;
   const size_t size = static_cast<size_t>(file.st.st_size);
   size_t got = 0;
-  file.text.resize(std::min(limit, size + 1));
+  file.text.resize(std::min(limit, size > 0 ? size + 1 : kUnsized));
   while (got < file.text.size() || file.text.size() < limit) {
     if (got == file.text.size()) file.text.resize(std::min(limit, file.text.size() * 2));
     const ssize_t n = read(fd, &file.text[got], file.text.size() - got);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "core/errors.h"
 #include "gtest/gtest.h"
@@ -102,6 +103,7 @@ TEST(ProjectLocationTest, ADescriptorFindsItsProjectAfterThePathWasSwapped) {
 // kernel's name for the folder is taken instead (proved the same way).
 TEST(ProjectLocationTest, APathThroughALinkGivesTheFoldersOwnName) {
   TempDir tmp;
+  MakeProject(tmp.MakeDir("real"));
   MakeProject(tmp.MakeDir("real/project"));
   tmp.MakeDir("real/project/src");
   ASSERT_EQ(symlink(tmp.Path("real").c_str(), tmp.Path("via").c_str()), 0);
@@ -111,6 +113,7 @@ TEST(ProjectLocationTest, APathThroughALinkGivesTheFoldersOwnName) {
   absl::StatusOr<ProjectLocation> linked = LocateProjectFrom(tmp.Path("via/project/src"));
   ASSERT_TRUE(linked.ok()) << linked.status();
   EXPECT_EQ(linked->root, tmp.Path("real/project"));
+  EXPECT_EQ(linked->enclosing, std::vector<std::string>{tmp.Path("real")});
   EXPECT_TRUE(CheckProjectStillAt(*linked).ok());
   // Nor is a path spelled with ".", ".." or extra slashes.
   for (const char* spelled : {"real/project/src/", "real/./project//src", "real/project/src/.."}) {
@@ -132,6 +135,11 @@ TEST(ProjectLocationTest, APathThatNoLongerNamesTheFolderIsProjectMoved) {
   ASSERT_EQ(rename(tmp.Path("outer/inner").c_str(), tmp.Path("outer/moved").c_str()), 0);
   EXPECT_EQ(ErrorCode(CheckProjectStillAt(*found)), "project-moved");
   ASSERT_EQ(symlink(tmp.Path("decoy").c_str(), tmp.Path("outer/inner").c_str()), 0);
+  EXPECT_EQ(ErrorCode(CheckProjectStillAt(*found)), "project-moved");
+  ASSERT_EQ(unlink(tmp.Path("outer/inner").c_str()), 0);
+  // A link at the path, even to the very folder: the path is no longer the
+  // folder's own name.
+  ASSERT_EQ(symlink("moved", tmp.Path("outer/inner").c_str()), 0);
   EXPECT_EQ(ErrorCode(CheckProjectStillAt(*found)), "project-moved");
   ASSERT_EQ(unlink(tmp.Path("outer/inner").c_str()), 0);
   ASSERT_EQ(rename(tmp.Path("outer/moved").c_str(), tmp.Path("outer/inner").c_str()), 0);

@@ -1,5 +1,6 @@
 // libcrypto's start-up CPU probe, deferred (launcher/openssl_start.cc): this
-// binary is linked as np-exec is (the archive's .init call wrapped), so it
+// binary is linked with np-exec's wrap of the archive's .init call (np-exec's
+// own .init is checked by tests/launcher/hot_order_test.cc), so it
 // has not probed when its test starts, and has once StartOpenSsl, which every
 // OpenSSL-using entry of np-exec calls first, returns.
 #include <openssl/crypto.h>

@@ -65,6 +65,11 @@ TEST(GetEnvTest, WholeNamesOnlyAndSetEmptyIsSet) {
   EXPECT_EQ(GetEnv(envp.data(), "NOEQUALSX").data(), nullptr);
   EXPECT_EQ(GetEnv(envp.data(), "HOME").data(), nullptr);
   EXPECT_EQ(GetEnv(nullptr, "PATH").data(), nullptr);
+  // The empty name is the entry that starts with '=', however it is spelled;
+  // a name with a NUL byte names no entry.
+  EXPECT_EQ(GetEnv(envp.data(), ""), "odd");
+  EXPECT_EQ(GetEnv(envp.data(), absl::string_view()), "odd");
+  EXPECT_EQ(GetEnv(envp.data(), absl::string_view("PAT\0HS", 6)).data(), nullptr);
 }
 
 TEST(ParseCommandLineTest, RunPathForms) {
