@@ -49,7 +49,9 @@ absl::Status MaybeWatchdog(const WrappedSpawn& spawn, SpawnLease& lease, const H
   if (plan.container_name.empty() && !has_placeholders) return absl::OkStatus();
   const ProtectedPlaceholders& placeholders = *lease.placeholders;
   WatchdogSpec watch;
-  watch.self_path = SelfPath();
+  // The binary this process runs, by /proc's link: no path read, and the
+  // same binary even if the package replaced it since this spawn started.
+  watch.self_path = "/proc/self/exe";
   watch.env = ClientEnvironment(spawn.endpoint, host.envp);
   watch.runtime = plan.runtime;
   watch.runtime_bin = plan.exec_path;

@@ -37,7 +37,7 @@ namespace np {
 inline constexpr absl::string_view kWatchdogVerb = "container-watchdog";
 
 struct WatchdogSpec {
-  std::string self_path;              // np-exec's own binary.
+  std::string self_path;              // np-exec's own binary (the run path: /proc/self/exe).
   std::vector<std::string> env;       // The watchdog's environment (the runtime client's).
   Runtime runtime = kDefaultRuntime;  // Whose driver removes the container.
   std::string runtime_bin;            // For `rm -f` without a socket.
