@@ -25,8 +25,7 @@ absl::string_view GetEnv(char** envp, absl::string_view name) {
   const char first = name.empty() ? '=' : name.front();
   for (char** entry = envp; *entry != nullptr; ++entry) {
     const char* var = *entry;
-    if (var[0] == first && strncmp(var, name.data(), name.size()) == 0 &&
-        var[name.size()] == '=') {
+    if (var[0] == first && strncmp(var, name.data(), name.size()) == 0 && var[name.size()] == '=') {
       return absl::string_view(var + name.size() + 1);
     }
   }
