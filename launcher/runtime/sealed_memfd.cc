@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "core/project_location.h"
+#include "launcher/output.h"
 
 #ifndef MFD_NOEXEC_SEAL
 #define MFD_NOEXEC_SEAL 0x0008U  // Linux 6.3; older kernels refuse it (EINVAL).
@@ -18,17 +19,9 @@ int SealedMemfd(const char* name, absl::string_view bytes) {
   if (fd < 0 && errno == EINVAL) fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
   fd = KeepAboveStandardFds(fd);
   if (fd < 0) return -1;
-  size_t done = 0;
   int err = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      err = n < 0 ? errno : EIO;
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
+  errno = 0;
+  if (!WriteAll(fd, bytes)) err = errno != 0 ? errno : EIO;  // A write of 0 bytes: EIO.
   if (err == 0 &&
       (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0 ||
        lseek(fd, 0, SEEK_SET) != 0)) {

@@ -26,6 +26,7 @@
 #include "core/passwd_view.h"
 #include "core/paths.h"
 #include "core/runtime.h"
+#include "launcher/output.h"
 #include "launcher/state/nofollow_path.h"
 
 namespace np {
@@ -53,17 +54,9 @@ std::string ReadAccountFile(const char* path) {
 int WriteNew(const std::string& path, const std::string& text) {
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return errno;
-  size_t done = 0;
   int err = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      err = n < 0 ? errno : EIO;
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
+  errno = 0;
+  if (!WriteAll(fd, text)) err = errno != 0 ? errno : EIO;  // A write of 0 bytes: EIO.
   // The umask may have narrowed it; the uid inside must read it.
   if (err == 0 && fchmod(fd, 0644) != 0) err = errno;
   close(fd);
